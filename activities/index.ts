@@ -1,0 +1,26 @@
+import type { Knex } from 'knex';
+import type { Config } from '../common/config';
+import type { Logger } from '../common/logger';
+import { createOutboxActivities, type FanOut } from './outbox';
+
+export interface ActivityDeps {
+  config: Config;
+  knex: Knex;
+  logger: Logger;
+  fanOut?: FanOut;
+}
+
+/** Every activity the worker registers, built from its clients so tests can pass their own. */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createOutboxActivities({
+      knex: deps.knex,
+      logger: deps.logger,
+      batchSize: deps.config.outbox.batchSize,
+      idleWaitMs: deps.config.outbox.idleWaitMs,
+      fanOut: deps.fanOut,
+    }),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

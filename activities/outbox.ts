@@ -1,0 +1,103 @@
+import { Context } from '@temporalio/activity';
+import type { Knex } from 'knex';
+import type { Logger } from '../common/logger';
+import type { OutboxEvent } from '../db/models';
+
+/** What a fan-out step wants done once the claimed batch has committed. */
+export type AfterCommit = () => Promise<void>;
+
+/**
+ * Turns claimed events into work inside the claiming transaction (e.g. delivery records) and returns what
+ * must happen after commit (e.g. start delivery workflows, whose ids derive from the records).
+ */
+export type FanOut = (trx: Knex.Transaction, events: OutboxEvent[]) => Promise<AfterCommit[]>;
+
+export interface OutboxDeps {
+  knex: Knex;
+  logger: Logger;
+  batchSize: number;
+  idleWaitMs: number;
+  fanOut?: FanOut;
+}
+
+export interface DispatchResult {
+  dispatched: number;
+}
+
+export function createOutboxActivities(deps: OutboxDeps) {
+  const { knex, logger, batchSize, idleWaitMs } = deps;
+
+  /** Claims unsent rows with FOR UPDATE SKIP LOCKED, so several dispatchers never take the same row. */
+  async function claimAndDispatch(): Promise<number> {
+    const afterCommit: AfterCommit[] = [];
+    const count = await knex.transaction(async (trx) => {
+      const rows = (await trx('outbox')
+        .select('*')
+        .whereNull('dispatchedAt')
+        .orderBy([{ column: 'createdAt' }, { column: 'id' }])
+        .limit(batchSize)
+        .forUpdate()
+        .skipLocked()) as OutboxEvent[];
+      if (rows.length === 0) return 0;
+      if (deps.fanOut) afterCommit.push(...(await deps.fanOut(trx, rows)));
+      await trx('outbox')
+        .whereIn(
+          'id',
+          rows.map((r) => r.id),
+        )
+        .update({ dispatchedAt: trx.fn.now() });
+      return rows.length;
+    });
+    for (const step of afterCommit) await step();
+    if (count > 0) logger.debug({ count }, 'outbox batch dispatched');
+    return count;
+  }
+
+  /** Resolves when an outbox row commits (NOTIFY from the insert trigger) or after `ms`. */
+  async function waitForEvents(ms: number): Promise<void> {
+    const client = knex.client as { acquireConnection(): Promise<PgConnection>; releaseConnection(c: PgConnection): Promise<void> };
+    const conn = await client.acquireConnection();
+    let timer: NodeJS.Timeout | undefined;
+    let onNotify: (() => void) | undefined;
+    try {
+      await conn.query('LISTEN outbox');
+      await new Promise<void>((resolve) => {
+        onNotify = resolve;
+        conn.on('notification', onNotify);
+        timer = setTimeout(resolve, ms);
+      });
+    } finally {
+      if (timer) clearTimeout(timer);
+      if (onNotify) conn.removeListener('notification', onNotify);
+      await conn.query('UNLISTEN outbox').catch(() => undefined);
+      await client.releaseConnection(conn);
+    }
+  }
+
+  return {
+    /**
+     * One dispatcher iteration: dispatch what is waiting; when nothing is, wait (heartbeating) for a new
+     * event up to the idle wait and dispatch once more.
+     */
+    async dispatchOutbox(): Promise<DispatchResult> {
+      let dispatched = await claimAndDispatch();
+      if (dispatched > 0) return { dispatched };
+      const heartbeat = setInterval(() => Context.current().heartbeat(), 5_000);
+      try {
+        await waitForEvents(idleWaitMs);
+      } finally {
+        clearInterval(heartbeat);
+      }
+      dispatched = await claimAndDispatch();
+      return { dispatched };
+    },
+  };
+}
+
+interface PgConnection {
+  query(sql: string): Promise<unknown>;
+  on(event: 'notification', fn: () => void): void;
+  removeListener(event: 'notification', fn: () => void): void;
+}
+
+export type OutboxActivities = ReturnType<typeof createOutboxActivities>;

@@ -1,0 +1,5 @@
+import type { RouteSpec } from '../routing';
+import { systemRoutes } from './system';
+
+/** The route table: every route of the API, in one list (OpenAPI and authorization read it too). */
+export const routes: readonly RouteSpec[] = [...systemRoutes];

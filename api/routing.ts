@@ -1,0 +1,107 @@
+import type Router from '@koa/router';
+import type { AppContext } from './context';
+import { BadRequestError } from '../common/errors';
+import { bodyAjv, compile, describeErrors, queryAjv } from './validation';
+
+export type Role = 'admin' | 'employee';
+export const SCOPES = [
+  'files:read',
+  'files:write',
+  'notifications:read',
+  'mcp',
+  'billing:read',
+  'rules:write',
+  'audit:read',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/**
+ * Who may call a route. Keys are refused unless `keyScope` names the scope that opens the route
+ * (closed by default).
+ */
+export type Access =
+  | { public: true }
+  | { public?: false; roles: readonly Role[]; keyScope?: Scope };
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface Reply {
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface RouteInput<B = unknown, Q = Record<string, unknown>, P = Record<string, string>> {
+  body: B;
+  query: Q;
+  params: P;
+}
+
+export interface RouteSpec {
+  method: 'get' | 'post' | 'patch' | 'put' | 'delete';
+  /** Koa path, e.g. /api-keys/:id */
+  path: string;
+  summary: string;
+  tag: string;
+  access: Access;
+  body?: JsonSchema;
+  query?: JsonSchema;
+  params?: JsonSchema;
+  /** Documented responses: status code → schema (or null for no body). */
+  responses: Record<number, { description: string; schema?: JsonSchema }>;
+  handler(ctx: AppContext, input: RouteInput<any, any, any>): Promise<Reply>; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+const NO_QUERY: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
+
+function validateQuery(spec: RouteSpec, query: Record<string, unknown>): string[] {
+  const validate = compile(queryAjv, spec.query ?? NO_QUERY);
+  return validate(query) ? [] : describeErrors('query', validate.errors ?? []);
+}
+
+function validateParams(spec: RouteSpec, params: Record<string, string>): string[] {
+  if (!spec.params) return [];
+  const validate = compile(queryAjv, spec.params);
+  return validate(params) ? [] : describeErrors('path', validate.errors ?? []);
+}
+
+function validateBody(spec: RouteSpec, body: unknown): string[] {
+  const empty =
+    body === undefined || (typeof body === 'object' && body !== null && Object.keys(body).length === 0);
+  if (!spec.body) {
+    if (empty) return [];
+    if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
+      return Object.keys(body).map((k) => `body: unknown field "${k}"`);
+    }
+    return ['this endpoint takes no request body'];
+  }
+  const validate = compile(bodyAjv, spec.body);
+  return validate(body ?? {}) ? [] : describeErrors('body', validate.errors ?? []);
+}
+
+/** Registers routes on the router: validation of path, query and body (every mistake listed), then the handler. */
+export function mountRoutes(
+  router: Router,
+  routes: readonly RouteSpec[],
+  before: Array<(spec: RouteSpec) => (ctx: AppContext, next: () => Promise<unknown>) => Promise<unknown>> = [],
+): void {
+  for (const spec of routes) {
+    const chain = before.map((make) => make(spec));
+    router[spec.method](spec.path, ...chain, async (ctx: AppContext) => {
+      const query = { ...(ctx.query as Record<string, unknown>) };
+      const params = { ...(ctx.params as Record<string, string>) };
+      const body: unknown = ctx.request.body;
+      const problems = [...validateParams(spec, params), ...validateQuery(spec, query), ...validateBody(spec, body)];
+      if (problems.length > 0) throw new BadRequestError(problems.length === 1 ? problems[0] : problems);
+      const reply = await spec.handler(ctx, { body: body ?? {}, query, params });
+      for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
+      ctx.status = reply.status ?? 200;
+      if (reply.body !== undefined) ctx.body = reply.body;
+    });
+  }
+}
+
+/** Typed helper so route files read as a table. */
+export function route(spec: RouteSpec): RouteSpec {
+  return spec;
+}

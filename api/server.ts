@@ -1,0 +1,49 @@
+/** API process entry: `node dist/api/server.js`. */
+import http from 'node:http';
+import { loadConfig, ConfigError } from '../common/config';
+import { createLogger } from '../common/logger';
+import { createStorage } from '../common/storage';
+import { createTemporalClient } from '../common/temporal';
+import { createKnex } from '../db/knex';
+import { createApp } from './app';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, 'api');
+  const knex = createKnex(config.databaseUrl, config.databasePoolMax);
+  const temporal = createTemporalClient(config);
+  const storage = createStorage(config);
+  const app = createApp({ config, logger, knex, temporal, storage });
+
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  logger.info({ address: `http://${config.host}:${config.port}` }, 'api listening');
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'api shutting down: finishing requests in flight');
+    // stop accepting, let requests in flight finish, then close idle keep-alive sockets
+    server.close(() => {
+      void Promise.allSettled([knex.destroy(), temporal.connection.close()]).then(() => {
+        logger.info('api stopped');
+        process.exit(0);
+      });
+    });
+    server.closeIdleConnections();
+    setTimeout(() => {
+      logger.warn('forcing exit after 15 s');
+      process.exit(1);
+    }, 15_000).unref();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError) console.error(err.message);
+  else console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,130 @@
+/**
+ * Configuration from environment variables, validated once at start.
+ * Every variable is listed in README "Configuration"; a bad value stops the process with a message
+ * that names the variable and what is wrong with it.
+ */
+
+export interface Config {
+  env: string;
+  host: string;
+  port: number;
+  logLevel: string;
+  jsonBodyLimitBytes: number;
+  databaseUrl: string;
+  databasePoolMax: number;
+  temporal: { address: string; namespace: string; taskQueue: string };
+  s3: {
+    endpoint: string;
+    accessKey: string;
+    secretKey: string;
+    bucket: string;
+    region: string;
+    /** Key prefix for every object this process writes; lets test runs share a bucket. */
+    prefix: string;
+  };
+  outbox: { batchSize: number; idleWaitMs: number };
+}
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+class Reader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  string(name: string, fallback: string): string {
+    const raw = this.env[name];
+    if (raw === undefined || raw === '') return fallback;
+    return raw;
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const raw = this.env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (!/^\d+$/.test(raw.trim())) {
+      this.problems.push(`${name} must be a whole number between ${min} and ${max} (got "${raw}")`);
+      return fallback;
+    }
+    const value = Number(raw);
+    if (value < min || value > max) {
+      this.problems.push(`${name} must be between ${min} and ${max} (got ${value})`);
+      return fallback;
+    }
+    return value;
+  }
+
+  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
+    const raw = this.string(name, fallback);
+    if (!(allowed as readonly string[]).includes(raw)) {
+      this.problems.push(`${name} must be one of ${allowed.join(', ')} (got "${raw}")`);
+      return fallback;
+    }
+    return raw as T;
+  }
+
+  url(name: string, fallback: string, protocols: readonly string[]): string {
+    const raw = this.string(name, fallback);
+    try {
+      const parsed = new URL(raw);
+      if (!protocols.includes(parsed.protocol)) {
+        this.problems.push(`${name} must use ${protocols.join(' or ')} (got "${parsed.protocol}")`);
+      }
+    } catch {
+      this.problems.push(`${name} must be a URL (got "${raw}")`);
+    }
+    return raw;
+  }
+
+  hostPort(name: string, fallback: string): string {
+    const raw = this.string(name, fallback);
+    if (!/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/.test(raw)) {
+      this.problems.push(`${name} must be host:port (got "${raw}")`);
+    }
+    return raw;
+  }
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const r = new Reader(env);
+  const config: Config = {
+    env: r.oneOf('NODE_ENV', 'development', ['development', 'test', 'production'] as const),
+    host: r.string('HOST', '127.0.0.1'),
+    port: r.int('PORT', 3000, 0, 65535),
+    logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    jsonBodyLimitBytes: r.int('JSON_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    databaseUrl: r.url(
+      'DATABASE_URL',
+      'postgres://dataservice:dataservice@127.0.0.1:54329/dataservice',
+      ['postgres:', 'postgresql:'],
+    ),
+    databasePoolMax: r.int('DATABASE_POOL_MAX', 10, 1, 500),
+    temporal: {
+      address: r.hostPort('TEMPORAL_ADDRESS', '127.0.0.1:7233'),
+      namespace: r.string('TEMPORAL_NAMESPACE', 'default'),
+      taskQueue: r.string('TEMPORAL_TASK_QUEUE', 'data-service'),
+    },
+    s3: {
+      endpoint: r.url('S3_ENDPOINT', 'http://127.0.0.1:9000', ['http:', 'https:']),
+      accessKey: r.string('S3_ACCESS_KEY', 'dataservice'),
+      secretKey: r.string('S3_SECRET_KEY', 'dataservice-secret'),
+      bucket: r.string('S3_BUCKET', 'dataservice'),
+      region: r.string('S3_REGION', 'us-east-1'),
+      prefix: r.string('S3_PREFIX', ''),
+    },
+    outbox: {
+      batchSize: r.int('OUTBOX_BATCH_SIZE', 100, 1, 1000),
+      idleWaitMs: r.int('OUTBOX_IDLE_WAIT_MS', 10_000, 100, 60_000),
+    },
+  };
+  if (config.s3.prefix && !/^[A-Za-z0-9._\-/]+\/$/.test(config.s3.prefix)) {
+    r.problems.push(`S3_PREFIX must be letters, digits, ".", "_", "-" or "/" and end with "/" (got "${config.s3.prefix}")`);
+  }
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return config;
+}

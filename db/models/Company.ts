@@ -1,0 +1,24 @@
+import { BaseModel } from './base';
+
+export type CompanyStatus = 'active' | 'suspended';
+export type PlanName = 'free' | 'basic' | 'premium';
+
+export class Company extends BaseModel {
+  static override tableName = 'companies';
+
+  name!: string;
+  status!: CompanyStatus;
+  plan!: PlanName | null;
+
+  static override get jsonSchema() {
+    return {
+      type: 'object',
+      required: ['name'],
+      properties: {
+        name: { type: 'string', minLength: 1, maxLength: 200 },
+        status: { enum: ['active', 'suspended'] },
+        plan: { enum: ['free', 'basic', 'premium', null] },
+      },
+    };
+  }
+}

@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import { Model, type ModelClass, type QueryBuilderType, type QueryContext, type TransactionOrKnex } from 'objection';
+
+/** Shared behaviour: UUID ids, timestamps maintained by the model, ISO strings out. */
+export class BaseModel extends Model {
+  id!: string;
+  createdAt!: Date;
+  updatedAt?: Date;
+
+  static get hasUpdatedAt(): boolean {
+    return true;
+  }
+
+  override $beforeInsert(_ctx: QueryContext): void {
+    if (!this.id) this.id = randomUUID();
+  }
+
+  override $beforeUpdate(): void {
+    if ((this.constructor as typeof BaseModel).hasUpdatedAt) this.updatedAt = new Date();
+  }
+}
+
+/**
+ * Every tenant-owned row. The one scoping mechanism: `Model.scoped(companyId, trx)` returns a query
+ * limited to the company and carries the company in the query context, so inserts through it are
+ * stamped with the company and an insert that names another company is refused.
+ */
+export class TenantModel extends BaseModel {
+  companyId!: string;
+
+  static scoped<M extends TenantModel>(
+    this: new () => M,
+    companyId: string,
+    trx?: TransactionOrKnex,
+  ): QueryBuilderType<M> {
+    if (!companyId) throw new Error('scoped query without a company');
+    const model = this as unknown as ModelClass<M>;
+    return model
+      .query(trx)
+      .context({ companyId })
+      .where(`${model.tableName}.companyId`, companyId) as QueryBuilderType<M>;
+  }
+
+  override $beforeInsert(ctx: QueryContext): void {
+    super.$beforeInsert(ctx);
+    const scopedTo = (ctx as { companyId?: string }).companyId;
+    if (scopedTo) {
+      if (this.companyId && this.companyId !== scopedTo) throw new Error('insert into another company refused');
+      this.companyId = scopedTo;
+    }
+    if (!this.companyId) throw new Error(`${this.constructor.name} insert without company`);
+  }
+
+  override $beforeUpdate(): void {
+    super.$beforeUpdate();
+  }
+}

@@ -1,0 +1,4 @@
+export { BaseModel, TenantModel } from './base';
+export { Company, type CompanyStatus, type PlanName } from './Company';
+export { Person, type Role, type PersonStatus } from './Person';
+export { OutboxEvent } from './OutboxEvent';

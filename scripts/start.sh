@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Quick start: local services (PostgreSQL, Temporal + Web UI, MinIO), migrations, API and worker.
+# Idempotent: what runs already is reused. Stop everything with scripts/stop.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+RUN="$ROOT/.local/run"
+LOG="$ROOT/.local/log"
+mkdir -p "$RUN" "$LOG"
+
+bash scripts/install.sh
+bash scripts/services.sh start
+
+echo "[start] migrations"
+node dist/db/migrate.js
+
+running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+start_process() { # name entry
+  local name=$1 entry=$2
+  if running "$RUN/$name.pid"; then
+    echo "[start] reusing $name (pid $(cat "$RUN/$name.pid"))"
+  else
+    echo "[start] starting $name (log .local/log/$name.log)"
+    setsid nohup node --enable-source-maps "$entry" >>"$LOG/$name.log" 2>&1 < /dev/null &
+    echo $! >"$RUN/$name.pid"
+  fi
+}
+
+start_process worker dist/worker/index.js
+start_process api dist/api/server.js
+
+HOST=${HOST:-127.0.0.1}
+PORT=${PORT:-3000}
+echo -n "[start] waiting for the API to be ready"
+for _ in $(seq 1 60); do
+  if curl -sf "http://$HOST:$PORT/ready" >/dev/null 2>&1; then
+    echo " ok"
+    break
+  fi
+  if ! running "$RUN/api.pid"; then
+    echo; echo "[start] the API exited; last lines of .local/log/api.log:"; tail -n 20 "$LOG/api.log"; exit 1
+  fi
+  echo -n "."
+  sleep 1
+done
+if ! curl -sf "http://$HOST:$PORT/ready" >/dev/null 2>&1; then
+  echo; echo "[start] the API is not ready after 60 s:"; curl -s "http://$HOST:$PORT/ready" || true; echo; exit 1
+fi
+if ! running "$RUN/worker.pid"; then
+  echo "[start] the worker exited; last lines of .local/log/worker.log:"; tail -n 20 "$LOG/worker.log"; exit 1
+fi
+
+bash scripts/services.sh addresses 2>/dev/null || true
+echo "API              http://$HOST:$PORT   (OpenAPI at /openapi.json, docs at /docs)"
+echo "Logs             .local/log/api.log, .local/log/worker.log"
+echo "Stop             bash scripts/stop.sh"

@@ -1,0 +1,144 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { createApp } from '../../api/app';
+import { createStorage } from '../../common/storage';
+import { loadConfig } from '../../common/config';
+import { call, expectErrorBody } from '../helpers/http';
+import { testEnv } from '../helpers/env';
+
+describe('API error body and request handling', () => {
+  it('answers an unknown route with 404 and the error body', async () => {
+    const res = await call('GET', '/no-such-thing');
+    const body = expectErrorBody(res, 404);
+    expect(body.message).to.equal('no route for GET /no-such-thing');
+  });
+
+  it('answers malformed JSON with 400', async () => {
+    const res = await call('POST', '/_test/echo', { raw: '{"name": ', headers: { 'content-type': 'application/json' } });
+    expect(expectErrorBody(res, 400).message).to.equal('malformed JSON body');
+  });
+
+  it('answers an unknown query parameter with 400 naming it', async () => {
+    const res = await call('GET', '/health?verbose=1');
+    expect(expectErrorBody(res, 400).message).to.equal('unknown query parameter "verbose"');
+  });
+
+  it('answers an unknown body field with 400 naming it', async () => {
+    const res = await call('POST', '/_test/echo', { json: { name: 'a', color: 'red' } });
+    expect(expectErrorBody(res, 400).message).to.equal('body: unknown field "color"');
+  });
+
+  it('lists every mistake when there are several', async () => {
+    const res = await call('POST', '/_test/echo?verbose=maybe', { json: { name: 'far too long a name', count: 0, x: 1 } });
+    const { message } = expectErrorBody(res, 400);
+    expect(message).to.be.an('array').with.lengthOf(4);
+    expect(message).to.include.members([
+      'query.verbose must be boolean',
+      'body.name must NOT have more than 10 characters',
+      'body.count must be >= 1',
+      'body: unknown field "x"',
+    ]);
+  });
+
+  it('names a missing required field', async () => {
+    const res = await call('POST', '/_test/echo', { json: {} });
+    expect(expectErrorBody(res, 400).message).to.equal('body.name is required');
+  });
+
+  it('accepts a valid request and coerces query values', async () => {
+    const res = await call('POST', '/_test/echo?verbose=true', { json: { name: 'ok', count: 2 } });
+    expect(res.status).to.equal(200);
+    expect(res.body).to.deep.equal({ body: { name: 'ok', count: 2 }, query: { verbose: true }, params: {} });
+  });
+
+  it('refuses a body over the size limit with 413', async () => {
+    const big = JSON.stringify({ name: 'x'.repeat(testEnv().config.jsonBodyLimitBytes + 10) });
+    const res = await call('POST', '/_test/echo', { raw: big, headers: { 'content-type': 'application/json' } });
+    expectErrorBody(res, 413);
+  });
+
+  it('refuses a body that is not JSON with 415', async () => {
+    const res = await call('POST', '/_test/echo', { raw: 'name=a', headers: { 'content-type': 'text/plain' } });
+    expectErrorBody(res, 415);
+  });
+
+  it('answers a known path with the wrong method with 405 and the error body', async () => {
+    const res = await call('DELETE', '/health');
+    expectErrorBody(res, 405);
+  });
+
+  it('hides internals behind a generic 500 and logs the stack with the correlation id', async () => {
+    const res = await call('GET', '/_test/boom', { headers: { 'X-Request-Id': 'req-boom-12345' } });
+    const body = expectErrorBody(res, 500);
+    expect(body.message).to.equal('internal server error');
+    expect(res.text).not.to.include('secret');
+    expect(res.headers.get('x-request-id')).to.equal('req-boom-12345');
+  });
+
+  describe('correlation id', () => {
+    it('takes a well-formed X-Request-Id and echoes it', async () => {
+      const res = await call('GET', '/nope', { headers: { 'X-Request-Id': 'client-abc-123' } });
+      expect(res.headers.get('x-request-id')).to.equal('client-abc-123');
+      expect(expectErrorBody(res, 404)).to.have.property('correlationId', 'client-abc-123');
+    });
+
+    it('replaces a malformed X-Request-Id with a generated one', async () => {
+      const res = await call('GET', '/health', { headers: { 'X-Request-Id': 'bad id with spaces <script>' } });
+      const id = res.headers.get('x-request-id');
+      expect(id).to.match(/^[0-9a-f-]{36}$/);
+    });
+
+    it('generates one when none is given', async () => {
+      const a = await call('GET', '/health');
+      const b = await call('GET', '/health');
+      expect(a.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
+      expect(a.headers.get('x-request-id')).not.to.equal(b.headers.get('x-request-id'));
+    });
+  });
+});
+
+describe('GET /health and GET /ready', () => {
+  it('/health answers 200', async () => {
+    const res = await call('GET', '/health');
+    expect(res.status).to.equal(200);
+    expect(res.body).to.deep.equal({ status: 'ok' });
+  });
+
+  it('/ready answers 200 naming the three dependencies', async () => {
+    const res = await call('GET', '/ready');
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body.status).to.equal('ready');
+    expect(res.body.checks).to.deep.equal({
+      postgres: { status: 'up' },
+      temporal: { status: 'up' },
+      minio: { status: 'up' },
+    });
+  });
+
+  it('/ready answers 503 naming the dependency that is down', async () => {
+    const { deps } = testEnv();
+    // same app, but MinIO pointed at a closed port on loopback
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const storage = createStorage(loadConfig({ ...process.env, S3_ENDPOINT: `http://127.0.0.1:${port}` }));
+    const app = createApp({ ...deps, storage });
+    const server = http.createServer(app.callback());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/ready`);
+      const body = (await res.json()) as Record<string, any>;
+      expect(res.status).to.equal(503);
+      expect(body.statusCode).to.equal(503);
+      expect(body.message).to.equal('not ready: minio down');
+      expect(body.checks.postgres).to.deep.equal({ status: 'up' });
+      expect(body.checks.temporal).to.deep.equal({ status: 'up' });
+      expect(body.checks.minio.status).to.equal('down');
+      expect(body.correlationId).to.equal(res.headers.get('x-request-id'));
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+});

@@ -1,0 +1,49 @@
+import { testEnv } from './env';
+
+export interface HttpResponse<T = any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+/** Calls the API over real HTTP on loopback, as a client would. */
+export async function call(
+  method: string,
+  path: string,
+  options: { json?: unknown; raw?: string | Buffer; headers?: Record<string, string>; token?: string } = {},
+): Promise<HttpResponse> {
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  let body: string | Buffer | undefined;
+  if (options.json !== undefined) {
+    body = JSON.stringify(options.json);
+    headers['content-type'] ??= 'application/json';
+  } else if (options.raw !== undefined) {
+    body = options.raw;
+  }
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  const res = await fetch(testEnv().baseUrl + path, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+/** Asserts the spec's error body and returns it. */
+export function expectErrorBody(res: HttpResponse, status: number): { message: string | string[] } {
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${res.text}`);
+  const b = res.body as Record<string, unknown>;
+  const keys = Object.keys(b).sort().join(',');
+  if (!['correlationId,message,statusCode,timestamp', 'checks,correlationId,message,statusCode,timestamp'].includes(keys))
+    throw new Error(`unexpected error body fields: ${keys}`);
+  if (b.statusCode !== status) throw new Error(`statusCode ${String(b.statusCode)} != ${status}`);
+  if (b.correlationId !== res.headers.get('x-request-id')) throw new Error('correlationId differs from X-Request-Id');
+  const ts = String(b.timestamp);
+  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(ts) || Number.isNaN(Date.parse(ts)))
+    throw new Error(`timestamp is not ISO 8601: ${ts}`);
+  return b as { message: string | string[] };
+}

@@ -1,0 +1,35 @@
+/** Worker process entry: `node dist/worker/index.js`. */
+import { NativeConnection } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
+import { loadConfig, ConfigError } from '../common/config';
+import { createLogger } from '../common/logger';
+import { createKnex } from '../db/knex';
+import { createWorker, ensureOutboxDispatcher } from './worker';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, 'worker');
+  const knex = createKnex(config.databaseUrl, config.databasePoolMax);
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const worker = await createWorker({ config, knex, logger, connection });
+  const client = new Client({ connection, namespace: config.temporal.namespace });
+
+  // Temporal's runtime catches SIGTERM/SIGINT and shuts the worker down gracefully: it stops polling,
+  // lets running activities finish (shutdownGraceTime) and then run() resolves, so we close the rest.
+  const running = worker.run();
+  const dispatcherId = await ensureOutboxDispatcher(client, config);
+  logger.info({ taskQueue: config.temporal.taskQueue, dispatcherId }, 'worker running');
+  try {
+    await running;
+  } finally {
+    await connection.close();
+    await knex.destroy();
+    logger.info('worker stopped');
+  }
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError) console.error(err.message);
+  else console.error(err);
+  process.exit(1);
+});

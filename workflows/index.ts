@@ -1,0 +1,2 @@
+/** Bundle entry for the worker: every workflow is exported from here. */
+export { outboxDispatcherWorkflow } from './outboxDispatcher';

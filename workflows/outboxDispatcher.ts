@@ -1,0 +1,24 @@
+import { continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { OutboxActivities } from '../activities/outbox';
+
+const { dispatchOutbox } = proxyActivities<OutboxActivities>({
+  // dispatchOutbox waits for new events for a while when the outbox is empty, heartbeating as it waits
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+/**
+ * The outbox dispatcher: one long-running workflow per task queue. Each iteration claims a batch of
+ * unsent outbox rows (or waits for one), hands them on, and marks them dispatched. History is bounded by
+ * continuing as new.
+ */
+export async function outboxDispatcherWorkflow(): Promise<void> {
+  for (;;) {
+    await dispatchOutbox();
+    const info = workflowInfo();
+    if (info.continueAsNewSuggested || info.historyLength > 3000) {
+      await continueAsNew<typeof outboxDispatcherWorkflow>();
+    }
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * Names shared by the API, the worker and workflow code: task queue, workflow ids, search attributes.
+ * Imported inside the workflow sandbox too, so no Node built-ins here.
+ */
+import { defineSearchAttributeKey, SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
+
+export const DEFAULT_TASK_QUEUE = 'data-service';
+
+/** Keyword search attribute on every workflow, so operators can filter a company's work in the Web UI. */
+export const COMPANY_ID = defineSearchAttributeKey('CompanyId', SearchAttributeType.KEYWORD);
+
+/** Workflows that belong to no company (the outbox dispatcher, schedules) carry this CompanyId. */
+export const SYSTEM_COMPANY = '_system';
+
+export type WorkflowKind = 'outbox-dispatcher' | 'webhook-delivery' | 'report' | 'comparison' | 'retention';
+
+/**
+ * Readable, deterministic ids that name the business object, e.g. `webhook-delivery:<deliveryId>`.
+ * The same object always gives the same id, so starting twice is harmless.
+ */
+export function workflowId(kind: WorkflowKind, ...parts: Array<string | number>): string {
+  for (const part of parts) {
+    const text = String(part);
+    if (text === '' || /[\s:]/.test(text)) throw new Error(`invalid workflow id part "${text}"`);
+  }
+  return [kind, ...parts.map(String)].join(':');
+}
+
+export interface WorkflowStartIdentity {
+  workflowId: string;
+  taskQueue: string;
+  typedSearchAttributes: TypedSearchAttributes;
+  memo: { correlationId?: string };
+}
+
+/** The common start options: id, task queue, CompanyId search attribute and the request's correlation id. */
+export function workflowIdentity(params: {
+  kind: WorkflowKind;
+  parts: Array<string | number>;
+  companyId: string;
+  taskQueue: string;
+  correlationId?: string;
+}): WorkflowStartIdentity {
+  return {
+    workflowId: workflowId(params.kind, ...params.parts),
+    taskQueue: params.taskQueue,
+    typedSearchAttributes: new TypedSearchAttributes([{ key: COMPANY_ID, value: params.companyId }]),
+    memo: params.correlationId ? { correlationId: params.correlationId } : {},
+  };
+}
