@@ -55,7 +55,10 @@ export function createOutboxActivities(deps: OutboxDeps) {
 
   /** Resolves when an outbox row commits (NOTIFY from the insert trigger) or after `ms`. */
   async function waitForEvents(ms: number): Promise<void> {
-    const client = knex.client as { acquireConnection(): Promise<PgConnection>; releaseConnection(c: PgConnection): Promise<void> };
+    const client = knex.client as {
+      acquireConnection(): Promise<PgConnection>;
+      releaseConnection(c: PgConnection): Promise<void>;
+    };
     const conn = await client.acquireConnection();
     let timer: NodeJS.Timeout | undefined;
     let onNotify: (() => void) | undefined;

@@ -4,7 +4,7 @@ import type { AppContext, AppDeps, AppState } from './context';
 import { correlation } from './middlewares/correlation';
 import { errors } from './middlewares/errors';
 import { jsonBody } from './middlewares/body';
-import { mountRoutes, type RouteSpec } from './routing';
+import { mountRoutes, type RouteMiddlewareFactory, type RouteSpec } from './routing';
 import { routes as allRoutes } from './routes';
 
 export interface AppOptions {
@@ -19,7 +19,10 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Koa<AppState
   (app.context as unknown as AppContext).deps = deps;
 
   const router = new Router<AppState>();
-  mountRoutes(router as unknown as Router, [...allRoutes, ...(options.extraRoutes ?? [])]);
+  // The chain every route runs, in this order, before validation and its handler:
+  // authenticate and authorize (route table `access`), then rate limits, then Idempotency-Key.
+  const routeChain: RouteMiddlewareFactory[] = [];
+  mountRoutes(router, [...allRoutes, ...(options.extraRoutes ?? [])], routeChain);
 
   app.use(correlation() as Koa.Middleware<AppState>);
   app.use(errors() as Koa.Middleware<AppState>);

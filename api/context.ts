@@ -4,6 +4,8 @@ import type { Knex } from 'knex';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import type { Storage } from '../common/storage';
+import type { PlanName } from '../common/plans';
+import type { Role, Scope } from './routing';
 
 /** Everything the API needs from outside; app.ts builds the Koa app from this and never listens. */
 export interface AppDeps {
@@ -14,9 +16,29 @@ export interface AppDeps {
   storage: Storage;
 }
 
+/** Who is calling, read afresh from the database on every request (api/middlewares/authenticate.ts). */
+export interface Principal {
+  kind: 'session' | 'key';
+  personId: string;
+  companyId: string;
+  role: Role;
+  companyPlan: PlanName | null;
+  /** a read-only demo session: every write answers 403 */
+  demo: boolean;
+  /** session: the session (refresh-token family) id */
+  sessionId?: string;
+  /** key: the API key id and the scopes it holds */
+  apiKeyId?: string;
+  scopes?: readonly Scope[];
+}
+
 export interface AppState {
   correlationId: string;
   log: Logger;
+  /** the client's address (socket, or X-Forwarded-For through TRUST_PROXY_HOPS trusted hops) */
+  clientIp: string;
+  /** set for every route that is not public */
+  auth?: Principal;
 }
 
 export type AppContext = Koa.ParameterizedContext<AppState> & { deps: AppDeps };

@@ -19,9 +19,7 @@ export type Scope = (typeof SCOPES)[number];
  * Who may call a route. Keys are refused unless `keyScope` names the scope that opens the route
  * (closed by default).
  */
-export type Access =
-  | { public: true }
-  | { public?: false; roles: readonly Role[]; keyScope?: Scope };
+export type Access = { public: true } | { public?: false; roles: readonly Role[]; keyScope?: Scope };
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -79,11 +77,16 @@ function validateBody(spec: RouteSpec, body: unknown): string[] {
   return validate(body ?? {}) ? [] : describeErrors('body', validate.errors ?? []);
 }
 
+/** Builds the middleware a route runs before its handler, from the route's spec (e.g. its access rule). */
+export type RouteMiddlewareFactory = (
+  spec: RouteSpec,
+) => (ctx: AppContext, next: () => Promise<unknown>) => Promise<unknown>;
+
 /** Registers routes on the router: validation of path, query and body (every mistake listed), then the handler. */
 export function mountRoutes(
   router: Router,
   routes: readonly RouteSpec[],
-  before: Array<(spec: RouteSpec) => (ctx: AppContext, next: () => Promise<unknown>) => Promise<unknown>> = [],
+  before: readonly RouteMiddlewareFactory[] = [],
 ): void {
   for (const spec of routes) {
     const chain = before.map((make) => make(spec));
@@ -91,7 +94,11 @@ export function mountRoutes(
       const query = { ...(ctx.query as Record<string, unknown>) };
       const params = { ...(ctx.params as Record<string, string>) };
       const body: unknown = ctx.request.body;
-      const problems = [...validateParams(spec, params), ...validateQuery(spec, query), ...validateBody(spec, body)];
+      const problems = [
+        ...validateParams(spec, params),
+        ...validateQuery(spec, query),
+        ...validateBody(spec, body),
+      ];
       if (problems.length > 0) throw new BadRequestError(problems.length === 1 ? problems[0] : problems);
       const reply = await spec.handler(ctx, { body: body ?? {}, query, params });
       for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);

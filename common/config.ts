@@ -23,7 +23,23 @@ export interface Config {
     prefix: string;
   };
   outbox: { batchSize: number; idleWaitMs: number };
+  /** Master secret; purpose keys (tokens, cursors, key fingerprints, webhook secret encryption) derive from it. */
+  secretKey: string;
+  /** Public address of the API, used in e-mailed links and the OIDC redirect. */
+  publicBaseUrl: string;
+  /** Honour X-Forwarded-For from this many trusted proxy hops (0: use the socket address). */
+  trustProxyHops: number;
+  mail: { smtpUrl: string; from: string };
+  google: { issuer: string; clientId: string; clientSecret: string };
+  webhooks: {
+    /** development only: allow http:// endpoint URLs */
+    allowHttp: boolean;
+    /** tests only: allow loopback/private targets (the default refuses them) */
+    allowPrivateTargets: boolean;
+  };
 }
+
+const DEV_SECRET = 'dev-only-secret-change-me-0123456789abcdef';
 
 export class ConfigError extends Error {
   constructor(public readonly problems: string[]) {
@@ -57,6 +73,15 @@ class Reader {
       return fallback;
     }
     return value;
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const raw = this.env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true;
+    if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false;
+    this.problems.push(`${name} must be true or false (got "${raw}")`);
+    return fallback;
   }
 
   oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
@@ -96,13 +121,20 @@ export function loadConfig(env: Env = process.env): Config {
     env: r.oneOf('NODE_ENV', 'development', ['development', 'test', 'production'] as const),
     host: r.string('HOST', '127.0.0.1'),
     port: r.int('PORT', 3000, 0, 65535),
-    logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    logLevel: r.oneOf('LOG_LEVEL', 'info', [
+      'fatal',
+      'error',
+      'warn',
+      'info',
+      'debug',
+      'trace',
+      'silent',
+    ] as const),
     jsonBodyLimitBytes: r.int('JSON_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
-    databaseUrl: r.url(
-      'DATABASE_URL',
-      'postgres://dataservice:dataservice@127.0.0.1:54329/dataservice',
-      ['postgres:', 'postgresql:'],
-    ),
+    databaseUrl: r.url('DATABASE_URL', 'postgres://dataservice:dataservice@127.0.0.1:54329/dataservice', [
+      'postgres:',
+      'postgresql:',
+    ]),
     databasePoolMax: r.int('DATABASE_POOL_MAX', 10, 1, 500),
     temporal: {
       address: r.hostPort('TEMPORAL_ADDRESS', '127.0.0.1:7233'),
@@ -121,9 +153,34 @@ export function loadConfig(env: Env = process.env): Config {
       batchSize: r.int('OUTBOX_BATCH_SIZE', 100, 1, 1000),
       idleWaitMs: r.int('OUTBOX_IDLE_WAIT_MS', 10_000, 100, 60_000),
     },
+    secretKey: r.string('SECRET_KEY', DEV_SECRET),
+    publicBaseUrl: r.url('PUBLIC_BASE_URL', 'http://127.0.0.1:3000', ['http:', 'https:']),
+    trustProxyHops: r.int('TRUST_PROXY_HOPS', 0, 0, 10),
+    mail: {
+      smtpUrl: r.url('SMTP_URL', 'smtp://127.0.0.1:2525', ['smtp:', 'smtps:']),
+      from: r.string('MAIL_FROM', 'Data Service <no-reply@dataservice.local>'),
+    },
+    google: {
+      issuer: r.url('GOOGLE_OIDC_ISSUER', 'https://accounts.google.com', ['http:', 'https:']),
+      clientId: r.string('GOOGLE_CLIENT_ID', ''),
+      clientSecret: r.string('GOOGLE_CLIENT_SECRET', ''),
+    },
+    webhooks: {
+      allowHttp: r.bool('WEBHOOK_ALLOW_HTTP', false),
+      allowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+    },
   };
+  if (config.env === 'production' && config.secretKey === DEV_SECRET) {
+    r.problems.push('SECRET_KEY must be set in production (at least 32 characters)');
+  }
+  if (config.secretKey.length < 32) r.problems.push('SECRET_KEY must have at least 32 characters');
+  if (config.env === 'production' && (config.webhooks.allowPrivateTargets || config.webhooks.allowHttp)) {
+    r.problems.push('WEBHOOK_ALLOW_PRIVATE_TARGETS and WEBHOOK_ALLOW_HTTP cannot be used in production');
+  }
   if (config.s3.prefix && !/^[A-Za-z0-9._\-/]+\/$/.test(config.s3.prefix)) {
-    r.problems.push(`S3_PREFIX must be letters, digits, ".", "_", "-" or "/" and end with "/" (got "${config.s3.prefix}")`);
+    r.problems.push(
+      `S3_PREFIX must be letters, digits, ".", "_", "-" or "/" and end with "/" (got "${config.s3.prefix}")`,
+    );
   }
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;

@@ -27,9 +27,9 @@ export interface NewEvent {
 export interface UnitOfWork {
   trx: Knex.Transaction;
   /** Writes the event into the outbox in this transaction: it exists if and only if the change commits. */
-  emit(event: NewEvent): Promise<string>;
+  emit: (event: NewEvent) => Promise<string>;
   /** Runs after a successful commit (e.g. start a workflow); never runs when the transaction rolls back. */
-  afterCommit(fn: () => Promise<void> | void): void;
+  afterCommit: (fn: () => Promise<void> | void) => void;
 }
 
 export interface TransactOptions {

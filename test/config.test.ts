@@ -5,20 +5,33 @@ describe('configuration', () => {
   it('has working embedded defaults', () => {
     const config = loadConfig({});
     expect(config.port).to.equal(3000);
-    expect(config.temporal).to.deep.equal({ address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'data-service' });
+    expect(config.temporal).to.deep.equal({
+      address: '127.0.0.1:7233',
+      namespace: 'default',
+      taskQueue: 'data-service',
+    });
     expect(config.s3.endpoint).to.equal('http://127.0.0.1:9000');
   });
 
   it('names every bad variable and what is wrong', () => {
     try {
-      loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x', TEMPORAL_ADDRESS: 'nohost', LOG_LEVEL: 'loud' });
+      loadConfig({
+        PORT: 'eighty',
+        DATABASE_URL: 'mysql://x',
+        TEMPORAL_ADDRESS: 'nohost',
+        LOG_LEVEL: 'loud',
+      });
       expect.fail('should have thrown');
     } catch (err) {
       expect(err).to.be.instanceOf(ConfigError);
       const { problems } = err as ConfigError;
       expect(problems).to.have.lengthOf(4);
-      expect(problems.join('\n')).to.include('PORT must be a whole number').and.include('DATABASE_URL must use');
-      expect(problems.join('\n')).to.include('TEMPORAL_ADDRESS must be host:port').and.include('LOG_LEVEL must be one of');
+      expect(problems.join('\n'))
+        .to.include('PORT must be a whole number')
+        .and.include('DATABASE_URL must use');
+      expect(problems.join('\n'))
+        .to.include('TEMPORAL_ADDRESS must be host:port')
+        .and.include('LOG_LEVEL must be one of');
     }
   });
 

@@ -25,7 +25,9 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     connection: deps.connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
+    ...(deps.workflowBundle
+      ? { workflowBundle: deps.workflowBundle }
+      : { workflowsPath: require.resolve('../workflows') }),
     activities: createActivities({ config, knex: deps.knex, logger: deps.logger, fanOut: deps.fanOut }),
     shutdownGraceTime: '10 seconds',
   });

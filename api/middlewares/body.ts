@@ -18,10 +18,15 @@ export function jsonBody(limitBytes: number) {
     patchNode: false,
   });
   return async (ctx: AppContext, next: Next) => {
-    if (WITH_BODY.has(ctx.method) && ctx.request.length && !ctx.is('application/json', 'application/*+json')) {
+    if (
+      WITH_BODY.has(ctx.method) &&
+      ctx.request.length &&
+      !ctx.is('application/json', 'application/*+json')
+    ) {
       if (!ctx.is('multipart/form-data')) throw new UnsupportedMediaTypeError('unsupported content type');
-      return next();
+      await next();
+      return;
     }
-    return parse(ctx, next);
+    await parse(ctx, next);
   };
 }

@@ -29,11 +29,14 @@ interface HttpLikeError {
 
 /** Maps any thrown value to a status and a message safe to show; unknown errors become a generic 500. */
 export function mapError(err: unknown): Mapped {
-  if (err instanceof AppError) return { status: err.statusCode, message: err.messages, headers: err.headers, details: err.details };
+  if (err instanceof AppError)
+    return { status: err.statusCode, message: err.messages, headers: err.headers, details: err.details };
   if (err instanceof UniqueViolationError) return { status: 409, message: 'already exists' };
-  if (err instanceof ForeignKeyViolationError) return { status: 409, message: 'refers to something that does not exist' };
+  if (err instanceof ForeignKeyViolationError)
+    return { status: 409, message: 'refers to something that does not exist' };
   if (err instanceof NotNullViolationError) return { status: 400, message: `${err.column} is required` };
-  if (err instanceof CheckViolationError || err instanceof DataError) return { status: 400, message: 'invalid value' };
+  if (err instanceof CheckViolationError || err instanceof DataError)
+    return { status: 400, message: 'invalid value' };
   if (err instanceof ObjectionValidationError) return { status: 400, message: err.message };
   if (err instanceof ObjectionNotFoundError) return { status: 404, message: 'not found' };
   const http = err as HttpLikeError;
@@ -43,7 +46,11 @@ export function mapError(err: unknown): Mapped {
     if (http.type === 'entity.parse.failed' || (status === 400 && /JSON/i.test(http.message ?? ''))) {
       return { status: 400, message: 'malformed JSON body' };
     }
-    if (status === 413) return { status: 413, message: `request body too large (limit ${http.limit ?? ''} bytes)`.replace(' ( bytes)', '') };
+    if (status === 413)
+      return {
+        status: 413,
+        message: `request body too large (limit ${http.limit ?? ''} bytes)`.replace(' ( bytes)', ''),
+      };
     if (status === 415) return { status: 415, message: 'unsupported content type: send application/json' };
     if (status === 405) return { status: 405, message: http.message ?? 'method not allowed' };
     return { status, message: http.expose && http.message ? http.message : 'bad request' };

@@ -14,7 +14,9 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
   });
-  await knex.raw(`alter table companies add constraint companies_status_check check (status in ('active','suspended'))`);
+  await knex.raw(
+    `alter table companies add constraint companies_status_check check (status in ('active','suspended'))`,
+  );
   await knex.raw(
     `alter table companies add constraint companies_plan_check check (plan is null or plan in ('free','basic','premium'))`,
   );

@@ -1,7 +1,8 @@
 import { BaseModel } from './base';
 
 export type CompanyStatus = 'active' | 'suspended';
-export type PlanName = 'free' | 'basic' | 'premium';
+import type { PlanName } from '../../common/plans';
+export type { PlanName };
 
 export class Company extends BaseModel {
   static override tableName = 'companies';

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Model, type ModelClass, type QueryBuilderType, type QueryContext, type TransactionOrKnex } from 'objection';
+import {
+  Model,
+  type ModelClass,
+  type QueryBuilderType,
+  type QueryContext,
+  type TransactionOrKnex,
+} from 'objection';
 
 /** Shared behaviour: UUID ids, timestamps maintained by the model, ISO strings out. */
 export class BaseModel extends Model {
@@ -35,17 +41,16 @@ export class TenantModel extends BaseModel {
   ): QueryBuilderType<M> {
     if (!companyId) throw new Error('scoped query without a company');
     const model = this as unknown as ModelClass<M>;
-    return model
-      .query(trx)
-      .context({ companyId })
-      .where(`${model.tableName}.companyId`, companyId) as QueryBuilderType<M>;
+    const query: QueryBuilderType<M> = model.query(trx);
+    return query.context({ companyId }).where(`${model.tableName}.companyId`, companyId);
   }
 
   override $beforeInsert(ctx: QueryContext): void {
     super.$beforeInsert(ctx);
     const scopedTo = (ctx as { companyId?: string }).companyId;
     if (scopedTo) {
-      if (this.companyId && this.companyId !== scopedTo) throw new Error('insert into another company refused');
+      if (this.companyId && this.companyId !== scopedTo)
+        throw new Error('insert into another company refused');
       this.companyId = scopedTo;
     }
     if (!this.companyId) throw new Error(`${this.constructor.name} insert without company`);

@@ -15,7 +15,10 @@ describe('API error body and request handling', () => {
   });
 
   it('answers malformed JSON with 400', async () => {
-    const res = await call('POST', '/_test/echo', { raw: '{"name": ', headers: { 'content-type': 'application/json' } });
+    const res = await call('POST', '/_test/echo', {
+      raw: '{"name": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(expectErrorBody(res, 400).message).to.equal('malformed JSON body');
   });
 
@@ -30,7 +33,9 @@ describe('API error body and request handling', () => {
   });
 
   it('lists every mistake when there are several', async () => {
-    const res = await call('POST', '/_test/echo?verbose=maybe', { json: { name: 'far too long a name', count: 0, x: 1 } });
+    const res = await call('POST', '/_test/echo?verbose=maybe', {
+      json: { name: 'far too long a name', count: 0, x: 1 },
+    });
     const { message } = expectErrorBody(res, 400);
     expect(message).to.be.an('array').with.lengthOf(4);
     expect(message).to.include.members([
@@ -54,12 +59,18 @@ describe('API error body and request handling', () => {
 
   it('refuses a body over the size limit with 413', async () => {
     const big = JSON.stringify({ name: 'x'.repeat(testEnv().config.jsonBodyLimitBytes + 10) });
-    const res = await call('POST', '/_test/echo', { raw: big, headers: { 'content-type': 'application/json' } });
+    const res = await call('POST', '/_test/echo', {
+      raw: big,
+      headers: { 'content-type': 'application/json' },
+    });
     expectErrorBody(res, 413);
   });
 
   it('refuses a body that is not JSON with 415', async () => {
-    const res = await call('POST', '/_test/echo', { raw: 'name=a', headers: { 'content-type': 'text/plain' } });
+    const res = await call('POST', '/_test/echo', {
+      raw: 'name=a',
+      headers: { 'content-type': 'text/plain' },
+    });
     expectErrorBody(res, 415);
   });
 
@@ -84,7 +95,9 @@ describe('API error body and request handling', () => {
     });
 
     it('replaces a malformed X-Request-Id with a generated one', async () => {
-      const res = await call('GET', '/health', { headers: { 'X-Request-Id': 'bad id with spaces <script>' } });
+      const res = await call('GET', '/health', {
+        headers: { 'X-Request-Id': 'bad id with spaces <script>' },
+      });
       const id = res.headers.get('x-request-id');
       expect(id).to.match(/^[0-9a-f-]{36}$/);
     });

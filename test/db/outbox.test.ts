@@ -13,7 +13,11 @@ describe('transactional outbox', () => {
     const { knex } = testEnv();
     const company = await newCompany();
     const eventId = await transact(knex, async ({ trx, emit }) => {
-      await Person.scoped(company.id, trx).insert({ email: `${randomUUID()}@a.test`, role: 'admin', status: 'active' });
+      await Person.scoped(company.id, trx).insert({
+        email: `${randomUUID()}@a.test`,
+        role: 'admin',
+        status: 'active',
+      });
       return emit({ companyId: company.id, type: 'quota.threshold', data: { threshold: 80 } });
     });
     const row = await OutboxEvent.query(knex).findById(eventId);
@@ -33,7 +37,11 @@ describe('transactional outbox', () => {
           hookRan = true;
         });
         // violates the role check: the whole transaction, event included, rolls back
-        await Person.scoped(company.id, trx).insert({ email: 'x@a.test', role: 'owner' as 'admin', status: 'active' });
+        await Person.scoped(company.id, trx).insert({
+          email: 'x@a.test',
+          role: 'owner' as 'admin',
+          status: 'active',
+        });
       });
     } catch (e) {
       err = e;
@@ -50,8 +58,16 @@ describe('tenant scoping', () => {
     const { knex } = testEnv();
     const a = await newCompany('A');
     const b = await newCompany('B');
-    await Person.scoped(a.id, knex).insert({ email: `${randomUUID()}@a.test`, role: 'admin', status: 'active' });
-    const bob = await Person.scoped(b.id, knex).insert({ email: `${randomUUID()}@b.test`, role: 'admin', status: 'active' });
+    await Person.scoped(a.id, knex).insert({
+      email: `${randomUUID()}@a.test`,
+      role: 'admin',
+      status: 'active',
+    });
+    const bob = await Person.scoped(b.id, knex).insert({
+      email: `${randomUUID()}@b.test`,
+      role: 'admin',
+      status: 'active',
+    });
     expect(bob.companyId).to.equal(b.id);
     const seenByA = await Person.scoped(a.id, knex);
     expect(seenByA.map((p) => p.companyId)).to.deep.equal([a.id]);
@@ -66,7 +82,12 @@ describe('tenant scoping', () => {
     const b = await newCompany('B');
     let err: unknown;
     try {
-      await Person.scoped(a.id, knex).insert({ companyId: b.id, email: `${randomUUID()}@x.test`, role: 'admin', status: 'active' });
+      await Person.scoped(a.id, knex).insert({
+        companyId: b.id,
+        email: `${randomUUID()}@x.test`,
+        role: 'admin',
+        status: 'active',
+      });
     } catch (e) {
       err = e;
     }

@@ -121,7 +121,10 @@ async function dropDatabase(name: string): Promise<void> {
 /** Databases of runs that died without cleaning up (older than 3 hours) are dropped at the next run. */
 async function reapStaleDatabases(): Promise<void> {
   const rows = await withAdmin(
-    (admin) => admin('pg_database').select('datname').where('datname', 'like', 'ds_t%') as Promise<Array<{ datname: string }>>,
+    (admin) =>
+      admin('pg_database').select('datname').where('datname', 'like', 'ds_t%') as Promise<
+        Array<{ datname: string }>
+      >,
   );
   for (const { datname } of rows) {
     const stamp = /^ds_t([0-9a-z]+?)[0-9a-f]{6}$/.exec(datname)?.[1];
@@ -150,7 +153,9 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
 }
 
 /** A real worker on this run's task queue, connected to the local Temporal server; stopped at the end. */
-export async function startWorker(options: { fanOut?: FanOut } = {}): Promise<{ worker: Worker; stop(): Promise<void> }> {
+export async function startWorker(
+  options: { fanOut?: FanOut } = {},
+): Promise<{ worker: Worker; stop(): Promise<void> }> {
   const { config, knex, logger } = testEnv();
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const worker = await createWorker({

@@ -1,6 +1,7 @@
 import { testEnv } from './env';
 
-export interface HttpResponse<T = any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+export interface HttpResponse<T = any> {
+   
   status: number;
   headers: Headers;
   body: T;
@@ -38,10 +39,16 @@ export function expectErrorBody(res: HttpResponse, status: number): { message: s
   if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${res.text}`);
   const b = res.body as Record<string, unknown>;
   const keys = Object.keys(b).sort().join(',');
-  if (!['correlationId,message,statusCode,timestamp', 'checks,correlationId,message,statusCode,timestamp'].includes(keys))
+  if (
+    ![
+      'correlationId,message,statusCode,timestamp',
+      'checks,correlationId,message,statusCode,timestamp',
+    ].includes(keys)
+  )
     throw new Error(`unexpected error body fields: ${keys}`);
   if (b.statusCode !== status) throw new Error(`statusCode ${String(b.statusCode)} != ${status}`);
-  if (b.correlationId !== res.headers.get('x-request-id')) throw new Error('correlationId differs from X-Request-Id');
+  if (b.correlationId !== res.headers.get('x-request-id'))
+    throw new Error('correlationId differs from X-Request-Id');
   const ts = String(b.timestamp);
   if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(ts) || Number.isNaN(Date.parse(ts)))
     throw new Error(`timestamp is not ISO 8601: ${ts}`);

@@ -13,7 +13,12 @@ import { startWorker, testEnv, workflowBundle } from '../helpers/env';
 import { eventually, temporalCliPath } from '../helpers/temporal';
 
 async function newCompany(): Promise<Company> {
-  return Company.query(testEnv().knex).insert({ id: randomUUID(), name: 'Outbox Co', status: 'active', plan: 'free' });
+  return Company.query(testEnv().knex).insert({
+    id: randomUUID(),
+    name: 'Outbox Co',
+    status: 'active',
+    plan: 'free',
+  });
 }
 
 async function emitEvents(companyId: string, n: number): Promise<string[]> {

@@ -18,7 +18,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   ]).finally(() => clearTimeout(timer));
 }
 
-export async function checkDependencies(deps: AppDeps): Promise<Record<DependencyName, { status: 'up' | 'down'; error?: string }>> {
+export async function checkDependencies(
+  deps: AppDeps,
+): Promise<Record<DependencyName, { status: 'up' | 'down'; error?: string }>> {
   const checks: Record<DependencyName, () => Promise<unknown>> = {
     postgres: () => deps.knex.raw('select 1'),
     temporal: () => checkTemporal(deps.temporal, CHECK_TIMEOUT_MS),
@@ -32,7 +34,10 @@ export async function checkDependencies(deps: AppDeps): Promise<Record<Dependenc
     out[name] =
       r.status === 'fulfilled'
         ? { status: 'up' }
-        : { status: 'down', error: r.reason instanceof Error ? r.reason.message.split('\n')[0] : 'unreachable' };
+        : {
+            status: 'down',
+            error: r.reason instanceof Error ? r.reason.message.split('\n')[0] : 'unreachable',
+          };
   });
   return out;
 }

@@ -1,0 +1,73 @@
+/**
+ * Plans and their limits, in one place. The spec fixes the request budgets, the Free file quota and the
+ * webhook endpoint limits; the rest are this service's choices (README "Plans and limits").
+ * `null` means no limit.
+ */
+export type PlanName = 'free' | 'basic' | 'premium';
+export const PLAN_NAMES: readonly PlanName[] = ['free', 'basic', 'premium'];
+
+export interface PlanLimits {
+  /** API-key requests per minute, shared by every key of the company */
+  requestsPerMinute: number;
+  /** uploads (new files and new versions) per billing period */
+  filesPerPeriod: number;
+  /** over the file quota: false = refuse with 402; true = go on and bill the excess */
+  billsExcessFiles: boolean;
+  webhookEndpoints: number | null;
+  people: number | null;
+  rules: number | null;
+  versionsPerFile: number | null;
+  /** monthly price and price per file over quota, integer cents */
+  monthlyPriceCents: number;
+  excessFileCents: number;
+}
+
+export const PLANS: Readonly<Record<PlanName, PlanLimits>> = {
+  free: {
+    requestsPerMinute: 30,
+    filesPerPeriod: 10,
+    billsExcessFiles: false,
+    webhookEndpoints: 1,
+    people: 3,
+    rules: 5,
+    versionsPerFile: 5,
+    monthlyPriceCents: 0,
+    excessFileCents: 0,
+  },
+  basic: {
+    requestsPerMinute: 120,
+    filesPerPeriod: 200,
+    billsExcessFiles: false,
+    webhookEndpoints: 5,
+    people: 25,
+    rules: 50,
+    versionsPerFile: 50,
+    monthlyPriceCents: 4900,
+    excessFileCents: 0,
+  },
+  premium: {
+    requestsPerMinute: 600,
+    filesPerPeriod: 2000,
+    billsExcessFiles: true,
+    webhookEndpoints: null,
+    people: null,
+    rules: 500,
+    versionsPerFile: 500,
+    monthlyPriceCents: 19900,
+    excessFileCents: 5,
+  },
+};
+
+export function planLimits(plan: PlanName): PlanLimits {
+  return PLANS[plan];
+}
+
+/** Billing periods are calendar months in UTC; the key names the month, e.g. 2026-11. */
+export function periodKey(at: Date = new Date()): string {
+  return `${at.getUTCFullYear()}-${String(at.getUTCMonth() + 1).padStart(2, '0')}`;
+}
+
+export function periodBounds(key: string): { start: Date; end: Date } {
+  const [y, m] = key.split('-').map(Number);
+  return { start: new Date(Date.UTC(y, m - 1, 1)), end: new Date(Date.UTC(y, m, 1)) };
+}

@@ -1,0 +1,29 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+
+export interface AuditEntry {
+  companyId: string;
+  /** the person who acted (for a key: its owner); null when the service acted by itself */
+  personId: string | null;
+  apiKeyId?: string | null;
+  action: string; // e.g. api_key.created, webhook_endpoint.auto_disabled
+  resourceType: string;
+  resourceId?: string | null;
+  correlationId?: string | null;
+  details?: Record<string, unknown>;
+}
+
+/** Writes an audit record; pass the transaction of the change so both commit or neither does. */
+export async function recordAudit(trx: Knex | Knex.Transaction, entry: AuditEntry): Promise<void> {
+  await trx('auditLog').insert({
+    id: randomUUID(),
+    companyId: entry.companyId,
+    actorPersonId: entry.personId,
+    actorApiKeyId: entry.apiKeyId ?? null,
+    action: entry.action,
+    resourceType: entry.resourceType,
+    resourceId: entry.resourceId ?? null,
+    correlationId: entry.correlationId ?? null,
+    details: JSON.stringify(entry.details ?? {}),
+  });
+}
