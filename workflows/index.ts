@@ -1,2 +1,4 @@
 /** Bundle entry for the worker: every workflow is exported from here. */
 export { outboxDispatcherWorkflow } from './outboxDispatcher';
+export { webhookDeliveryWorkflow } from './webhookDelivery';
+export { webhookDeliveryRetentionWorkflow } from './webhookRetention';

@@ -2,3 +2,5 @@ export { BaseModel, TenantModel } from './base';
 export { Company, type CompanyStatus, type PlanName } from './Company';
 export { Person, type Role, type PersonStatus } from './Person';
 export { OutboxEvent } from './OutboxEvent';
+export { WebhookEndpoint, type WebhookDisabledReason } from './WebhookEndpoint';
+export { WebhookDelivery, DELIVERY_STATUSES, type DeliveryStatus } from './WebhookDelivery';
