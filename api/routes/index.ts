@@ -1,5 +1,7 @@
 import type { RouteSpec } from '../routing';
+import { apiKeyRoutes } from './apiKeys';
+import { authRoutes } from './auth';
 import { systemRoutes } from './system';
 
 /** The route table: every route of the API, in one list (OpenAPI and authorization read it too). */
-export const routes: readonly RouteSpec[] = [...systemRoutes];
+export const routes: readonly RouteSpec[] = [...systemRoutes, ...authRoutes, ...apiKeyRoutes];
