@@ -2,5 +2,7 @@ export { BaseModel, TenantModel } from './base';
 export { Company, type CompanyStatus, type PlanName } from './Company';
 export { Person, type Role, type PersonStatus } from './Person';
 export { OutboxEvent } from './OutboxEvent';
+export { Session } from './Session';
+export { ApiKey } from './ApiKey';
 export { WebhookEndpoint, type WebhookDisabledReason } from './WebhookEndpoint';
 export { WebhookDelivery, DELIVERY_STATUSES, type DeliveryStatus } from './WebhookDelivery';

@@ -4,14 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { Model } from 'objection';
 import { planLimits, type PlanName } from '../../../common/plans';
-import {
-  BadRequestError,
-  ConflictError,
-  NotFoundError,
-  PaymentRequiredError,
-  UnauthorizedError,
-} from '../../../common/errors';
+import { BadRequestError, ConflictError, NotFoundError, PaymentRequiredError } from '../../../common/errors';
 import { startDeliveryWorkflows } from '../../../common/webhookDeliveryStart';
 import { generateWebhookSecret, webhookSecretBox } from '../../../common/webhookSecret';
 import { checkTargetUrl } from '../../../common/webhookTargets';
@@ -19,8 +14,10 @@ import { recordAudit } from '../../../db/audit';
 import { WebhookDelivery, WebhookEndpoint } from '../../../db/models';
 import { EVENT_TYPES, transact } from '../../../db/transaction';
 import type { AppContext, Principal } from '../../context';
+import { pageList, type PageQuery } from '../../lists';
+import { principalOf } from '../../middlewares/authenticate';
 import { route } from '../../routing';
-import { pageEnvelopeSchema, pageOf, pageQuerySchema, type PageQuery } from './pagination';
+import { pageEnvelopeSchema, pageQuerySchema, uuidParams } from '../../schemas';
 
 const TAG = 'Outgoing webhooks';
 const ADMIN_SESSION = { roles: ['admin'] } as const;
@@ -50,13 +47,11 @@ const patchBody = {
   properties: { name: nameSchema, url: urlSchema, events: eventsSchema, active: { type: 'boolean' } },
 } as const;
 
-const idParams = {
-  type: 'object',
-  properties: { id: { type: 'string' } },
-} as const;
 const deliveryParams = {
   type: 'object',
-  properties: { deliveryId: { type: 'string' } },
+  additionalProperties: false,
+  required: ['deliveryId'],
+  properties: { deliveryId: { type: 'string', format: 'uuid' } },
 } as const;
 
 const timestamp = { type: ['string', 'null'], format: 'date-time' } as const;
@@ -117,7 +112,10 @@ function iso(value: Date | string | null | undefined): string | null {
   return value ? new Date(value).toISOString() : null;
 }
 
-export function presentEndpoint(e: WebhookEndpoint) {
+type EndpointFields = Omit<WebhookEndpoint, keyof Model | 'secretEncrypted'>;
+type DeliveryFields = Omit<WebhookDelivery, keyof Model>;
+
+export function presentEndpoint(e: EndpointFields) {
   return {
     id: e.id,
     name: e.name,
@@ -132,7 +130,7 @@ export function presentEndpoint(e: WebhookEndpoint) {
   };
 }
 
-export function presentDelivery(d: WebhookDelivery) {
+export function presentDelivery(d: DeliveryFields) {
   return {
     id: d.id,
     endpointId: d.endpointId,
@@ -151,21 +149,12 @@ export function presentDelivery(d: WebhookDelivery) {
 
 // ---------------------------------------------------------------- helpers
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function caller(ctx: AppContext): Principal {
-  const auth = ctx.state.auth;
-  if (!auth) throw new UnauthorizedError();
-  return auth;
-}
-
 async function findEndpoint(
   companyId: string,
   id: string,
   trx?: Knex.Transaction | Knex,
   forUpdate = false,
 ): Promise<WebhookEndpoint> {
-  if (!UUID.test(id)) throw new NotFoundError('webhook endpoint not found');
   const query = WebhookEndpoint.scoped(companyId, trx).findById(id);
   const endpoint = await (forUpdate ? query.forUpdate() : query);
   if (!endpoint) throw new NotFoundError('webhook endpoint not found');
@@ -205,6 +194,7 @@ export const outgoingWebhookRoutes = [
     summary: 'Register an endpoint; the signing secret is shown once, in this answer',
     tag: TAG,
     access: ADMIN_SESSION,
+    idempotent: true,
     body: createBody,
     responses: {
       201: { description: 'created, with its secret', schema: endpointWithSecretSchema },
@@ -213,7 +203,7 @@ export const outgoingWebhookRoutes = [
       409: { description: "the plan's number of endpoints is reached (Free 1, Basic 5)" },
     },
     handler: async (ctx, { body }: { body: { name: string; url: string; events: string[] } }) => {
-      const auth = caller(ctx);
+      const auth = principalOf(ctx);
       await assertTarget(ctx, body.url);
       const box = webhookSecretBox(ctx.deps.config.secretKey);
       const secret = generateWebhookSecret();
@@ -271,12 +261,14 @@ export const outgoingWebhookRoutes = [
     query: pageQuerySchema,
     responses: { 200: { description: 'page of endpoints', schema: pageEnvelopeSchema(endpointSchema) } },
     handler: async (ctx, { query }: { query: PageQuery }) => {
-      const auth = caller(ctx);
-      const rows = WebhookEndpoint.scoped(auth.companyId, ctx.deps.knex).orderBy([
-        { column: 'createdAt', order: 'desc' },
-        { column: 'id', order: 'desc' },
-      ]);
-      return { body: await pageOf(rows, query, presentEndpoint) };
+      const auth = principalOf(ctx);
+      const rows = WebhookEndpoint.scoped(auth.companyId, ctx.deps.knex)
+        .orderBy([
+          { column: 'createdAt', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .toKnexQuery();
+      return { body: await pageList(rows, query, presentEndpoint) };
     },
   }),
 
@@ -287,7 +279,7 @@ export const outgoingWebhookRoutes = [
       'Change name, url, events; active false disables, active true re-enables and resets the failure count',
     tag: TAG,
     access: ADMIN_SESSION,
-    params: idParams,
+    params: uuidParams,
     body: patchBody,
     responses: {
       200: { description: 'the endpoint as it is now', schema: endpointSchema },
@@ -304,7 +296,7 @@ export const outgoingWebhookRoutes = [
         body: { name?: string; url?: string; events?: string[]; active?: boolean };
       },
     ) => {
-      const auth = caller(ctx);
+      const auth = principalOf(ctx);
       if (body.url !== undefined) await assertTarget(ctx, body.url);
       const endpoint = await transact(
         ctx.deps.knex,
@@ -354,10 +346,10 @@ export const outgoingWebhookRoutes = [
     summary: 'Remove an endpoint, with its delivery records; deliveries in flight stop',
     tag: TAG,
     access: ADMIN_SESSION,
-    params: idParams,
+    params: uuidParams,
     responses: { 204: { description: 'removed' }, 404: { description: 'no such endpoint in the company' } },
     handler: async (ctx, { params }: { params: { id: string } }) => {
-      const auth = caller(ctx);
+      const auth = principalOf(ctx);
       await transact(ctx.deps.knex, async ({ trx }) => {
         const endpoint = await findEndpoint(auth.companyId, params.id, trx, true);
         await WebhookEndpoint.scoped(auth.companyId, trx).deleteById(endpoint.id);
@@ -380,13 +372,13 @@ export const outgoingWebhookRoutes = [
       'New signing secret, shown once; the old one stops signing at once, also for deliveries in flight',
     tag: TAG,
     access: ADMIN_SESSION,
-    params: idParams,
+    params: uuidParams,
     responses: {
       200: { description: 'the endpoint with its new secret', schema: endpointWithSecretSchema },
       404: { description: 'no such endpoint in the company' },
     },
     handler: async (ctx, { params }: { params: { id: string } }) => {
-      const auth = caller(ctx);
+      const auth = principalOf(ctx);
       const box = webhookSecretBox(ctx.deps.config.secretKey);
       const secret = generateWebhookSecret();
       const endpoint = await transact(ctx.deps.knex, async ({ trx }) => {
@@ -412,14 +404,15 @@ export const outgoingWebhookRoutes = [
     summary: 'Send a ping event to this endpoint only (whatever its events list)',
     tag: TAG,
     access: ADMIN_SESSION,
-    params: idParams,
+    idempotent: true,
+    params: uuidParams,
     responses: {
       202: { description: 'the ping delivery, queued', schema: deliverySchema },
       404: { description: 'no such endpoint in the company' },
       409: { description: 'the endpoint is disabled' },
     },
     handler: async (ctx, { params }: { params: { id: string } }) => {
-      const auth = caller(ctx);
+      const auth = principalOf(ctx);
       const delivery = await transact(
         ctx.deps.knex,
         async ({ trx, emit, afterCommit }) => {
@@ -462,22 +455,23 @@ export const outgoingWebhookRoutes = [
     summary: "The endpoint's deliveries, newest first (page-number list); kept 30 days",
     tag: TAG,
     access: ADMIN_SESSION,
-    params: idParams,
+    params: uuidParams,
     query: pageQuerySchema,
     responses: {
       200: { description: 'page of deliveries', schema: pageEnvelopeSchema(deliverySchema) },
       404: { description: 'no such endpoint in the company' },
     },
     handler: async (ctx, { params, query }: { params: { id: string }; query: PageQuery }) => {
-      const auth = caller(ctx);
+      const auth = principalOf(ctx);
       const endpoint = await findEndpoint(auth.companyId, params.id, ctx.deps.knex);
       const rows = WebhookDelivery.scoped(auth.companyId, ctx.deps.knex)
         .where({ endpointId: endpoint.id })
         .orderBy([
           { column: 'createdAt', order: 'desc' },
           { column: 'id', order: 'desc' },
-        ]);
-      return { body: await pageOf(rows, query, presentDelivery) };
+        ])
+        .toKnexQuery();
+      return { body: await pageList(rows, query, presentDelivery) };
     },
   }),
 
@@ -487,6 +481,7 @@ export const outgoingWebhookRoutes = [
     summary: 'Send the event of a delivery again, as a new delivery with the same webhook-id',
     tag: TAG,
     access: ADMIN_SESSION,
+    idempotent: true,
     params: deliveryParams,
     responses: {
       202: { description: 'the new delivery, queued', schema: deliverySchema },
@@ -494,8 +489,7 @@ export const outgoingWebhookRoutes = [
       409: { description: 'the endpoint is disabled' },
     },
     handler: async (ctx, { params }: { params: { deliveryId: string } }) => {
-      const auth = caller(ctx);
-      if (!UUID.test(params.deliveryId)) throw new NotFoundError('delivery not found');
+      const auth = principalOf(ctx);
       const delivery = await transact(
         ctx.deps.knex,
         async ({ trx, afterCommit }) => {
