@@ -8,51 +8,9 @@ import {
   type Resolver,
   type TargetPolicy,
 } from '../../common/webhookTargets';
+import { REFUSED_HOSTS } from '../helpers/refusedTargets';
 
 const DEFAULT: TargetPolicy = { allowHttp: false, allowPrivateTargets: false };
-
-/** Every private or special address form the service must refuse, written the ways an attacker would. */
-export const REFUSED_HOSTS: Array<[string, string]> = [
-  ['127.0.0.1', 'loopback'],
-  ['127.255.255.254', 'loopback'],
-  ['[::1]', 'loopback IPv6'],
-  ['10.0.0.1', 'RFC 1918 10/8'],
-  ['172.16.0.1', 'RFC 1918 172.16/12'],
-  ['172.31.255.255', 'RFC 1918 172.16/12'],
-  ['192.168.0.1', 'RFC 1918 192.168/16'],
-  ['169.254.169.254', 'link-local (cloud metadata)'],
-  ['169.254.1.1', 'link-local'],
-  ['100.64.0.1', 'CGNAT'],
-  ['100.127.255.254', 'CGNAT'],
-  ['[fc00::1]', 'unique-local IPv6'],
-  ['[fd12:3456::1]', 'unique-local IPv6'],
-  ['[fd00:ec2::254]', 'unique-local IPv6 (AWS metadata)'],
-  ['[fe80::1]', 'link-local IPv6'],
-  ['[::ffff:127.0.0.1]', 'IPv4-mapped loopback'],
-  ['[::ffff:10.0.0.1]', 'IPv4-mapped private'],
-  ['[::ffff:169.254.169.254]', 'IPv4-mapped metadata'],
-  ['[::ffff:7f00:1]', 'IPv4-mapped loopback, hex'],
-  ['224.0.0.1', 'multicast'],
-  ['239.255.255.250', 'multicast'],
-  ['[ff02::1]', 'multicast IPv6'],
-  ['0.0.0.0', 'unspecified'],
-  ['0', 'unspecified, short'],
-  ['[::]', 'unspecified IPv6'],
-  ['255.255.255.255', 'broadcast'],
-  ['2130706433', 'decimal 127.0.0.1'],
-  ['3232235521', 'decimal 192.168.0.1'],
-  ['2852039166', 'decimal 169.254.169.254'],
-  ['0177.0.0.1', 'octal 127.0.0.1'],
-  ['017700000001', 'octal 127.0.0.1, one number'],
-  ['0251.0376.0251.0376', 'octal 169.254.169.254'],
-  ['0x7f000001', 'hex 127.0.0.1'],
-  ['0x7f.0.0.1', 'hex 127.0.0.1, dotted'],
-  ['0xA9FEA9FE', 'hex 169.254.169.254'],
-  ['127.1', 'short 127.0.0.1'],
-  ['10.1', 'short 10.0.0.1'],
-  ['[64:ff9b::7f00:1]', 'NAT64 of 127.0.0.1'],
-  ['[2002:7f00:1::1]', '6to4 of 127.0.0.1'],
-];
 
 function resolverOf(table: Record<string, string[] | Error>): Resolver {
   return (hostname, _options, callback) => {

@@ -18,7 +18,9 @@ import { Company, WebhookDelivery, WebhookEndpoint } from '../../db/models';
 import type { PlanName } from '../../common/plans';
 import { createWorker, ensureOutboxDispatcher } from '../../worker/worker';
 import type { Resolver } from '../../common/webhookTargets';
+import { createApp } from '../../api/app';
 import { atEnd, testEnv, workflowBundle } from './env';
+import type { HttpResponse } from './http';
 import { eventually } from './temporal';
 
 export interface ReceivedRequest {
@@ -250,4 +252,42 @@ export async function finishedDeliveries(
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/** The API with the webhook test settings (same database and services as the run), listening on loopback. */
+export async function startWebhookApp(config: Config): Promise<{ baseUrl: string }> {
+  const deps = { ...testEnv().deps, config };
+  const server = http.createServer(createApp(deps).callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  atEnd(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return { baseUrl: `http://127.0.0.1:${port}` };
+}
+
+/** `call` of test/helpers/http.ts against another base URL. */
+export async function callAt(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: { json?: unknown; token?: string; headers?: Record<string, string> } = {},
+): Promise<HttpResponse> {
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  if (options.json !== undefined) headers['content-type'] ??= 'application/json';
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  const res = await fetch(baseUrl + path, {
+    method,
+    headers,
+    body: options.json === undefined ? undefined : JSON.stringify(options.json),
+  });
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, headers: res.headers, body, text };
 }
