@@ -14,6 +14,8 @@ export interface ActivityDeps {
   fanOut?: FanOut;
   /** Starts and signals workflows from activities (webhook fan-out, attempt history). */
   temporal?: Client;
+  /** `temporal` shares the worker's NativeConnection (eager workflow start is possible) */
+  temporalIsWorkerConnection?: boolean;
   /** DNS resolver for the webhook address guard (tests only). */
   webhookResolver?: Resolver;
 }

@@ -312,12 +312,20 @@ export type WebhookActivities = ReturnType<typeof createWebhookActivities>;
  * the unique (event, endpoint) index makes a second run of the same batch create nothing. After commit:
  * start one workflow per new delivery.
  */
-export function createWebhookFanOut(deps: { config: Config; knex: Knex; logger: Logger; temporal: Client }) {
+export function createWebhookFanOut(deps: {
+  config: Config;
+  knex: Knex;
+  logger: Logger;
+  temporal: Client;
+  /** the client shares the worker's NativeConnection: workflows may start eagerly on this worker */
+  eagerStart?: boolean;
+}) {
   const { config, knex, logger, temporal } = deps;
+  const eager = deps.eagerStart ?? false;
 
   async function start(deliveries: DeliveryToStart[]): Promise<void> {
     if (deliveries.length === 0) return;
-    const { errors } = await startDeliveryWorkflows(temporal, knex, config, deliveries);
+    const { errors } = await startDeliveryWorkflows(temporal, knex, config, deliveries, { eager });
     // the deliveries stay unmarked; startLeftBehind retries them on a later dispatcher iteration
     if (errors.length > 0)
       logger.error({ err: errors[0], count: errors.length }, 'delivery workflow start failed');
@@ -365,7 +373,7 @@ export function createWebhookFanOut(deps: { config: Config; knex: Knex; logger: 
       .select<DeliveryToStart[]>('id', 'companyId');
     if (rows.length === 0) return 0;
     logger.warn({ count: rows.length }, 'starting delivery workflows left behind');
-    const { started, errors } = await startDeliveryWorkflows(temporal, knex, config, rows);
+    const { started, errors } = await startDeliveryWorkflows(temporal, knex, config, rows, { eager });
     if (errors.length > 0)
       logger.error({ err: errors[0], count: errors.length }, 'delivery workflow start failed');
     return started;

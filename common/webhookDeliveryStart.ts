@@ -29,6 +29,13 @@ export async function startDeliveryWorkflows(
   knex: Knex,
   config: Config,
   deliveries: readonly DeliveryToStart[],
+  options: {
+    /**
+     * Eager start: the server hands the first workflow task straight back to this process's worker (one
+     * round trip less). Only for a client that shares the worker's NativeConnection (the fan-out).
+     */
+    eager?: boolean;
+  } = {},
 ): Promise<{ started: number; errors: unknown[] }> {
   const policy = deliveryPolicy(config.webhooks);
   const started: string[] = [];
@@ -49,6 +56,7 @@ export async function startDeliveryWorkflows(
             args: [{ deliveryId: d.id, policy }],
             workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
             workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+            ...(options.eager ? { requestEagerStart: true } : {}),
           });
         } catch (err) {
           if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -39,6 +39,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       fanOut: deps.fanOut,
       // activities start (fan-out) and signal (attempt history) workflows over the worker's connection
       temporal: new Client({ connection: deps.connection, namespace: config.temporal.namespace }),
+      temporalIsWorkerConnection: true,
       webhookResolver: deps.webhookResolver,
     }),
     shutdownGraceTime: '10 seconds',

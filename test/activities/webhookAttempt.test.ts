@@ -15,9 +15,11 @@ import { testEnv } from '../helpers/env';
 import { REFUSED_HOSTS } from '../helpers/refusedTargets';
 import { insertEndpoint, newCompany, sleep, startReceiver, webhookTestConfig } from '../helpers/webhooks';
 
-async function deliveryFor(companyId: string, endpointId: string): Promise<WebhookDelivery> {
+async function deliveryFor(companyId: string, endpointId: string, made: string[]): Promise<WebhookDelivery> {
+  const id = randomUUID();
+  made.push(id);
   return WebhookDelivery.query(testEnv().knex).insertAndFetch({
-    id: randomUUID(),
+    id,
     companyId,
     endpointId,
     eventId: randomUUID(),
@@ -43,6 +45,13 @@ async function attempt(
 
 describe('webhook attempts refuse private targets at connect time (default setting)', function () {
   this.timeout(30_000);
+  const made: string[] = [];
+  // these deliveries never had a workflow: finish them so no dispatcher sweep starts one later
+  after(async () => {
+    await WebhookDelivery.query(testEnv().knex)
+      .whereIn('id', made)
+      .patch({ completedAt: new Date(), status: 'cancelled' });
+  });
   // the default, except plain http so a loopback receiver could be reached at all if the guard failed
   const defaults = () => webhookTestConfig('unused', { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' });
 
@@ -70,7 +79,7 @@ describe('webhook attempts refuse private targets at connect time (default setti
     const receiver = await startReceiver();
     const config = defaults();
     const { endpoint } = await insertEndpoint(config, company.id, { url: receiver.url });
-    const delivery = await deliveryFor(company.id, endpoint.id);
+    const delivery = await deliveryFor(company.id, endpoint.id, made);
     const refused = await attempt(createWebhookActivities({ ...testEnv(), config }), delivery.id);
     expect(refused).to.be.instanceOf(ApplicationFailure);
     expect((refused as ApplicationFailure).type).to.equal('WebhookAttemptFailed');
@@ -97,7 +106,7 @@ describe('webhook attempts refuse private targets at connect time (default setti
     // at creation the name looks public
     expect(await checkTargetUrl(url, config.webhooks, rebinding)).to.equal(null);
     const { endpoint } = await insertEndpoint(config, company.id, { url });
-    const delivery = await deliveryFor(company.id, endpoint.id);
+    const delivery = await deliveryFor(company.id, endpoint.id, made);
 
     const refused = await attempt(
       createWebhookActivities({ ...testEnv(), config, resolver: rebinding }),

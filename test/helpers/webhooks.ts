@@ -197,7 +197,9 @@ export async function startWebhookWorker(
 
 /**
  * Only one outbox dispatcher may run against the run's database while these tests do: a dispatcher of
- * another task queue would claim their events. Stops the run's default one if a test left it running.
+ * another task queue would claim their events. Stops the run's default one if a test left it running,
+ * then waits out the idle wait of a dispatcher activity still in flight (a terminated workflow's last
+ * activity runs on, and may claim one more batch when an event's NOTIFY wakes it).
  */
 export async function stopOtherDispatchers(): Promise<void> {
   const { temporal, config } = testEnv();
@@ -205,6 +207,7 @@ export async function stopOtherDispatchers(): Promise<void> {
     .getHandle(`outbox-dispatcher:${config.temporal.taskQueue}`)
     .terminate('webhook tests need the only dispatcher')
     .catch(() => undefined);
+  await sleep(config.outbox.idleWaitMs + 1_000);
 }
 
 export async function newCompany(plan: PlanName | null = 'premium', name = 'Webhook Co'): Promise<Company> {
@@ -241,13 +244,21 @@ export async function finishedDeliveries(
   count: number,
   timeoutMs = 45_000,
 ): Promise<WebhookDelivery[]> {
-  return eventually(
-    async () => {
-      const rows = await deliveriesOf(endpointId);
-      return rows.length === count && rows.every((r) => r.completedAt) ? rows : undefined;
-    },
-    { timeoutMs, what: `${count} finished deliveries` },
-  );
+  let last: WebhookDelivery[] = [];
+  try {
+    return await eventually(
+      async () => {
+        last = await deliveriesOf(endpointId);
+        return last.length === count && last.every((r) => r.completedAt) ? last : undefined;
+      },
+      { timeoutMs, what: `${count} finished deliveries` },
+    );
+  } catch (err) {
+    const state = last.map(
+      (d) => `${d.status}/${d.attempts}/${d.workflowStartedAt ? 'started' : 'not started'}`,
+    );
+    throw new Error(`${(err as Error).message}; deliveries: [${state.join(', ')}]`);
+  }
 }
 
 export function sleep(ms: number): Promise<void> {
