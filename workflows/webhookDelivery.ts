@@ -71,8 +71,11 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
     const type = cause instanceof ApplicationFailure ? cause.type : undefined;
     const outcome =
       type === FAILURE.endpointInactive || type === FAILURE.deliveryGone ? 'cancelled' : 'failed';
-    // an attempt that ended without recording itself (the worker was lost, or it overran its timeout)
-    const error = type ? null : `attempt ended without an answer: ${cause?.message ?? String(err)}`;
+    // an attempt that ended without recording itself (the worker was lost, a timeout, an unexpected error)
+    const recorded = (Object.values(FAILURE) as Array<string | null | undefined>).includes(type);
+    const error = recorded
+      ? null
+      : `the last attempt ended without recording: ${cause?.message ?? String(err)}`;
     const final = await completeWebhookDelivery({ deliveryId: input.deliveryId, outcome, error });
     return { status: outcome, attempts: final.attempts, responseStatus: final.responseStatus };
   }
