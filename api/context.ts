@@ -5,7 +5,7 @@ import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import type { Storage } from '../common/storage';
 import type { PlanName } from '../common/plans';
-import type { Role, Scope } from './routing';
+import type { Role, RouteSpec, Scope } from './routing';
 
 /** Everything the API needs from outside; app.ts builds the Koa app from this and never listens. */
 export interface AppDeps {
@@ -41,4 +41,8 @@ export interface AppState {
   auth?: Principal;
 }
 
-export type AppContext = Koa.ParameterizedContext<AppState> & { deps: AppDeps };
+export type AppContext = Koa.ParameterizedContext<AppState> & {
+  deps: AppDeps;
+  /** every route this app mounted (the OpenAPI document is built from it) */
+  routeTable: readonly RouteSpec[];
+};
