@@ -6,6 +6,7 @@ import { correlation } from './middlewares/correlation';
 import { errors } from './middlewares/errors';
 import { idempotency } from './middlewares/idempotency';
 import { jsonBody } from './middlewares/body';
+import { authenticate } from './middlewares/authenticate';
 import { planGuard } from './middlewares/plan';
 import { rateLimit, RequestCounters } from './middlewares/rateLimit';
 import { mountRoutes, type RouteMiddlewareFactory, type RouteSpec } from './routing';
@@ -35,8 +36,11 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): ServiceApp {
   // The chain every route runs, in this order, before validation and its handler:
   // authenticate and authorize (route table `access`), the plan guard (`needsPlan`), then Idempotency-Key.
   // The request budget is counted earlier, at app level (below), so that every answer carries its headers.
-  // TODO(lead): routeChain = [authenticate, planGuard, idempotency] once the identity core lands.
-  const routeChain: RouteMiddlewareFactory[] = [planGuard, ...(machinery ? [idempotency] : [])];
+  const routeChain: RouteMiddlewareFactory[] = [
+    authenticate,
+    planGuard,
+    ...(machinery ? [idempotency] : []),
+  ];
   mountRoutes(router, routeTable, routeChain);
 
   app.use(correlation() as Koa.Middleware<AppState>);

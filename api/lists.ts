@@ -136,29 +136,48 @@ function isObjection(q: AnyQuery): q is QueryBuilder<Model, Model[]> {
   return typeof (q as QueryBuilder<Model, Model[]>).modelClass === 'function';
 }
 
-function tableOf(q: AnyQuery, table?: string): string {
-  if (table) return table;
-  if (isObjection(q)) return q.modelClass().tableName;
-  throw new Error('lists: pass `table` for a knex query');
+/** `table.column`, or the bare column for a knex query on one table given without `table`. */
+function columnOf(q: AnyQuery, column: string, table?: string): string {
+  const t = table ?? (isObjection(q) ? q.modelClass().tableName : undefined);
+  return t ? `${t}.${column}` : column;
 }
 
 export interface ListOptions {
-  /** table whose created_at and id order the list (defaults to the objection model's table) */
+  /**
+   * table whose created_at and id order the list (defaults to the objection model's table; a knex query on
+   * one table may leave it out)
+   */
   table?: string;
 }
 
+/** The validated query of a page-number list. */
+export interface PageQuery {
+  page: number;
+  limit: number;
+}
+
+/** The validated query of a cursor list. */
+export interface CursorQuery {
+  cursor?: string;
+  limit: number;
+}
+
+/** Kept for the first callers; same as PageList. */
+export type PageEnvelope<T> = PageList<T>;
+
 /**
  * A page of `query` (already scoped to the caller's company, with its filters), newest first by
- * (created_at, id). Runs the count and the page in parallel.
+ * (created_at, id) after any order the query has. Runs the count and the page in parallel; `present` maps
+ * each row to its output fields.
  */
-export async function pageList<T = unknown>(
+export async function pageList<T = unknown, R = any>( // eslint-disable-line @typescript-eslint/no-explicit-any
   query: AnyQuery,
   input: { page?: number; limit?: number },
+  present?: (row: R) => T,
   options: ListOptions = {},
 ): Promise<PageList<T>> {
   const page = input.page ?? 1;
   const limit = input.limit ?? DEFAULT_LIMIT;
-  const table = tableOf(query, options.table);
   const countQuery = isObjection(query)
     ? query.clone().resultSize()
     : ((query as Knex.QueryBuilder)
@@ -170,13 +189,14 @@ export async function pageList<T = unknown>(
         .then((row: { total?: string | number } | undefined) => Number(row?.total ?? 0)) as Promise<number>);
   const rowsQuery = (query.clone() as Knex.QueryBuilder)
     .orderBy([
-      { column: `${table}.createdAt`, order: 'desc' },
-      { column: `${table}.id`, order: 'desc' },
+      { column: columnOf(query, 'createdAt', options.table), order: 'desc' },
+      { column: columnOf(query, 'id', options.table), order: 'desc' },
     ])
     .limit(limit)
     .offset((page - 1) * limit);
-  const [total, rows] = await Promise.all([countQuery, rowsQuery as unknown as Promise<T[]>]);
-  return { data: rows, meta: { page, limit, total, totalPages: Math.ceil(total / limit) } };
+  const [total, rows] = await Promise.all([countQuery, rowsQuery as unknown as Promise<R[]>]);
+  const data = present ? rows.map(present) : (rows as unknown as T[]);
+  return { data, meta: { page, limit, total, totalPages: Math.ceil(total / limit) } };
 }
 
 interface CursorPosition {
@@ -233,7 +253,9 @@ function cursorsFor(secretKey: string): Cursors {
   return c;
 }
 
-export interface CursorListOptions extends ListOptions {
+export interface CursorListOptions<R = any, T = unknown> extends ListOptions { // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** maps each row to its output fields */
+  present?: (row: R) => T;
   /** names the list inside the cursor, so a cursor of one list is refused by another */
   list: string;
   /** the caller's company (ctx.state.auth.companyId): a cursor works only for it */
@@ -246,24 +268,24 @@ export interface CursorListOptions extends ListOptions {
  * A page of `query` (scoped to the caller's company, with its filters) after the cursor's position, newest
  * first by (created_at desc, id desc). Selects `<table>.*`; present the rows field by field afterwards.
  */
-export async function cursorList<T = unknown>(
+export async function cursorList<T = unknown, R = any>( // eslint-disable-line @typescript-eslint/no-explicit-any
   query: AnyQuery,
   input: { cursor?: string; limit?: number },
-  options: CursorListOptions,
+  options: CursorListOptions<R, T>,
 ): Promise<CursorList<T>> {
   const limit = input.limit ?? DEFAULT_LIMIT;
-  const table = tableOf(query, options.table);
   const cursors = cursorsFor(options.secretKey);
   const after = input.cursor ? cursors.open(options.list, options.companyId, input.cursor) : undefined;
-  const created = `${table}.createdAt`;
-  const id = `${table}.id`;
+  const created = columnOf(query, 'createdAt', options.table);
+  const id = columnOf(query, 'id', options.table);
+  const all = options.table ?? (isObjection(query) ? query.modelClass().tableName : undefined);
   // created_at keeps microseconds, more than a JS Date holds: the cursor carries the database's own text
   const positionSql = `to_char(?? at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "cursor_at"`;
   const position = isObjection(query)
     ? raw(positionSql, [created])
     : (query as Knex.QueryBuilder).client.raw(positionSql, [created]);
   const q = query.clone() as Knex.QueryBuilder;
-  q.select(`${table}.*`).select(position as Knex.Raw);
+  q.select(all ? `${all}.*` : '*').select(position as Knex.Raw);
   if (after) q.whereRaw('(??, ??) < (?::timestamptz, ?)', [created, id, after.t, after.i]);
   q.orderBy([
     { column: created, order: 'desc' },
@@ -278,5 +300,6 @@ export async function cursorList<T = unknown>(
       ? cursors.seal(options.list, options.companyId, { t: String(last.cursorAt), i: String(last.id) })
       : null;
   for (const row of page) delete row.cursorAt;
-  return { data: page as T[], meta: { nextCursor, hasMore } };
+  const data = options.present ? (page as R[]).map(options.present) : (page as T[]);
+  return { data, meta: { nextCursor, hasMore } };
 }

@@ -20,7 +20,18 @@ export type Scope = (typeof SCOPES)[number];
  * Who may call a route. Keys are refused unless `keyScope` names the scope that opens the route
  * (closed by default).
  */
-export type Access = { public: true } | { public?: false; roles: readonly Role[]; keyScope?: Scope };
+export type Access =
+  | { public: true }
+  | {
+      public?: false;
+      roles: readonly Role[];
+      keyScope?: Scope;
+      /** a write that a read-only demo session may still make (sign out) */
+      demoAllowed?: boolean;
+    };
+
+/** The separate per-minute buckets of the spec's Limits part (they do not draw from the main budget). */
+export type RateBucket = BucketName;
 
 export type JsonSchema = Record<string, unknown>;
 

@@ -60,6 +60,9 @@ export async function setUpEnv(): Promise<TestEnv> {
     S3_PREFIX: `test-runs/${runId}/`,
     TEMPORAL_TASK_QUEUE: `test-${runId}`,
     OUTBOX_IDLE_WAIT_MS: '1000',
+    // Every test request comes from 127.0.0.1; call() sends each from its own X-Forwarded-For address
+    // (one trusted hop), so per-address budgets and buckets do not leak between tests.
+    TRUST_PROXY_HOPS: '1',
   });
   const knex = createKnex(config.databaseUrl, 20);
   await migrateLatest(knex);
@@ -199,6 +202,33 @@ const testRoutes: RouteSpec[] = [
     query: { type: 'object', additionalProperties: false, properties: { verbose: { type: 'boolean' } } },
     responses: { 200: { description: 'echo' } },
     handler: async (_ctx, input) => ({ body: input }),
+  },
+  {
+    method: 'get',
+    path: '/_test/whoami',
+    summary: 'test only: any signed-in person, or a key with files:read',
+    tag: 'Test',
+    access: { roles: ['admin', 'employee'], keyScope: 'files:read' },
+    responses: { 200: { description: 'the principal' } },
+    handler: async (ctx) => ({ body: ctx.state.auth }),
+  },
+  {
+    method: 'post',
+    path: '/_test/whoami',
+    summary: 'test only: a write any signed-in person, or a key with files:write, may make',
+    tag: 'Test',
+    access: { roles: ['admin', 'employee'], keyScope: 'files:write' },
+    responses: { 200: { description: 'the principal' } },
+    handler: async (ctx) => ({ body: ctx.state.auth }),
+  },
+  {
+    method: 'get',
+    path: '/_test/admin-only',
+    summary: 'test only: admins, or a key with the admin-only scope audit:read',
+    tag: 'Test',
+    access: { roles: ['admin'], keyScope: 'audit:read' },
+    responses: { 200: { description: 'the principal' } },
+    handler: async (ctx) => ({ body: ctx.state.auth }),
   },
   {
     method: 'get',
