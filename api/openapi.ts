@@ -279,3 +279,28 @@ export function openApiFor(routes: readonly RouteSpec[]): Doc {
   }
   return doc;
 }
+
+/**
+ * Routes the router serves without an operation in the document, and operations without a route
+ * (as "METHOD /path" in OpenAPI syntax). Both lists are empty when the document is complete.
+ */
+export function compareWithRouter(
+  router: { stack: ReadonlyArray<{ methods: string[]; path: string | RegExp }> },
+  doc: Doc,
+): { undocumented: string[]; unrouted: string[] } {
+  const served = new Set<string>();
+  for (const layer of router.stack) {
+    for (const method of layer.methods) {
+      if (method === 'HEAD' || typeof layer.path !== 'string') continue;
+      served.add(`${method} ${openApiPath(layer.path)}`);
+    }
+  }
+  const documented = new Set<string>();
+  for (const [p, item] of Object.entries(doc.paths as Record<string, Record<string, unknown>>)) {
+    for (const method of Object.keys(item)) documented.add(`${method.toUpperCase()} ${p}`);
+  }
+  return {
+    undocumented: [...served].filter((x) => !documented.has(x)).sort(),
+    unrouted: [...documented].filter((x) => !served.has(x)).sort(),
+  };
+}
