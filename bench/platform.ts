@@ -20,6 +20,7 @@ import { hashPassword } from '../api/auth/passwords';
 import { sessionKeys, startSession } from '../api/auth/sessions';
 import { loadConfig } from '../common/config';
 import { createLogger } from '../common/logger';
+import { createMailer } from '../common/mailer';
 import { deriveKey } from '../common/secrets';
 import { createStorage } from '../common/storage';
 import { createTemporalClient } from '../common/temporal';
@@ -115,7 +116,8 @@ async function main(): Promise<void> {
   const servers: http.Server[] = [];
   try {
     await migrateLatest(knex);
-    const deps = { config, knex, temporal, logger: createLogger('silent', 'bench'), storage: createStorage(config) };
+    const logger = createLogger('silent', 'bench');
+    const deps = { config, knex, temporal, logger, storage: createStorage(config), mailer: createMailer(config, logger) };
 
     // one company, 64 admins with a session each, 30 API keys to list
     const companyId = randomUUID();

@@ -1,18 +1,29 @@
 import type { RouteSpec } from '../routing';
+import { accountRoutes } from './accounts';
 import { apiKeyRoutes } from './apiKeys';
 import { authRoutes } from './auth';
+import { companyRoutes } from './companies';
 import { docsRoutes } from './docs';
+import { peopleRoutes } from './people';
 import { subscriptionRoutes } from './subscriptions';
 import { systemRoutes } from './system';
 
-/**
- * The route table: every route of the API, in one list (OpenAPI and authorization read it too). It keeps
- * each route's literal type, so test/helpers/client.ts types requests and answers from the schemas.
- */
-export const routes = [
+const table = [
   ...systemRoutes,
   ...docsRoutes,
   ...authRoutes,
+  ...accountRoutes,
   ...apiKeyRoutes,
+  ...peopleRoutes,
+  ...companyRoutes,
   ...subscriptionRoutes,
 ] as const satisfies readonly RouteSpec[];
+
+/**
+ * Every route with its literal type (paths, schemas): test/helpers/client.ts types requests and answers
+ * from the same schemas that validate them.
+ */
+export type RouteTable = typeof table;
+
+/** The route table: every route of the API, in one list (OpenAPI and authorization read it too). */
+export const routes: readonly RouteSpec[] = table;

@@ -8,13 +8,13 @@
  *   res.body.filesLimit; // number | null
  */
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import type { routes } from '../../api/routes';
+import type { RouteTable } from '../../api/routes';
 import type { RouteSpec } from '../../api/routing';
 import { testEnv } from './env';
 import { randomClientAddress, type HttpResponse } from './http';
 
 /** The service's routes, plus the test-only routes of an app a test builds (`apiClient<typeof extra>`). */
-type Route<Extra extends readonly RouteSpec[]> = (typeof routes)[number] | Extra[number];
+type Route<Extra extends readonly RouteSpec[]> = RouteTable[number] | Extra[number];
 type Method = RouteSpec['method'];
 export type PathOf<R, M extends Method> = Extract<R, { method: M }> extends { path: infer P } ? P : never;
 type RouteOf<R, M extends Method, P> = Extract<R, { method: M; path: P }>;
