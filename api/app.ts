@@ -36,11 +36,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): ServiceApp {
   // The chain every route runs, in this order, before validation and its handler:
   // authenticate and authorize (route table `access`), the plan guard (`needsPlan`), then Idempotency-Key.
   // The request budget is counted earlier, at app level (below), so that every answer carries its headers.
-  const routeChain: RouteMiddlewareFactory[] = [
-    authenticate,
-    planGuard,
-    ...(machinery ? [idempotency] : []),
-  ];
+  const routeChain: RouteMiddlewareFactory[] = [authenticate, planGuard, ...(machinery ? [idempotency] : [])];
   mountRoutes(router, routeTable, routeChain);
 
   app.use(correlation() as Koa.Middleware<AppState>);

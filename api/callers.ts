@@ -50,8 +50,7 @@ export async function identifyCaller(ctx: AppContext): Promise<CallerIdentity> {
     .where('k.identifier', parsed.identifier)
     .whereNull('k.revokedAt')
     .first('k.companyId', 'k.secretFingerprint', 'c.plan')) as
-    | { companyId: string; secretFingerprint: string; plan: PlanName | null }
-    | undefined;
+    { companyId: string; secretFingerprint: string; plan: PlanName | null } | undefined;
   if (!row || !constantTimeEqual(fingerprint(keysFor(ctx).apiKey, token), row.secretFingerprint)) {
     return ANONYMOUS;
   }

@@ -170,7 +170,7 @@ export type PageEnvelope<T> = PageList<T>;
  * (created_at, id) after any order the query has. Runs the count and the page in parallel; `present` maps
  * each row to its output fields.
  */
-export async function pageList<T = unknown, R = any>( // eslint-disable-line @typescript-eslint/no-explicit-any
+export async function pageList<T = unknown, R = unknown>(
   query: AnyQuery,
   input: { page?: number; limit?: number },
   present?: (row: R) => T,
@@ -253,7 +253,7 @@ function cursorsFor(secretKey: string): Cursors {
   return c;
 }
 
-export interface CursorListOptions<R = any, T = unknown> extends ListOptions { // eslint-disable-line @typescript-eslint/no-explicit-any
+export interface CursorListOptions<R = unknown, T = unknown> extends ListOptions {
   /** maps each row to its output fields */
   present?: (row: R) => T;
   /** names the list inside the cursor, so a cursor of one list is refused by another */
@@ -268,7 +268,7 @@ export interface CursorListOptions<R = any, T = unknown> extends ListOptions { /
  * A page of `query` (scoped to the caller's company, with its filters) after the cursor's position, newest
  * first by (created_at desc, id desc). Selects `<table>.*`; present the rows field by field afterwards.
  */
-export async function cursorList<T = unknown, R = any>( // eslint-disable-line @typescript-eslint/no-explicit-any
+export async function cursorList<T = unknown, R = unknown>(
   query: AnyQuery,
   input: { cursor?: string; limit?: number },
   options: CursorListOptions<R, T>,
@@ -281,7 +281,7 @@ export async function cursorList<T = unknown, R = any>( // eslint-disable-line @
   const all = options.table ?? (isObjection(query) ? query.modelClass().tableName : undefined);
   // created_at keeps microseconds, more than a JS Date holds: the cursor carries the database's own text
   const positionSql = `to_char(?? at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "cursor_at"`;
-  const position = isObjection(query)
+  const position: unknown = isObjection(query)
     ? raw(positionSql, [created])
     : (query as Knex.QueryBuilder).client.raw(positionSql, [created]);
   const q = query.clone() as Knex.QueryBuilder;

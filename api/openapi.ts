@@ -47,8 +47,14 @@ const RATE_LIMIT_HEADERS = {
 const STANDARD_ERRORS: Record<number, { name: string; description: string }> = {
   400: { name: 'BadRequest', description: 'a missing, unknown or out-of-range field or query parameter' },
   401: { name: 'Unauthorized', description: 'no token, or a bad, expired or revoked one' },
-  402: { name: 'PaymentRequired', description: 'the company has not chosen a plan, or a plan limit stops the work' },
-  403: { name: 'Forbidden', description: 'role too low, key lacks the scope, company suspended or read-only demo' },
+  402: {
+    name: 'PaymentRequired',
+    description: 'the company has not chosen a plan, or a plan limit stops the work',
+  },
+  403: {
+    name: 'Forbidden',
+    description: 'role too low, key lacks the scope, company suspended or read-only demo',
+  },
   404: { name: 'NotFound', description: 'does not exist or the caller may not see it' },
   409: { name: 'Conflict', description: 'clash with the current state' },
   422: { name: 'Unprocessable', description: 'the request cannot be processed as sent' },
@@ -90,7 +96,12 @@ function parameters(spec: RouteSpec): Doc[] {
   const pathParams = [...spec.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
   const paramProps = (spec.params?.properties ?? {}) as Record<string, JsonSchema>;
   for (const name of pathParams) {
-    out.push({ name, in: 'path', required: true, schema: replaceNamed(paramProps[name] ?? { type: 'string' }) });
+    out.push({
+      name,
+      in: 'path',
+      required: true,
+      schema: replaceNamed(paramProps[name] ?? { type: 'string' }),
+    });
   }
   const queryProps = (spec.query?.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((spec.query?.required ?? []) as string[]);
@@ -132,7 +143,8 @@ function responses(spec: RouteSpec): Doc {
   if (spec.needsPlan) standard.add(402);
   if (spec.idempotent) [409, 422].forEach((c) => standard.add(c));
   for (const code of standard) {
-    if (!(String(code) in out)) out[String(code)] = { $ref: `#/components/responses/${STANDARD_ERRORS[code].name}` };
+    if (!(String(code) in out))
+      out[String(code)] = { $ref: `#/components/responses/${STANDARD_ERRORS[code].name}` };
   }
   return out;
 }
@@ -147,7 +159,9 @@ function operation(spec: RouteSpec): Doc {
       ? 'Public.'
       : `Session of: ${access.roles.join(', ')}.` +
         (access.keyScope ? ` API keys with scope \`${access.keyScope}\`.` : ' API keys are refused.'),
-    spec.bucket ? `Counted in the separate \`${spec.bucket}\` bucket (${BUCKETS[spec.bucket]} per minute).` : '',
+    spec.bucket
+      ? `Counted in the separate \`${spec.bucket}\` bucket (${BUCKETS[spec.bucket]} per minute).`
+      : '',
     spec.needsPlan ? 'Needs a chosen plan (402 otherwise).' : '',
     spec.idempotent ? 'Honours Idempotency-Key.' : '',
   ]

@@ -18,4 +18,9 @@ export const uuidParams = {
 } as const;
 
 /** Lists have one implementation: api/lists.ts (query schemas, envelopes, pageList, cursorList). */
-export { pageQuerySchema, cursorQuerySchema, pageEnvelope as pageEnvelopeSchema, cursorEnvelope } from './lists';
+export {
+  pageQuerySchema,
+  cursorQuerySchema,
+  pageEnvelope as pageEnvelopeSchema,
+  cursorEnvelope,
+} from './lists';

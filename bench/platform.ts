@@ -86,7 +86,8 @@ async function drive(port: number, tokens: string[], count: number): Promise<Res
   );
   const seconds = Number(process.hrtime.bigint() - began) / 1e9;
   agent.destroy();
-  if (failures.length > 0) throw new Error(`${failures.length} requests failed: ${failures.slice(0, 5).join(', ')}`);
+  if (failures.length > 0)
+    throw new Error(`${failures.length} requests failed: ${failures.slice(0, 5).join(', ')}`);
   latencies.sort((a, b) => a - b);
   return { rps: count / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), count };
 }
@@ -117,7 +118,14 @@ async function main(): Promise<void> {
   try {
     await migrateLatest(knex);
     const logger = createLogger('silent', 'bench');
-    const deps = { config, knex, temporal, logger, storage: createStorage(config), mailer: createMailer(config, logger) };
+    const deps = {
+      config,
+      knex,
+      temporal,
+      logger,
+      storage: createStorage(config),
+      mailer: createMailer(config, logger),
+    };
 
     // one company, 64 admins with a session each, 30 API keys to list
     const companyId = randomUUID();
@@ -150,8 +158,11 @@ async function main(): Promise<void> {
     const tokens: string[] = [];
     for (const p of people) {
       tokens.push(
-        (await knex.transaction((trx) => startSession(trx, sessionKeys(config.secretKey), p, { method: 'password' })))
-          .accessToken,
+        (
+          await knex.transaction((trx) =>
+            startSession(trx, sessionKeys(config.secretKey), p, { method: 'password' }),
+          )
+        ).accessToken,
       );
     }
 
@@ -167,7 +178,8 @@ async function main(): Promise<void> {
 
     // 64 people × 300 a minute: stay under each person's budget for the whole run
     const total = (REQUESTS + 200) * ROUNDS;
-    if (total > PEOPLE * 300) throw new Error(`at most ${Math.floor((PEOPLE * 300) / ROUNDS) - 200} requests per round`);
+    if (total > PEOPLE * 300)
+      throw new Error(`at most ${Math.floor((PEOPLE * 300) / ROUNDS) - 200} requests per round`);
 
     await drive(off, tokens, 200); // warm-up (JIT, pools, prepared statements)
     await drive(on, tokens, 200);
@@ -181,11 +193,15 @@ async function main(): Promise<void> {
     const b = merge(without);
     const fmt = (r: Result) =>
       `${r.rps.toFixed(0).padStart(6)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms`;
-    console.log(`GET ${PATH} (session token), ${ROUNDS} rounds × ${REQUESTS} requests, concurrency ${CONCURRENCY}`);
+    console.log(
+      `GET ${PATH} (session token), ${ROUNDS} rounds × ${REQUESTS} requests, concurrency ${CONCURRENCY}`,
+    );
     console.log(`  machinery on : ${fmt(a)}`);
     console.log(`  machinery off: ${fmt(b)}`);
     const ratio = a.rps / b.rps;
-    console.log(`  throughput ratio on/off: ${ratio.toFixed(3)} (machinery costs ${((1 - ratio) * 100).toFixed(1)}%; target < 25%)`);
+    console.log(
+      `  throughput ratio on/off: ${ratio.toFixed(3)} (machinery costs ${((1 - ratio) * 100).toFixed(1)}%; target < 25%)`,
+    );
     console.log(`  p99 ratio on/off: ${(a.p99 / b.p99).toFixed(3)}`);
   } finally {
     for (const s of servers) {
@@ -194,7 +210,9 @@ async function main(): Promise<void> {
     }
     await knex.destroy();
     await temporal.connection.close().catch(() => undefined);
-    await withAdmin(base.databaseUrl, (admin) => admin.raw('drop database if exists ?? with (force)', [database]));
+    await withAdmin(base.databaseUrl, (admin) =>
+      admin.raw('drop database if exists ?? with (force)', [database]),
+    );
   }
 }
 

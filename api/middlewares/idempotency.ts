@@ -70,11 +70,18 @@ function bodyText(body: unknown): string | null {
  * Keys are scoped to the caller's company (to the client address on public routes) and kept 24 hours.
  */
 export function idempotency(spec: RouteSpec) {
-  if (!spec.idempotent) return async (_ctx: AppContext, next: Next) => next();
+  if (!spec.idempotent) {
+    return async (_ctx: AppContext, next: Next) => {
+      await next();
+    };
+  }
 
   return async (ctx: AppContext, next: Next) => {
     const key = ctx.get('Idempotency-Key');
-    if (!key) return next();
+    if (!key) {
+      await next();
+      return;
+    }
     if (!KEY_FORMAT.test(key)) {
       throw new BadRequestError('Idempotency-Key must be 1 to 255 visible ASCII characters');
     }
@@ -86,7 +93,7 @@ export function idempotency(spec: RouteSpec) {
     for (let attempt = 0; attempt < 3; attempt++) {
       // One statement: sweep a few expired records (never this one), then claim the key, or take over a
       // record that expired or whose claim was abandoned.
-      const claimed = await knex.raw(
+      const claimed: { rows: unknown[] } = await knex.raw(
         `with sweep as (
            delete from idempotency_keys where ctid = any(array(
              select ctid from idempotency_keys
@@ -104,7 +111,14 @@ export function idempotency(spec: RouteSpec) {
          where idempotency_keys.expires_at <= now()
             or (idempotency_keys.state = 'running' and idempotency_keys.locked_until <= now())
          returning key`,
-        { scope, key, companyId, fingerprint, lease: IDEMPOTENCY_LEASE_SECONDS, ttl: IDEMPOTENCY_TTL_SECONDS },
+        {
+          scope,
+          key,
+          companyId,
+          fingerprint,
+          lease: IDEMPOTENCY_LEASE_SECONDS,
+          ttl: IDEMPOTENCY_TTL_SECONDS,
+        },
       );
       if (claimed.rows.length === 1) {
         await runClaimed(ctx, next, scope, key, fingerprint);
@@ -135,8 +149,7 @@ async function runClaimed(
   fingerprint: string,
 ): Promise<void> {
   const { knex } = ctx.deps;
-  const release = () =>
-    knex('idempotencyKeys').where({ scope, key, fingerprint, state: 'running' }).delete();
+  const release = () => knex('idempotencyKeys').where({ scope, key, fingerprint, state: 'running' }).delete();
   try {
     await next();
   } catch (err) {

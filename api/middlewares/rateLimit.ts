@@ -109,7 +109,11 @@ export function chooseBudget(spec: RouteSpec | undefined, caller: CallerIdentity
         subject: `company:${caller.companyId}`,
       };
     case 'session':
-      return { name: 'budget', limit: REQUEST_BUDGETS.sessionPerPerson, subject: `person:${caller.personId}` };
+      return {
+        name: 'budget',
+        limit: REQUEST_BUDGETS.sessionPerPerson,
+        subject: `person:${caller.personId}`,
+      };
     default:
       return { name: 'budget', limit: REQUEST_BUDGETS.anonymousPerAddress, subject: addressSubject(address) };
   }

@@ -9,7 +9,9 @@ import { gate, platformTestRoutes, type PlatformTestRoutes } from '../helpers/pl
 import { startApp } from '../helpers/servers';
 
 async function keysOf(companyId: string): Promise<number> {
-  const row = (await testEnv().knex('apiKeys').where({ companyId }).count({ n: '*' }).first()) as { n: string };
+  const row = (await testEnv().knex('apiKeys').where({ companyId }).count({ n: '*' }).first()) as {
+    n: string;
+  };
   return Number(row.n);
 }
 
@@ -43,7 +45,9 @@ describe('Idempotency-Key', () => {
     const team = await createTeam();
     const idempotencyKey = randomUUID();
     const body = { name: 'one', scopes: ['files:read' as const] };
-    expect((await apiClient({ token: team.adminToken }).post('/api-keys', { body, idempotencyKey })).status).to.equal(201);
+    expect(
+      (await apiClient({ token: team.adminToken }).post('/api-keys', { body, idempotencyKey })).status,
+    ).to.equal(201);
     const changed = await apiClient({ token: team.adminToken }).post('/api-keys', {
       body: { ...body, name: 'two' },
       idempotencyKey,
@@ -52,7 +56,10 @@ describe('Idempotency-Key', () => {
       'Idempotency-Key was already used for a different request',
     );
     // a colleague must never receive someone else's answer (here: the full API key)
-    const colleague = await apiClient({ token: team.employeeToken }).post('/api-keys', { body, idempotencyKey });
+    const colleague = await apiClient({ token: team.employeeToken }).post('/api-keys', {
+      body,
+      idempotencyKey,
+    });
     expectErrorBody(colleague, 422);
     expect(colleague.text).not.to.include('svc_live_');
     expect(await keysOf(team.company.id)).to.equal(1);
@@ -103,7 +110,9 @@ describe('Idempotency-Key', () => {
     const api = apiClient({ token: team.adminToken });
     const idempotencyKey = randomUUID();
     const body = { name: 'race', scopes: ['files:read' as const] };
-    const answers = await Promise.all(Array.from({ length: 12 }, () => api.post('/api-keys', { body, idempotencyKey })));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () => api.post('/api-keys', { body, idempotencyKey })),
+    );
     const created = answers.filter((a) => a.status === 201);
     expect(created.length).to.be.at.least(1);
     expect(answers.every((a) => a.status === 201 || a.status === 409)).to.equal(true);
@@ -115,9 +124,15 @@ describe('Idempotency-Key', () => {
     const team = await createTeam();
     const api = apiClient({ token: team.adminToken });
     const idempotencyKey = randomUUID();
-    const bad = await api.post('/api-keys', { body: { name: 'x'.repeat(81), scopes: ['files:read'] }, idempotencyKey });
+    const bad = await api.post('/api-keys', {
+      body: { name: 'x'.repeat(81), scopes: ['files:read'] },
+      idempotencyKey,
+    });
     expectErrorBody(bad, 400);
-    const good = await api.post('/api-keys', { body: { name: 'fixed', scopes: ['files:read'] }, idempotencyKey });
+    const good = await api.post('/api-keys', {
+      body: { name: 'fixed', scopes: ['files:read'] },
+      idempotencyKey,
+    });
     expect(good.status).to.equal(201);
   });
 
@@ -127,7 +142,9 @@ describe('Idempotency-Key', () => {
     const api = apiClient({ token: team.adminToken });
     const idempotencyKey = randomUUID();
     await api.post('/api-keys', { body: { name: 'one', scopes: ['files:read'] }, idempotencyKey });
-    const row = await knex('idempotencyKeys').where({ scope: `company:${team.company.id}`, key: idempotencyKey }).first();
+    const row = await knex('idempotencyKeys')
+      .where({ scope: `company:${team.company.id}`, key: idempotencyKey })
+      .first();
     const ttlHours = (row.expiresAt.getTime() - row.createdAt.getTime()) / 3600_000;
     expect(ttlHours).to.be.closeTo(24, 0.01);
     expect(row.companyId).to.equal(team.company.id);
@@ -142,13 +159,16 @@ describe('Idempotency-Key', () => {
     await knex('idempotencyKeys')
       .whereIn('key', [idempotencyKey, otherKey])
       .update({ expiresAt: knex.raw(`now() - interval '1 second'`) });
-    const reused = await api.post('/api-keys', { body: { name: 'two', scopes: ['files:read'] }, idempotencyKey });
+    const reused = await api.post('/api-keys', {
+      body: { name: 'two', scopes: ['files:read'] },
+      idempotencyKey,
+    });
     expect(reused.status).to.equal(201);
     expect(reused.body.name).to.equal('two');
     expect(await knex('idempotencyKeys').where({ key: otherKey }).first()).to.equal(undefined);
   });
 
-  it("a claim abandoned by a crashed process is taken over after its lease", async () => {
+  it('a claim abandoned by a crashed process is taken over after its lease', async () => {
     const team = await createTeam();
     const { knex } = testEnv();
     const idempotencyKey = randomUUID();
@@ -180,10 +200,13 @@ describe('Idempotency-Key', () => {
     expect(stored.scope).to.equal(`company:${team.company.id}`);
     // the key's owner with a session is another caller
     const person = await createPerson(team.company, { role: 'admin' });
-    const bySession = await apiClient<PlatformTestRoutes>({ token: await tokenFor(person), baseUrl }).post('/_test/things', {
-      body: { name: 'k' },
-      idempotencyKey,
-    });
+    const bySession = await apiClient<PlatformTestRoutes>({ token: await tokenFor(person), baseUrl }).post(
+      '/_test/things',
+      {
+        body: { name: 'k' },
+        idempotencyKey,
+      },
+    );
     expectErrorBody(bySession, 422);
   });
 
@@ -209,7 +232,9 @@ describe('Idempotency-Key', () => {
       json: { name: 'x', scopes: ['files:read'] },
       headers: { 'Idempotency-Key': 'x'.repeat(256) },
     });
-    expect(expectErrorBody(bad, 400).message).to.equal('Idempotency-Key must be 1 to 255 visible ASCII characters');
+    expect(expectErrorBody(bad, 400).message).to.equal(
+      'Idempotency-Key must be 1 to 255 visible ASCII characters',
+    );
     const idempotencyKey = randomUUID();
     const api = apiClient({ token: team.adminToken });
     await api.patch('/subscriptions/me', { body: { plan: 'basic' }, idempotencyKey });

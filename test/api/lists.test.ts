@@ -136,7 +136,10 @@ describe('list envelopes', () => {
       expect(expectErrorBody(foreign, 400).message).to.equal(invalid);
       // a cursor of another list is refused too
       const cursors = new Cursors(testEnv().config.secretKey);
-      const ofFiles = cursors.seal('files', team.company.id, { t: '2026-01-01T00:00:00.000000Z', i: randomUUID() });
+      const ofFiles = cursors.seal('files', team.company.id, {
+        t: '2026-01-01T00:00:00.000000Z',
+        i: randomUUID(),
+      });
       expectErrorBody(await api.get('/_test/audit', { query: { cursor: ofFiles } }), 400);
       const rest = await api.get('/_test/audit', { query: { cursor } });
       expect(rest.status).to.equal(200);

@@ -38,7 +38,9 @@ describe('OpenAPI document and docs page', () => {
       responses: { 200: { description: 'x' } },
       handler: async () => ({}),
     });
-    expect(compareWithRouter(createApp(testEnv().deps).router, buildOpenApi([...routes, extra]))).to.deep.equal({
+    expect(
+      compareWithRouter(createApp(testEnv().deps).router, buildOpenApi([...routes, extra])),
+    ).to.deep.equal({
       undocumented: [],
       unrouted: ['GET /ghosts/{id}'],
     });
@@ -78,7 +80,11 @@ describe('OpenAPI document and docs page', () => {
     expect(create.responses['422']).to.deep.equal({ $ref: '#/components/responses/Unprocessable' });
     const del = doc.paths['/api-keys/{id}'].delete;
     expect(del.parameters[0]).to.include({ name: 'id', in: 'path', required: true });
-    expect(doc.components.securitySchemes.session).to.include({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    expect(doc.components.securitySchemes.session).to.include({
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+    });
     expect(doc.components.securitySchemes.apiKey).to.include({ type: 'http', scheme: 'bearer' });
   });
 

@@ -50,7 +50,8 @@ describe('request budgets and buckets', () => {
 
     it("chooses the spec's budget for each caller, and buckets instead of the budget", () => {
       const anon = { kind: 'anonymous' } as const;
-      const key = (plan: 'free' | 'basic' | 'premium' | null) => ({ kind: 'key', companyId: 'c1', plan }) as const;
+      const key = (plan: 'free' | 'basic' | 'premium' | null) =>
+        ({ kind: 'key', companyId: 'c1', plan }) as const;
       const session = { kind: 'session', personId: 'p1', companyId: 'c1' } as const;
       expect(chooseBudget(undefined, anon, '192.0.2.1')).to.deep.equal({
         name: 'budget',
@@ -85,7 +86,11 @@ describe('request budgets and buckets', () => {
         await call('GET', '/no-such-route', { ip }),
         await call('GET', '/subscriptions/me', { ip }),
         await call('GET', '/subscriptions/me', { ip, token: 'not-a-token' }),
-        await call('POST', '/_test/echo', { ip, raw: '{"name":', headers: { 'content-type': 'application/json' } }),
+        await call('POST', '/_test/echo', {
+          ip,
+          raw: '{"name":',
+          headers: { 'content-type': 'application/json' },
+        }),
         await call('DELETE', '/health', { ip }),
         await call('GET', '/_test/boom', { ip }),
       ];
@@ -182,7 +187,10 @@ describe('request budgets and buckets', () => {
       const attempts = [];
       for (let i = 0; i < 12; i++) {
         attempts.push(
-          await call('POST', '/auth/login', { ip, json: { email: 'nobody@example.test', password: 'wrong' } }),
+          await call('POST', '/auth/login', {
+            ip,
+            json: { email: 'nobody@example.test', password: 'wrong' },
+          }),
         );
       }
       expect(attempts.map((a) => a.status)).to.deep.equal([...Array(10).fill(401), 429, 429]);
@@ -195,7 +203,9 @@ describe('request budgets and buckets', () => {
       const after = limits(await call('GET', '/health', { ip }));
       expect(after.remaining).to.equal(before.remaining - 1);
       // another address may still sign in
-      const elsewhere = await call('POST', '/auth/login', { json: { email: 'nobody@example.test', password: 'x' } });
+      const elsewhere = await call('POST', '/auth/login', {
+        json: { email: 'nobody@example.test', password: 'x' },
+      });
       expect(elsewhere.status).to.equal(401);
     });
 
@@ -211,13 +221,17 @@ describe('request budgets and buckets', () => {
       expect(answers.map((a) => a.status)).to.deep.equal(Array(10).fill(200));
       answers.forEach((a) => expectHeaders(a, 10));
       const secondToken = await tokenFor(secondAdmin);
-      const refused = await api.with({ token: secondToken }).patch('/subscriptions/me', { body: { plan: 'premium' } });
+      const refused = await api
+        .with({ token: secondToken })
+        .patch('/subscriptions/me', { body: { plan: 'premium' } });
       expectErrorBody(refused, 429);
       // the main budget of the person is untouched, and another company is not affected
       const read = await api.get('/subscriptions/me');
       expect(expectHeaders(read, 300).remaining).to.equal(299);
       expect(read.body.plan).to.equal('basic'); // the 10th choice; the refused one changed nothing
-      const otherRes = await apiClient({ token: other.adminToken }).patch('/subscriptions/me', { body: { plan: 'basic' } });
+      const otherRes = await apiClient({ token: other.adminToken }).patch('/subscriptions/me', {
+        body: { plan: 'basic' },
+      });
       expect(otherRes.status).to.equal(200);
     });
   });

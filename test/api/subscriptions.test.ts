@@ -62,9 +62,9 @@ describe('plans and subscriptions', () => {
       ['subscription.plan_chosen', { from: null, to: 'basic' }],
       ['subscription.plan_changed', { from: 'basic', to: 'premium' }],
     ]);
-    expect(audit.every((a) => a.actorPersonId === team.admin.id && a.resourceId === team.company.id)).to.equal(
-      true,
-    );
+    expect(
+      audit.every((a) => a.actorPersonId === team.admin.id && a.resourceId === team.company.id),
+    ).to.equal(true);
   });
 
   it('an API key needs files:read to read the plan, and can never change it', async () => {
@@ -75,7 +75,9 @@ describe('plans and subscriptions', () => {
     expect(read.status).to.equal(200);
     expect(read.body.plan).to.equal('free');
     expectErrorBody(await apiClient({ token: notifier }).get('/subscriptions/me'), 403);
-    const change = await apiClient({ token: reader }).patch('/subscriptions/me', { body: { plan: 'premium' } });
+    const change = await apiClient({ token: reader }).patch('/subscriptions/me', {
+      body: { plan: 'premium' },
+    });
     expectErrorBody(change, 403);
   });
 

@@ -86,7 +86,8 @@ async function send(
 ): Promise<HttpResponse> {
   const url = new URL(fillPath(path, options.params), client.baseUrl ?? testEnv().baseUrl);
   for (const [k, v] of Object.entries(options.query ?? {})) {
-    if (v !== undefined) url.searchParams.set(k, String(v));
+    if (v !== undefined)
+      url.searchParams.set(k, typeof v === 'object' ? JSON.stringify(v) : String(v as string));
   }
   const headers: Record<string, string> = {
     'x-forwarded-for': client.ip ?? randomClientAddress(),

@@ -87,7 +87,7 @@ export const docsRoutes = [
       404: { description: 'no such file' },
     },
     handler: async (_ctx, { params }): Promise<Reply> => {
-      const name = params.asset as string;
+      const name = (params as { asset: string }).asset;
       if (name === 'init.js') {
         return { body: INIT, headers: { 'Content-Type': 'text/javascript; charset=utf-8' } };
       }

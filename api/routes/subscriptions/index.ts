@@ -52,7 +52,10 @@ export const subscriptionSchema = namedSchema('Subscription', {
   properties: {
     plan: { enum: ['free', 'basic', 'premium', null], description: 'null until the company chooses one' },
     limits: { oneOf: [planLimitsSchema, { type: 'null' }] },
-    periodKey: { type: 'string', description: 'the current billing period (calendar month, UTC), e.g. 2026-11' },
+    periodKey: {
+      type: 'string',
+      description: 'the current billing period (calendar month, UTC), e.g. 2026-11',
+    },
     periodStart: { type: 'string', format: 'date-time' },
     periodEnd: { type: 'string', format: 'date-time', description: 'exclusive' },
     filesUsed: { type: 'integer', minimum: 0, description: 'uploads counted in this period' },
@@ -71,8 +74,7 @@ async function subscriptionOf(db: Knex | Knex.Transaction, companyId: string, pl
   const key = periodKey();
   const { start, end } = periodBounds(key);
   const usage = (await db('fileUsage').where({ companyId, periodKey: key }).first('filesUsed')) as
-    | { filesUsed: number }
-    | undefined;
+    { filesUsed: number } | undefined;
   return {
     plan,
     limits: plan ? { ...PLANS[plan] } : null,
@@ -102,7 +104,9 @@ export const subscriptionRoutes = [
         },
       },
     },
-    handler: async () => ({ body: { data: PLAN_NAMES.map((name) => ({ name, limits: { ...PLANS[name] } })) } }),
+    handler: async () => ({
+      body: { data: PLAN_NAMES.map((name) => ({ name, limits: { ...PLANS[name] } })) },
+    }),
   }),
   route({
     method: 'get',
