@@ -1,5 +1,6 @@
 import type { PlanName } from '../common/plans';
 import { constantTimeEqual, deriveKey, fingerprint } from '../common/secrets';
+import type { Role, Scope } from './routing';
 import { isApiKeyToken, parseKey } from './auth/apiKeys';
 import { sessionKeys, verifyAccessToken, type SessionKeys } from './auth/sessions';
 import type { AppContext } from './context';
@@ -32,6 +33,62 @@ function keysFor(ctx: AppContext) {
   return keys;
 }
 
+/** An API key with its owner and company, as read for this request. */
+export interface ApiKeyRow {
+  apiKeyId: string;
+  secretFingerprint: string;
+  scopes: Scope[];
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+  personId: string;
+  companyId: string;
+  role: Role;
+  personStatus: string;
+  companyStatus: string;
+  plan: PlanName | null;
+}
+
+const keyRowsOfRequest = new WeakMap<object, Map<string, Promise<ApiKeyRow | undefined>>>();
+
+/**
+ * The key named by `identifier`, read once per request: the budget's caller identification and
+ * authentication share the one query. The memo belongs to the request (ctx) and dies with it, so every
+ * request still reads the key, its owner and the company afresh.
+ */
+export function apiKeyRowFor(ctx: AppContext, identifier: string): Promise<ApiKeyRow | undefined> {
+  let rows = keyRowsOfRequest.get(ctx);
+  if (!rows) {
+    rows = new Map();
+    keyRowsOfRequest.set(ctx, rows);
+  }
+  let row = rows.get(identifier);
+  if (!row) {
+    // a knex builder runs again at every await: keep one promise of its one run
+    row = Promise.resolve(
+      ctx.deps
+        .knex('apiKeys as k')
+        .join('people as p', 'p.id', 'k.personId')
+        .join('companies as c', 'c.id', 'k.companyId')
+        .where('k.identifier', identifier)
+        .first(
+          'k.id as apiKeyId',
+          'k.secretFingerprint',
+          'k.scopes',
+          'k.revokedAt',
+          'k.lastUsedAt',
+          'p.id as personId',
+          'p.companyId',
+          'p.role',
+          'p.status as personStatus',
+          'c.status as companyStatus',
+          'c.plan',
+        ),
+    ) as Promise<ApiKeyRow | undefined>;
+    rows.set(identifier, row);
+  }
+  return row;
+}
+
 export async function identifyCaller(ctx: AppContext): Promise<CallerIdentity> {
   const match = /^Bearer ([^\s]+)$/i.exec(ctx.get('Authorization'));
   if (!match) return ANONYMOUS;
@@ -44,14 +101,12 @@ export async function identifyCaller(ctx: AppContext): Promise<CallerIdentity> {
 
   const parsed = parseKey(token);
   if (!parsed) return ANONYMOUS;
-  const row = (await ctx.deps
-    .knex('apiKeys as k')
-    .join('companies as c', 'c.id', 'k.companyId')
-    .where('k.identifier', parsed.identifier)
-    .whereNull('k.revokedAt')
-    .first('k.companyId', 'k.secretFingerprint', 'c.plan')) as
-    { companyId: string; secretFingerprint: string; plan: PlanName | null } | undefined;
-  if (!row || !constantTimeEqual(fingerprint(keysFor(ctx).apiKey, token), row.secretFingerprint)) {
+  const row = await apiKeyRowFor(ctx, parsed.identifier);
+  if (
+    !row ||
+    row.revokedAt ||
+    !constantTimeEqual(fingerprint(keysFor(ctx).apiKey, token), row.secretFingerprint)
+  ) {
     return ANONYMOUS;
   }
   return { kind: 'key', companyId: row.companyId, plan: row.plan };

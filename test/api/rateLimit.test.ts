@@ -5,6 +5,7 @@ import { apiClient } from '../helpers/client';
 import { createApiKey, createCompany, createPerson, createTeam, tokenFor } from '../helpers/factories';
 import { call, expectErrorBody, randomClientAddress, type HttpResponse } from '../helpers/http';
 import { startApiProcess, startApp } from '../helpers/servers';
+import { testEnv } from '../helpers/env';
 
 function limits(res: HttpResponse) {
   return {
@@ -132,6 +133,23 @@ describe('request budgets and buckets', () => {
       expect(real.status).to.equal(200);
       expect(expectHeaders(real, 30).remaining).to.equal(29);
     });
+  });
+
+  it('an API key is read once per request, shared by the budget and authentication', async () => {
+    const team = await createTeam({ plan: 'basic' });
+    const key = await createApiKey(team.admin, ['files:read']);
+    const { knex } = testEnv();
+    let reads = 0;
+    const listener = (q: { sql: string }) => {
+      if (/from "api_keys" as "k"/.test(q.sql)) reads += 1;
+    };
+    knex.on('query', listener);
+    try {
+      expect((await call('GET', '/subscriptions/me', { token: key })).status).to.equal(200);
+    } finally {
+      knex.removeListener('query', listener);
+    }
+    expect(reads).to.equal(1);
   });
 
   describe('exhaustion', () => {
