@@ -1,7 +1,15 @@
 import type { RouteSpec } from '../routing';
 import { apiKeyRoutes } from './apiKeys';
 import { authRoutes } from './auth';
+import { demoRoutes } from './demo';
+import { oauthRoutes } from './oauth';
 import { systemRoutes } from './system';
 
 /** The route table: every route of the API, in one list (OpenAPI and authorization read it too). */
-export const routes: readonly RouteSpec[] = [...systemRoutes, ...authRoutes, ...apiKeyRoutes];
+export const routes: readonly RouteSpec[] = [
+  ...systemRoutes,
+  ...authRoutes,
+  ...oauthRoutes,
+  ...apiKeyRoutes,
+  ...demoRoutes,
+];
