@@ -3,6 +3,7 @@ import http from 'node:http';
 import { loadConfig, ConfigError } from '../common/config';
 import { createLogger } from '../common/logger';
 import { createStorage } from '../common/storage';
+import { createMailer } from '../common/mailer';
 import { createTemporalClient } from '../common/temporal';
 import { createKnex } from '../db/knex';
 import { createApp } from './app';
@@ -13,7 +14,8 @@ async function main(): Promise<void> {
   const knex = createKnex(config.databaseUrl, config.databasePoolMax);
   const temporal = createTemporalClient(config);
   const storage = createStorage(config);
-  const app = createApp({ config, logger, knex, temporal, storage });
+  const mailer = createMailer(config, logger);
+  const app = createApp({ config, logger, knex, temporal, storage, mailer });
 
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;

@@ -1,5 +1,8 @@
 import type { RouteSpec } from '../routing';
+import { accountRoutes } from './accounts';
 import { apiKeyRoutes } from './apiKeys';
+import { companyRoutes } from './companies';
+import { peopleRoutes } from './people';
 import { authRoutes } from './auth';
 import { demoRoutes } from './demo';
 import { oauthRoutes } from './oauth';
@@ -10,6 +13,9 @@ export const routes: readonly RouteSpec[] = [
   ...systemRoutes,
   ...authRoutes,
   ...oauthRoutes,
+  ...accountRoutes,
   ...apiKeyRoutes,
+  ...peopleRoutes,
+  ...companyRoutes,
   ...demoRoutes,
 ];
