@@ -9,7 +9,7 @@
  *    one-time code (60 seconds, single use, bound to the state).
  * 3. POST /auth/oauth/exchange trades that code and the state for a token pair, once.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import * as oidc from 'openid-client';
 import type { Knex } from 'knex';
 import type { Config } from '../../common/config';
@@ -23,10 +23,11 @@ import {
 } from '../../common/errors';
 import { constantTimeEqual, deriveKey, fingerprint } from '../../common/secrets';
 import { recordAudit } from '../../db/audit';
+import { consumeOneTimeToken, issueOneTimeToken, TOKEN_LIFETIME_SECONDS } from './oneTimeTokens';
 import { sessionKeys, startSession, type TokenPair } from './sessions';
 
 export const PENDING_AUTHORIZATION_SECONDS = 600;
-export const EXCHANGE_CODE_SECONDS = 60;
+export const EXCHANGE_CODE_SECONDS = TOKEN_LIFETIME_SECONDS.oauth_exchange;
 export const CALLBACK_PATH = '/auth/oauth/google/callback';
 const SCOPE = 'openid email profile';
 const DISCOVERY_TIMEOUT_SECONDS = 10;
@@ -223,16 +224,12 @@ export async function completeGoogleSignIn(
         correlationId,
       });
     }
-    const code = `oc_${randomBytes(32).toString('base64url')}`;
-    await trx('oneTimeTokens').insert({
-      id: randomUUID(),
+    const { token: code } = await issueOneTimeToken(trx, config.secretKey, {
       companyId: person.companyId,
       personId: person.id,
       purpose: 'oauth_exchange',
-      tokenFingerprint: fingerprint(oneTimeKey(config), code),
       // bound to the state, which only the browser that began the sign-in holds (login CSRF)
-      data: JSON.stringify({ provider: 'google', stateFingerprint: fingerprint(oneTimeKey(config), state) }),
-      expiresAt: new Date(Date.now() + EXCHANGE_CODE_SECONDS * 1000),
+      data: { provider: 'google', stateFingerprint: fingerprint(oneTimeKey(config), state) },
     });
     return { code, expiresIn: EXCHANGE_CODE_SECONDS };
   });
@@ -250,13 +247,9 @@ export async function exchangeCode(
 ): Promise<TokenPair> {
   const outcome = await knex.transaction(async (trx): Promise<ExchangeOutcome> => {
     // spent here, whatever follows: the UPDATE commits even when the answer is a refusal
-    const [row] = (await trx('oneTimeTokens')
-      .where({ tokenFingerprint: fingerprint(oneTimeKey(config), code), purpose: 'oauth_exchange' })
-      .whereNull('usedAt')
-      .where('expiresAt', '>', trx.fn.now())
-      .update({ usedAt: trx.fn.now() })
-      .returning(['personId', 'data'])) as Array<{ personId: string; data: { stateFingerprint?: string } }>;
-    if (!row || !constantTimeEqual(row.data.stateFingerprint ?? '', fingerprint(oneTimeKey(config), state)))
+    const row = await consumeOneTimeToken(trx, config.secretKey, 'oauth_exchange', code);
+    const bound = typeof row?.data.stateFingerprint === 'string' ? row.data.stateFingerprint : '';
+    if (!row?.personId || !constantTimeEqual(bound, fingerprint(oneTimeKey(config), state)))
       return { ok: false, error: new UnauthorizedError(MESSAGES.badCode) };
     // read afresh: the person or the company may have changed since the callback
     const person = (await personQuery(trx).where('p.id', row.personId).first()) as PersonRow | undefined;
