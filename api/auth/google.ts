@@ -140,16 +140,30 @@ function refuseInactive(person: PersonRow): void {
   if (person.companyStatus !== 'active') throw new ForbiddenError(MESSAGES.companyInactive);
 }
 
-/** Failures of the provider exchange: the provider's own refusal, an unverifiable answer, or no answer. */
-function providerFailure(err: unknown): AppError {
+const PROVIDER_UNAVAILABLE_CODES = new Set(['OAUTH_TIMEOUT', 'OAUTH_ABORT', 'OAUTH_RESPONSE_IS_NOT_CONFORM']);
+
+/**
+ * Failures of the exchange with the provider: its own refusal (401), an answer that cannot be verified (401),
+ * or no usable answer (503). Anything else is a fault of ours and stays a 500.
+ */
+function providerFailure(err: unknown): unknown {
   if (err instanceof oidc.AuthorizationResponseError) {
     return new UnauthorizedError(`the identity provider did not sign the person in (${err.error})`);
   }
-  if (err instanceof oidc.ResponseBodyError || err instanceof oidc.ClientError) {
-    return new UnauthorizedError(MESSAGES.notVerified);
+  if (err instanceof oidc.ResponseBodyError) {
+    return err.status >= 500
+      ? new ServiceUnavailableError(MESSAGES.unreachable)
+      : new UnauthorizedError(MESSAGES.notVerified);
   }
-  // fetch failed, timeout, connection refused
-  return new ServiceUnavailableError(MESSAGES.unreachable);
+  if (err instanceof oidc.ClientError) {
+    return PROVIDER_UNAVAILABLE_CODES.has(err.code ?? '')
+      ? new ServiceUnavailableError(MESSAGES.unreachable)
+      : new UnauthorizedError(MESSAGES.notVerified);
+  }
+  // fetch() itself failed: refused connection, DNS, TLS
+  if (err instanceof TypeError && err.message === 'fetch failed')
+    return new ServiceUnavailableError(MESSAGES.unreachable);
+  return err;
 }
 
 export interface CallbackResult {

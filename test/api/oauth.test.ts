@@ -361,6 +361,20 @@ describe('Google sign-in (OpenID Connect against a local provider)', function ()
       expect(expectErrorBody(await api('POST', '/auth/oauth/google/url'), 503).message).to.equal(
         MESSAGES.unreachable,
       );
+
+      // a provider that stops answering between the sign-in and the callback
+      const fleeting = await startOidcProvider([callbackUrl]);
+      const person = await createPerson(await createCompany());
+      const subject = `fleeting-${Date.now()}`;
+      fleeting.accounts.set(subject, { email: person.email, email_verified: true });
+      config.google = {
+        issuer: fleeting.issuer,
+        clientId: fleeting.clientId,
+        clientSecret: fleeting.clientSecret,
+      };
+      const { returned } = await toCallback(subject);
+      await fleeting.stop();
+      expect(expectErrorBody(await callback(returned), 503).message).to.equal(MESSAGES.unreachable);
     } finally {
       config.google = saved;
     }
