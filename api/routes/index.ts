@@ -4,14 +4,18 @@ import { apiKeyRoutes } from './apiKeys';
 import { companyRoutes } from './companies';
 import { peopleRoutes } from './people';
 import { authRoutes } from './auth';
+import { demoRoutes } from './demo';
+import { oauthRoutes } from './oauth';
 import { systemRoutes } from './system';
 
 /** The route table: every route of the API, in one list (OpenAPI and authorization read it too). */
 export const routes: readonly RouteSpec[] = [
   ...systemRoutes,
   ...authRoutes,
+  ...oauthRoutes,
   ...accountRoutes,
   ...apiKeyRoutes,
   ...peopleRoutes,
   ...companyRoutes,
+  ...demoRoutes,
 ];
