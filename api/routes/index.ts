@@ -3,7 +3,9 @@ import { accountRoutes } from './accounts';
 import { apiKeyRoutes } from './apiKeys';
 import { authRoutes } from './auth';
 import { companyRoutes } from './companies';
+import { demoRoutes } from './demo';
 import { docsRoutes } from './docs';
+import { oauthRoutes } from './oauth';
 import { peopleRoutes } from './people';
 import { subscriptionRoutes } from './subscriptions';
 import { systemRoutes } from './system';
@@ -12,10 +14,12 @@ const table = [
   ...systemRoutes,
   ...docsRoutes,
   ...authRoutes,
+  ...oauthRoutes,
   ...accountRoutes,
   ...apiKeyRoutes,
   ...peopleRoutes,
   ...companyRoutes,
+  ...demoRoutes,
   ...subscriptionRoutes,
 ] as const satisfies readonly RouteSpec[];
 

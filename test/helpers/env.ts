@@ -21,6 +21,7 @@ import { createApp } from '../../api/app';
 import type { AppDeps } from '../../api/context';
 import type { RouteSpec } from '../../api/routing';
 import { createWorker } from '../../worker/worker';
+import { installTemporalRuntime } from '../../worker/runtime';
 import type { FanOut } from '../../activities/outbox';
 
 export const ROOT = path.resolve(__dirname, '../../..');
@@ -71,6 +72,8 @@ export async function setUpEnv(): Promise<TestEnv> {
   const knex = createKnex(config.databaseUrl, 20);
   await migrateLatest(knex);
   const logger = createLogger(config.logLevel, 'test');
+  // the SDK's own lines (worker state changes…) only at warn and above, through our logger
+  installTemporalRuntime(createLogger(process.env.TEST_LOG_LEVEL ?? 'warn', 'temporal-sdk'));
   const storage = createStorage(config);
   const temporal = createTemporalClient(config);
   const mailer = createMailer(config, logger);
