@@ -45,12 +45,20 @@ function canonical(value: unknown): string {
 /**
  * What makes two requests "the same": method, path, query, body, and who sent them. The caller is part of
  * it so that, within one company, a second person reusing a key gets 422 instead of someone else's answer.
+ * A body that is not parsed JSON (a multipart upload, streamed by its handler) is represented by its media
+ * type and length: reading it here would defeat streaming.
  */
 export function requestFingerprint(ctx: AppContext): string {
   const auth = ctx.state.auth;
   const who = auth ? (auth.apiKeyId ? `key:${auth.apiKeyId}` : `person:${auth.personId}`) : 'public';
+  const body =
+    ctx.request.body !== undefined
+      ? ctx.request.body
+      : ctx.request.length
+        ? { streamed: ctx.request.type, length: ctx.request.length }
+        : null;
   return createHash('sha256')
-    .update(canonical([ctx.method, ctx.path, ctx.querystring, who, ctx.request.body ?? null]))
+    .update(canonical([ctx.method, ctx.path, ctx.querystring, who, body]))
     .digest('hex');
 }
 

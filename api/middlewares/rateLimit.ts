@@ -3,7 +3,7 @@ import type Router from '@koa/router';
 import type { Knex } from 'knex';
 import ipaddr from 'ipaddr.js';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
-import { AppError, TooManyRequestsError } from '../../common/errors';
+import { TooManyRequestsError } from '../../common/errors';
 import { BUCKETS, PLANS, REQUEST_BUDGETS } from '../../common/plans';
 import type { AppContext } from '../context';
 import { identifyCaller, type CallerIdentity } from '../callers';
@@ -125,12 +125,6 @@ export function setRateLimitHeaders(ctx: AppContext, d: Decision): void {
   ctx.set('X-RateLimit-Reset', String(d.resetSeconds));
 }
 
-class RateLimiterUnavailableError extends AppError {
-  constructor() {
-    super(503, 'request budget unavailable, try again shortly', { 'Retry-After': '1' });
-  }
-}
-
 /**
  * App-level middleware, before body parsing and routing, so every answer (unknown routes, 401s of
  * authentication, body errors, 5xx) is counted once and carries the X-RateLimit-* headers. The caller is
@@ -145,9 +139,15 @@ export function rateLimit(router: Router, counters: RequestCounters) {
     try {
       decision = await counters.consume(budget);
     } catch (err) {
-      ctx.state.log.error({ err }, 'rate limit store failed');
-      setRateLimitHeaders(ctx, { allowed: false, limit: budget.limit, remaining: 0, resetSeconds: 1 });
-      throw new RateLimiterUnavailableError();
+      // Fail open: the counters live in the PostgreSQL every route needs, so while it is unreachable there
+      // is nothing to protect, and /health (liveness) must still answer. The request is not counted.
+      ctx.state.log.warn({ err }, 'request budget store unavailable: request not counted');
+      decision = {
+        allowed: true,
+        limit: budget.limit,
+        remaining: budget.limit,
+        resetSeconds: WINDOW_SECONDS,
+      };
     }
     setRateLimitHeaders(ctx, decision);
     if (!decision.allowed) {

@@ -1,4 +1,8 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { createApp } from '../../api/app';
+import knexFactory from 'knex';
 import { addressSubject, chooseBudget } from '../../api/middlewares/rateLimit';
 import { resolveClientAddress } from '../../api/middlewares/clientAddress';
 import { apiClient } from '../helpers/client';
@@ -150,6 +154,35 @@ describe('request budgets and buckets', () => {
       knex.removeListener('query', listener);
     }
     expect(reads).to.equal(1);
+  });
+
+  it('when the counter store is unreachable the request is not counted (fail open): liveness still answers', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    // not createKnex: that would also rebind objection's default knex for the rest of the run
+    const quiet = { warn() {}, error() {}, debug() {}, deprecate() {} };
+    const knex = knexFactory({
+      client: 'pg',
+      connection: `postgres://nobody:nothing@127.0.0.1:${port}/nowhere`,
+      pool: { min: 0, max: 1 },
+      log: quiet,
+    });
+    const app = createApp({ ...testEnv().deps, knex });
+    const server = http.createServer(app.callback());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/health`);
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('x-ratelimit-limit')).to.equal('120');
+      expect(res.headers.get('x-ratelimit-remaining')).to.equal('120');
+      expect(res.headers.get('x-ratelimit-reset')).to.equal('60');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await knex.destroy();
+    }
   });
 
   describe('exhaustion', () => {
