@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { requirePlan } from '../../api/middlewares/plan';
+import { PaymentRequiredError } from '../../common/errors';
 import { PLANS, periodKey } from '../../common/plans';
 import { apiClient } from '../helpers/client';
 import { createApiKey, createTeam } from '../helpers/factories';
@@ -24,6 +26,15 @@ describe('plans and subscriptions', () => {
   let baseUrl: string;
   before(async () => {
     baseUrl = (await startApp({ extraRoutes: platformTestRoutes })).baseUrl;
+  });
+
+  it('requirePlan gives the plan, or 402 without one, from a context or a principal', () => {
+    const principal = { kind: 'session', personId: 'p', companyId: 'c', role: 'admin', demo: false } as const;
+    expect(requirePlan({ ...principal, companyPlan: 'basic' })).to.equal('basic');
+    expect(() => requirePlan({ ...principal, companyPlan: null }))
+      .to.throw(PaymentRequiredError)
+      .with.property('statusCode', 402);
+    expect(requirePlan({ state: { auth: { ...principal, companyPlan: 'free' } } } as never)).to.equal('free');
   });
 
   it('GET /plans lists the three plans and their limits', async () => {
