@@ -133,7 +133,9 @@ export function setRateLimitHeaders(ctx: AppContext, d: Decision): void {
 export function rateLimit(router: Router, counters: RequestCounters) {
   return async (ctx: AppContext, next: Next) => {
     const spec = findRoute(router, ctx.method, ctx.path);
-    const caller = await identifyCaller(ctx);
+    // the key lookup needs PostgreSQL: if it fails the request is counted per address (and authentication,
+    // which needs the same read, answers the failure)
+    const caller = await identifyCaller(ctx).catch((): CallerIdentity => ({ kind: 'anonymous' }));
     const budget = chooseBudget(spec, caller, ctx.state.clientIp);
     let decision: Decision;
     try {

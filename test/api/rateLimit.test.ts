@@ -178,6 +178,17 @@ describe('request budgets and buckets', () => {
       expect(res.headers.get('x-ratelimit-limit')).to.equal('120');
       expect(res.headers.get('x-ratelimit-remaining')).to.equal('120');
       expect(res.headers.get('x-ratelimit-reset')).to.equal('60');
+      // an API key cannot be looked up either: counted per address, and the failure still has the headers
+      const key = `svc_live_${'a'.repeat(12)}_${'b'.repeat(40)}`;
+      const keyed = await fetch(
+        `http://127.0.0.1:${(server.address() as AddressInfo).port}/subscriptions/me`,
+        {
+          headers: { authorization: `Bearer ${key}` },
+        },
+      );
+      expect(keyed.status).to.equal(500);
+      expect(keyed.headers.get('x-ratelimit-limit')).to.equal('120');
+      await keyed.arrayBuffer();
     } finally {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
