@@ -2,7 +2,7 @@ import type { PlanName } from '../common/plans';
 import { constantTimeEqual, deriveKey, fingerprint } from '../common/secrets';
 import type { Role, Scope } from './routing';
 import { isApiKeyToken, parseKey } from './auth/apiKeys';
-import { sessionKeys, verifyAccessToken, type SessionKeys } from './auth/sessions';
+import { sessionKeys, verifyAccessToken, type AccessClaims, type SessionKeys } from './auth/sessions';
 import type { AppContext } from './context';
 
 /**
@@ -89,13 +89,28 @@ export function apiKeyRowFor(ctx: AppContext, identifier: string): Promise<ApiKe
   return row;
 }
 
+const claimsOfRequest = new WeakMap<object, Promise<AccessClaims | null>>();
+
+/**
+ * The claims of the request's session token, verified once per request (the budget's caller
+ * identification and authentication share the verification; it dies with the request).
+ */
+export function accessClaimsFor(ctx: AppContext, token: string): Promise<AccessClaims | null> {
+  let claims = claimsOfRequest.get(ctx);
+  if (!claims) {
+    claims = verifyAccessToken(keysFor(ctx).session, token);
+    claimsOfRequest.set(ctx, claims);
+  }
+  return claims;
+}
+
 export async function identifyCaller(ctx: AppContext): Promise<CallerIdentity> {
   const match = /^Bearer ([^\s]+)$/i.exec(ctx.get('Authorization'));
   if (!match) return ANONYMOUS;
   const token = match[1];
 
   if (!isApiKeyToken(token)) {
-    const claims = await verifyAccessToken(keysFor(ctx).session, token);
+    const claims = await accessClaimsFor(ctx, token);
     return claims ? { kind: 'session', personId: claims.personId, companyId: claims.companyId } : ANONYMOUS;
   }
 

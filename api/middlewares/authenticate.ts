@@ -3,8 +3,8 @@ import { ForbiddenError, UnauthorizedError } from '../../common/errors';
 import { constantTimeEqual, deriveKey, fingerprint } from '../../common/secrets';
 import type { PlanName } from '../../common/plans';
 import { isApiKeyToken, parseKey } from '../auth/apiKeys';
-import { apiKeyRowFor } from '../callers';
-import { sessionKeys, verifyAccessToken, type SessionKeys } from '../auth/sessions';
+import { accessClaimsFor, apiKeyRowFor } from '../callers';
+import { sessionKeys, type SessionKeys } from '../auth/sessions';
 import type { AppContext, Principal } from '../context';
 import { mayHoldScope } from '../policies/scopes';
 import type { Role, RouteMiddlewareFactory } from '../routing';
@@ -44,7 +44,8 @@ function keysFor(ctx: AppContext) {
 }
 
 async function sessionPrincipal(ctx: AppContext, knex: Knex, token: string): Promise<Principal> {
-  const claims = await verifyAccessToken(keysFor(ctx).session, token);
+  // verified once per request, shared with the request budget's caller identification (api/callers.ts)
+  const claims = await accessClaimsFor(ctx, token);
   if (!claims) throw new UnauthorizedError(UNAUTHENTICATED);
   // person, role, person status and company status are read afresh on every request
   const row = (await knex('sessions as s')
