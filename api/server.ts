@@ -1,5 +1,6 @@
 /** API process entry: `node dist/api/server.js`. */
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { loadConfig, ConfigError } from '../common/config';
 import { createLogger } from '../common/logger';
 import { createStorage } from '../common/storage';
@@ -20,7 +21,8 @@ async function main(): Promise<void> {
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
-  logger.info({ address: `http://${config.host}:${config.port}` }, 'api listening');
+  const { port } = server.address() as AddressInfo;
+  logger.info({ address: `http://${config.host}:${port}` }, 'api listening');
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -1,19 +1,35 @@
 import type { RouteSpec } from '../routing';
 import { accountRoutes } from './accounts';
 import { apiKeyRoutes } from './apiKeys';
+import { authRoutes } from './auth';
 import { companyRoutes } from './companies';
+import { demoRoutes } from './demo';
+import { docsRoutes } from './docs';
+import { oauthRoutes } from './oauth';
 import { outgoingWebhookRoutes } from './outgoing-webhooks';
 import { peopleRoutes } from './people';
-import { authRoutes } from './auth';
+import { subscriptionRoutes } from './subscriptions';
 import { systemRoutes } from './system';
 
-/** The route table: every route of the API, in one list (OpenAPI and authorization read it too). */
-export const routes: readonly RouteSpec[] = [
+const table = [
   ...systemRoutes,
+  ...docsRoutes,
   ...authRoutes,
+  ...oauthRoutes,
   ...accountRoutes,
   ...apiKeyRoutes,
   ...peopleRoutes,
   ...companyRoutes,
+  ...demoRoutes,
+  ...subscriptionRoutes,
   ...outgoingWebhookRoutes,
-];
+] as const satisfies readonly RouteSpec[];
+
+/**
+ * Every route with its literal type (paths, schemas): test/helpers/client.ts types requests and answers
+ * from the same schemas that validate them.
+ */
+export type RouteTable = typeof table;
+
+/** The route table: every route of the API, in one list (OpenAPI and authorization read it too). */
+export const routes: readonly RouteSpec[] = table;

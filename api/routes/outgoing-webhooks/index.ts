@@ -262,12 +262,8 @@ export const outgoingWebhookRoutes = [
     responses: { 200: { description: 'page of endpoints', schema: pageEnvelopeSchema(endpointSchema) } },
     handler: async (ctx, { query }: { query: PageQuery }) => {
       const auth = principalOf(ctx);
-      const rows = WebhookEndpoint.scoped(auth.companyId, ctx.deps.knex)
-        .orderBy([
-          { column: 'createdAt', order: 'desc' },
-          { column: 'id', order: 'desc' },
-        ])
-        .toKnexQuery();
+      // newest first: pageList orders by (created_at, id) descending
+      const rows = WebhookEndpoint.scoped(auth.companyId, ctx.deps.knex);
       return { body: await pageList(rows, query, presentEndpoint) };
     },
   }),
@@ -464,13 +460,7 @@ export const outgoingWebhookRoutes = [
     handler: async (ctx, { params, query }: { params: { id: string }; query: PageQuery }) => {
       const auth = principalOf(ctx);
       const endpoint = await findEndpoint(auth.companyId, params.id, ctx.deps.knex);
-      const rows = WebhookDelivery.scoped(auth.companyId, ctx.deps.knex)
-        .where({ endpointId: endpoint.id })
-        .orderBy([
-          { column: 'createdAt', order: 'desc' },
-          { column: 'id', order: 'desc' },
-        ])
-        .toKnexQuery();
+      const rows = WebhookDelivery.scoped(auth.companyId, ctx.deps.knex).where({ endpointId: endpoint.id });
       return { body: await pageList(rows, query, presentDelivery) };
     },
   }),
