@@ -4,9 +4,9 @@
  *
  *   node dist/bench/webhookFanout.js
  *
- * Environment (all optional): BENCH_EVENTS (burst size, default 1000), BENCH_RECEIVERS (M, default 2),
+ * Environment (all optional): BENCH_EVENTS (burst size, default 500), BENCH_RECEIVERS (M, default 2),
  * BENCH_RATE (offered events per second in the latency phase, default 50), BENCH_SECONDS (length of the
- * latency phase, default 20), plus the service's own DATABASE_URL / TEMPORAL_ADDRESS. It uses a database
+ * latency phase, default 10), plus the service's own DATABASE_URL / TEMPORAL_ADDRESS. It uses a database
  * and a task queue of its own and removes the database at the end.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -28,10 +28,10 @@ import { createWorker, ensureOutboxDispatcher } from '../worker/worker';
 import { installTemporalRuntime } from '../worker/runtime';
 import { COMPANY_ID } from '../workflows/shared';
 
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 500);
 const RECEIVERS = Number(process.env.BENCH_RECEIVERS ?? 2);
 const RATE = Number(process.env.BENCH_RATE ?? 50);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 /** `shared`: the project's Temporal (TEMPORAL_ADDRESS); `own`: a fresh in-memory dev server for this run */
 const TEMPORAL = process.env.BENCH_TEMPORAL === 'own' ? 'own' : 'shared';
 
