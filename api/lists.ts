@@ -8,11 +8,10 @@
  *   to the caller's company (anything else is refused with 400).
  * A query parameter out of range or unknown answers 400 through the route's query schema.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { raw, type QueryBuilder, type Model } from 'objection';
 import { BadRequestError } from '../common/errors';
-import { deriveKey } from '../common/secrets';
+import { deriveKey, openBox, sealBox } from '../common/secrets';
 import type { JsonSchema } from './routing';
 
 export const DEFAULT_LIMIT = 20;
@@ -217,11 +216,8 @@ export class Cursors {
   }
 
   seal(list: string, companyId: string, position: CursorPosition): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     const payload: CursorPayload = { l: list, c: companyId, t: position.t, i: position.i };
-    const sealed = Buffer.concat([cipher.update(JSON.stringify(payload), 'utf8'), cipher.final()]);
-    return Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString('base64url');
+    return sealBox(this.key, JSON.stringify(payload)).toString('base64url');
   }
 
   /** The position in `list` for `companyId`, or 400 for anything forged, altered or not the caller's. */
@@ -231,10 +227,7 @@ export class Cursors {
     if (raw.length < 12 + 16 + 2 || raw.toString('base64url') !== cursor) throw invalid();
     let payload: CursorPayload;
     try {
-      const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
-      decipher.setAuthTag(raw.subarray(raw.length - 16));
-      const plain = Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]);
-      payload = JSON.parse(plain.toString('utf8')) as CursorPayload;
+      payload = JSON.parse(openBox(this.key, raw)) as CursorPayload;
     } catch {
       throw invalid();
     }

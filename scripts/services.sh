@@ -474,6 +474,8 @@ start_temporal() {
     port_open "$BIND_IP" "$TEMPORAL_UI_PORT" &&
       die "temporal: Web UI port $BIND_IP:$TEMPORAL_UI_PORT is taken by another process; stop it or set TEMPORAL_UI_PORT"
     mkdir -p "$DATA_DIR/temporal"
+    # WAL and no fsync: the dev server's file is disposable local data (like PostgreSQL's fsync=off here);
+    # it roughly triples the workflow starts per second this SQLite store sustains.
     say "temporal: starting dev server on $BIND_IP:$TEMPORAL_PORT, UI $BIND_IP:$TEMPORAL_UI_PORT (log $log)"
     spawn "$pidfile" "$log" "$TEMPORAL" server start-dev \
       --ip "$BIND_IP" --port "$TEMPORAL_PORT" \
@@ -481,6 +483,7 @@ start_temporal() {
       --db-filename "$DATA_DIR/temporal/temporal.db" \
       --namespace "$TEMPORAL_NAMESPACE" \
       --search-attribute CompanyId=Keyword \
+      --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=off \
       --log-level warn
     pid=$(head -n1 "$pidfile")
   fi

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Next } from 'koa';
+import { deriveKey, openBox, sealBox } from '../../common/secrets';
 import { AppError, BadRequestError, UnprocessableError } from '../../common/errors';
 import type { AppContext } from '../context';
 import type { RouteSpec } from '../routing';
@@ -142,7 +143,7 @@ export function idempotency(spec: RouteSpec) {
         throw new UnprocessableError('Idempotency-Key was already used for a different request');
       }
       if (existing.state === 'running') throw new IdempotencyInProgressError();
-      replay(ctx, existing);
+      replay(ctx, existing, scope, key);
       return;
     }
     throw new IdempotencyInProgressError();
@@ -180,14 +181,25 @@ async function runClaimed(
       state: 'done',
       responseStatus: ctx.status,
       responseHeaders: JSON.stringify(headers),
-      responseBody: body,
+      // answers can carry secrets shown once (an API key, a webhook signing secret): kept encrypted
+      responseBody: body === null ? null : sealResponse(ctx, scope, key, body),
       lockedUntil: null,
     });
 }
 
-function replay(ctx: AppContext, row: StoredRow): void {
+function responseKey(ctx: AppContext): Buffer {
+  return deriveKey(ctx.deps.config.secretKey, 'idempotent-response');
+}
+
+function sealResponse(ctx: AppContext, scope: string, key: string, body: string): string {
+  return sealBox(responseKey(ctx), body, `${scope}\n${key}`).toString('base64');
+}
+
+function replay(ctx: AppContext, row: StoredRow, scope: string, key: string): void {
   ctx.status = row.responseStatus ?? 200;
-  if (row.responseBody !== null) ctx.body = row.responseBody;
+  if (row.responseBody !== null) {
+    ctx.body = openBox(responseKey(ctx), Buffer.from(row.responseBody, 'base64'), `${scope}\n${key}`);
+  }
   for (const [name, value] of Object.entries(row.responseHeaders ?? {})) ctx.set(name, value);
   ctx.set('Idempotent-Replayed', 'true');
 }

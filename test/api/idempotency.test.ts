@@ -41,6 +41,26 @@ describe('Idempotency-Key', () => {
     expect(await keysOf(team.company.id)).to.equal(2);
   });
 
+  it('keeps the remembered answer encrypted: a key shown once is not stored in clear', async () => {
+    const team = await createTeam();
+    const idempotencyKey = randomUUID();
+    const res = await call('POST', '/api-keys', {
+      token: team.adminToken,
+      json: { name: 'secret', scopes: ['files:read'] },
+      headers: { 'Idempotency-Key': idempotencyKey },
+    });
+    expect(res.status).to.equal(201);
+    const rows = await testEnv().knex('idempotencyKeys').where({ key: idempotencyKey });
+    expect(rows).to.have.lengthOf(1);
+    expect(JSON.stringify(rows)).not.to.include(res.body.key.slice(22));
+    const replayed = await call('POST', '/api-keys', {
+      token: team.adminToken,
+      json: { name: 'secret', scopes: ['files:read'] },
+      headers: { 'Idempotency-Key': idempotencyKey },
+    });
+    expect(replayed.body.key).to.equal(res.body.key);
+  });
+
   it('gives 422 for the same key with a different request, and for another person of the company', async () => {
     const team = await createTeam();
     const idempotencyKey = randomUUID();
