@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import { createOutboxActivities, type FanOut } from './outbox';
+import { createReportActivities } from './reports';
 
 export interface ActivityDeps {
   config: Config;
@@ -20,6 +21,7 @@ export function createActivities(deps: ActivityDeps) {
       idleWaitMs: deps.config.outbox.idleWaitMs,
       fanOut: deps.fanOut,
     }),
+    ...createReportActivities({ knex: deps.knex }),
   };
 }
 

@@ -1,2 +1,3 @@
 /** Bundle entry for the worker: every workflow is exported from here. */
 export { outboxDispatcherWorkflow } from './outboxDispatcher';
+export { reportWorkflow } from './report';

@@ -1,5 +1,6 @@
 import type { RouteSpec } from '../routing';
+import { filesRoutes } from './files';
 import { systemRoutes } from './system';
 
 /** The route table: every route of the API, in one list (OpenAPI and authorization read it too). */
-export const routes: readonly RouteSpec[] = [...systemRoutes];
+export const routes: readonly RouteSpec[] = [...systemRoutes, ...filesRoutes];
