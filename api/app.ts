@@ -4,6 +4,7 @@ import type { AppContext, AppDeps, AppState } from './context';
 import { correlation } from './middlewares/correlation';
 import { errors } from './middlewares/errors';
 import { jsonBody } from './middlewares/body';
+import { authenticate } from './middlewares/authenticate';
 import { mountRoutes, type RouteMiddlewareFactory, type RouteSpec } from './routing';
 import { routes as allRoutes } from './routes';
 
@@ -21,7 +22,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Koa<AppState
   const router = new Router<AppState>();
   // The chain every route runs, in this order, before validation and its handler:
   // authenticate and authorize (route table `access`), then rate limits, then Idempotency-Key.
-  const routeChain: RouteMiddlewareFactory[] = [];
+  const routeChain: RouteMiddlewareFactory[] = [authenticate];
   mountRoutes(router, [...allRoutes, ...(options.extraRoutes ?? [])], routeChain);
 
   app.use(correlation() as Koa.Middleware<AppState>);

@@ -19,7 +19,18 @@ export type Scope = (typeof SCOPES)[number];
  * Who may call a route. Keys are refused unless `keyScope` names the scope that opens the route
  * (closed by default).
  */
-export type Access = { public: true } | { public?: false; roles: readonly Role[]; keyScope?: Scope };
+export type Access =
+  | { public: true }
+  | {
+      public?: false;
+      roles: readonly Role[];
+      keyScope?: Scope;
+      /** a write that a read-only demo session may still make (sign out) */
+      demoAllowed?: boolean;
+    };
+
+/** The separate per-minute buckets of the spec's Limits part (they do not draw from the main budget). */
+export type RateBucket = 'signIn' | 'register' | 'forgotPassword' | 'demo' | 'plan';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -42,6 +53,10 @@ export interface RouteSpec {
   summary: string;
   tag: string;
   access: Access;
+  /** a separate rate bucket instead of the main budget */
+  bucket?: RateBucket;
+  /** creates something: Idempotency-Key is honoured */
+  idempotent?: boolean;
   body?: JsonSchema;
   /**
    * A multipart/form-data route (uploads): its handler streams `ctx.req` itself, so no JSON body is

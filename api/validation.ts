@@ -55,6 +55,8 @@ export function describeErrors(where: 'body' | 'query' | 'path', errors: ErrorOb
       }
       case 'required':
         return `${at}.${(e.params as { missingProperty: string }).missingProperty} is required`;
+      case 'uniqueItems':
+        return `${at} must not repeat items`;
       case 'enum':
         return `${at} must be one of ${((e.params as { allowedValues: unknown[] }).allowedValues ?? []).map(String).join(', ')}`;
       default:

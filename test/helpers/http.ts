@@ -1,7 +1,6 @@
 import { testEnv } from './env';
 
 export interface HttpResponse<T = any> {
-   
   status: number;
   headers: Headers;
   body: T;

@@ -1,0 +1,226 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { jwtVerify, SignJWT } from 'jose';
+import type { Knex } from 'knex';
+import { deriveKey, fingerprint } from '../../common/secrets';
+import { recordAudit } from '../../db/audit';
+
+export const ACCESS_TOKEN_SECONDS = 900;
+export const REFRESH_TOKEN_SECONDS = 30 * 24 * 3600;
+const ISSUER = 'data-service';
+const AUDIENCE = 'data-service-api';
+
+export interface TokenPair {
+  accessToken: string;
+  refreshToken: string;
+  tokenType: 'Bearer';
+  expiresIn: number;
+}
+
+export interface AccessClaims {
+  personId: string;
+  companyId: string;
+  sessionId: string;
+}
+
+export interface SessionKeys {
+  access: Uint8Array;
+  refresh: Buffer;
+}
+
+export function sessionKeys(secretKey: string): SessionKeys {
+  return { access: deriveKey(secretKey, 'access-token'), refresh: deriveKey(secretKey, 'refresh-token') };
+}
+
+async function signAccessToken(keys: SessionKeys, claims: AccessClaims): Promise<string> {
+  return new SignJWT({ cid: claims.companyId, sid: claims.sessionId })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(claims.personId)
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .setIssuedAt()
+    .setJti(randomUUID())
+    .setExpirationTime(`${ACCESS_TOKEN_SECONDS}s`)
+    .sign(keys.access);
+}
+
+/** The claims of a valid, unexpired access token, or null for anything else. */
+export async function verifyAccessToken(keys: SessionKeys, token: string): Promise<AccessClaims | null> {
+  try {
+    const { payload } = await jwtVerify(token, keys.access, {
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      algorithms: ['HS256'],
+    });
+    const { sub, cid, sid } = payload as { sub?: unknown; cid?: unknown; sid?: unknown };
+    if (typeof sub !== 'string' || typeof cid !== 'string' || typeof sid !== 'string') return null;
+    return { personId: sub, companyId: cid, sessionId: sid };
+  } catch {
+    return null;
+  }
+}
+
+async function newRefreshToken(trx: Knex.Transaction, keys: SessionKeys, sessionId: string): Promise<string> {
+  const token = `rt_${randomBytes(32).toString('base64url')}`;
+  await trx('refreshTokens').insert({
+    id: randomUUID(),
+    sessionId,
+    tokenFingerprint: fingerprint(keys.refresh, token),
+    expiresAt: new Date(Date.now() + REFRESH_TOKEN_SECONDS * 1000),
+  });
+  return token;
+}
+
+export interface PersonRef {
+  id: string;
+  companyId: string;
+}
+
+/** Begins a session for the person (sign-in, accepted invitation, Google, demo) and returns its first pair. */
+export async function startSession(
+  trx: Knex.Transaction,
+  keys: SessionKeys,
+  person: PersonRef,
+  options: { method: 'password' | 'invitation' | 'google' | 'demo'; demo?: boolean; correlationId?: string },
+): Promise<TokenPair> {
+  const sessionId = randomUUID();
+  await trx('sessions').insert({
+    id: sessionId,
+    companyId: person.companyId,
+    personId: person.id,
+    demo: options.demo ?? false,
+    method: options.method,
+  });
+  await recordAudit(trx, {
+    companyId: person.companyId,
+    personId: person.id,
+    action: 'session.started',
+    resourceType: 'session',
+    resourceId: sessionId,
+    correlationId: options.correlationId,
+    details: { method: options.method },
+  });
+  const refreshToken = await newRefreshToken(trx, keys, sessionId);
+  const accessToken = await signAccessToken(keys, {
+    personId: person.id,
+    companyId: person.companyId,
+    sessionId,
+  });
+  return { accessToken, refreshToken, tokenType: 'Bearer', expiresIn: ACCESS_TOKEN_SECONDS };
+}
+
+export type RefreshOutcome =
+  | { ok: true; pair: TokenPair; personId: string; companyId: string; sessionId: string }
+  | {
+      ok: false;
+      reason: 'unknown' | 'expired' | 'session_ended' | 'reused' | 'person_inactive' | 'company_suspended';
+    };
+
+/**
+ * Rotates a refresh token. A token that was already rotated is a sign of theft: the whole session ends, so
+ * both the thief's and the owner's later tokens stop working.
+ */
+export async function rotateRefreshToken(
+  knex: Knex,
+  keys: SessionKeys,
+  token: string,
+  correlationId?: string,
+): Promise<RefreshOutcome> {
+  return knex.transaction(async (trx) => {
+    const row = (await trx('refreshTokens as rt')
+      .join('sessions as s', 's.id', 'rt.sessionId')
+      .join('people as p', 'p.id', 's.personId')
+      .join('companies as c', 'c.id', 's.companyId')
+      .where('rt.tokenFingerprint', fingerprint(keys.refresh, token))
+      .select(
+        'rt.id',
+        'rt.expiresAt',
+        'rt.rotatedAt',
+        's.id as sessionId',
+        's.personId',
+        's.companyId',
+        's.endedAt',
+        'p.status as personStatus',
+        'c.status as companyStatus',
+      )
+      .forUpdate('rt')
+      .first()) as
+      | {
+          id: string;
+          expiresAt: Date;
+          rotatedAt: Date | null;
+          sessionId: string;
+          personId: string;
+          companyId: string;
+          endedAt: Date | null;
+          personStatus: string;
+          companyStatus: string;
+        }
+      | undefined;
+    if (!row) return { ok: false, reason: 'unknown' } as const;
+    if (row.endedAt) return { ok: false, reason: 'session_ended' } as const;
+    if (row.rotatedAt) {
+      await endSession(trx, row.sessionId, 'refresh_token_reused', {
+        companyId: row.companyId,
+        personId: row.personId,
+        correlationId,
+      });
+      return { ok: false, reason: 'reused' } as const;
+    }
+    if (row.expiresAt.getTime() <= Date.now()) return { ok: false, reason: 'expired' } as const;
+    if (row.personStatus !== 'active') return { ok: false, reason: 'person_inactive' } as const;
+    if (row.companyStatus !== 'active') return { ok: false, reason: 'company_suspended' } as const;
+    await trx('refreshTokens').where({ id: row.id }).update({ rotatedAt: trx.fn.now() });
+    const refreshToken = await newRefreshToken(trx, keys, row.sessionId);
+    const accessToken = await signAccessToken(keys, {
+      personId: row.personId,
+      companyId: row.companyId,
+      sessionId: row.sessionId,
+    });
+    return {
+      ok: true,
+      pair: { accessToken, refreshToken, tokenType: 'Bearer', expiresIn: ACCESS_TOKEN_SECONDS },
+      personId: row.personId,
+      companyId: row.companyId,
+      sessionId: row.sessionId,
+    } as const;
+  });
+}
+
+/** Ends a session at once: its refresh tokens stop working and its access tokens are refused from the next request. */
+export async function endSession(
+  trx: Knex.Transaction,
+  sessionId: string,
+  reason: string,
+  audit: { companyId: string; personId: string | null; apiKeyId?: string | null; correlationId?: string },
+): Promise<boolean> {
+  const ended = await trx('sessions').where({ id: sessionId }).whereNull('endedAt').update({
+    endedAt: trx.fn.now(),
+    endReason: reason,
+  });
+  if (ended > 0) {
+    await recordAudit(trx, {
+      companyId: audit.companyId,
+      personId: audit.personId,
+      apiKeyId: audit.apiKeyId,
+      action: 'session.ended',
+      resourceType: 'session',
+      resourceId: sessionId,
+      correlationId: audit.correlationId,
+      details: { reason },
+    });
+  }
+  return ended > 0;
+}
+
+/** The session a refresh token belongs to (for logout), or null. */
+export async function sessionOfRefreshToken(
+  knex: Knex,
+  keys: SessionKeys,
+  token: string,
+): Promise<string | null> {
+  const row = (await knex('refreshTokens')
+    .where({ tokenFingerprint: fingerprint(keys.refresh, token) })
+    .select('sessionId')
+    .first()) as { sessionId: string } | undefined;
+  return row?.sessionId ?? null;
+}

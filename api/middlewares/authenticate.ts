@@ -1,0 +1,174 @@
+import type { Knex } from 'knex';
+import { ForbiddenError, UnauthorizedError } from '../../common/errors';
+import { constantTimeEqual, deriveKey, fingerprint } from '../../common/secrets';
+import type { PlanName } from '../../common/plans';
+import { isApiKeyToken, parseKey } from '../auth/apiKeys';
+import { sessionKeys, verifyAccessToken, type SessionKeys } from '../auth/sessions';
+import type { AppContext, Principal } from '../context';
+import { mayHoldScope } from '../policies/scopes';
+import type { Role, RouteMiddlewareFactory, Scope } from '../routing';
+
+/** Rule 7: one message for every reason a request is not authenticated. */
+export const UNAUTHENTICATED = 'invalid or missing credentials';
+
+const LAST_USED_WRITE_INTERVAL_S = 60;
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+interface CallerRow {
+  personId: string;
+  companyId: string;
+  role: Role;
+  personStatus: string;
+  companyStatus: string;
+  plan: PlanName | null;
+}
+
+function bearer(ctx: AppContext): string | null {
+  const header = ctx.get('Authorization');
+  const match = /^Bearer ([^\s]+)$/i.exec(header);
+  return match ? match[1] : null;
+}
+
+const keysCache = new WeakMap<object, { session: SessionKeys; apiKey: Buffer }>();
+function keysFor(ctx: AppContext) {
+  let keys = keysCache.get(ctx.deps.config);
+  if (!keys) {
+    keys = {
+      session: sessionKeys(ctx.deps.config.secretKey),
+      apiKey: deriveKey(ctx.deps.config.secretKey, 'api-key'),
+    };
+    keysCache.set(ctx.deps.config, keys);
+  }
+  return keys;
+}
+
+async function sessionPrincipal(ctx: AppContext, knex: Knex, token: string): Promise<Principal> {
+  const claims = await verifyAccessToken(keysFor(ctx).session, token);
+  if (!claims) throw new UnauthorizedError(UNAUTHENTICATED);
+  // person, role, person status and company status are read afresh on every request
+  const row = (await knex('sessions as s')
+    .join('people as p', 'p.id', 's.personId')
+    .join('companies as c', 'c.id', 'p.companyId')
+    .where({ 's.id': claims.sessionId, 's.personId': claims.personId, 'p.companyId': claims.companyId })
+    .whereNull('s.endedAt')
+    .select(
+      'p.id as personId',
+      'p.companyId',
+      'p.role',
+      'p.status as personStatus',
+      'c.status as companyStatus',
+      'c.plan',
+      's.demo',
+    )
+    .first()) as (CallerRow & { demo: boolean }) | undefined;
+  if (!row || row.personStatus !== 'active') throw new UnauthorizedError(UNAUTHENTICATED);
+  return {
+    kind: 'session',
+    personId: row.personId,
+    companyId: row.companyId,
+    role: row.role,
+    companyPlan: row.plan,
+    demo: row.demo,
+    sessionId: claims.sessionId,
+    companyStatus: row.companyStatus,
+  } as Principal & { companyStatus: string };
+}
+
+async function keyPrincipal(ctx: AppContext, knex: Knex, token: string): Promise<Principal> {
+  const parsed = parseKey(token);
+  if (!parsed) throw new UnauthorizedError(UNAUTHENTICATED);
+  const row = (await knex('apiKeys as k')
+    .join('people as p', 'p.id', 'k.personId')
+    .join('companies as c', 'c.id', 'k.companyId')
+    .where('k.identifier', parsed.identifier)
+    .select(
+      'k.id as apiKeyId',
+      'k.secretFingerprint',
+      'k.scopes',
+      'k.revokedAt',
+      'k.lastUsedAt',
+      'p.id as personId',
+      'p.companyId',
+      'p.role',
+      'p.status as personStatus',
+      'c.status as companyStatus',
+      'c.plan',
+    )
+    .first()) as
+    | (CallerRow & {
+        apiKeyId: string;
+        secretFingerprint: string;
+        scopes: Scope[];
+        revokedAt: Date | null;
+        lastUsedAt: Date | null;
+      })
+    | undefined;
+  const presented = fingerprint(keysFor(ctx).apiKey, token);
+  // compare even when no key was found, so an unknown identifier costs the same
+  const matches = constantTimeEqual(presented, row?.secretFingerprint ?? '0'.repeat(presented.length));
+  if (!row || !matches || row.revokedAt || row.personStatus !== 'active')
+    throw new UnauthorizedError(UNAUTHENTICATED);
+
+  // lastUsedAt is written at most about once a minute per key, so busy keys do not contend on one row
+  if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > LAST_USED_WRITE_INTERVAL_S * 1000) {
+    await knex('apiKeys')
+      .where({ id: row.apiKeyId })
+      .where((q) =>
+        q
+          .whereNull('lastUsedAt')
+          .orWhere('lastUsedAt', '<', knex.raw(`now() - interval '${LAST_USED_WRITE_INTERVAL_S} seconds'`)),
+      )
+      .update({ lastUsedAt: knex.fn.now() });
+  }
+  return {
+    kind: 'key',
+    personId: row.personId,
+    companyId: row.companyId,
+    role: row.role,
+    companyPlan: row.plan,
+    demo: false,
+    apiKeyId: row.apiKeyId,
+    // a key acts as its owner is now: scopes the owner may no longer give are dropped
+    scopes: row.scopes.filter((s) => mayHoldScope(row.role, s)),
+    companyStatus: row.companyStatus,
+  } as Principal & { companyStatus: string };
+}
+
+/**
+ * Authenticates the caller and enforces the route's `access` rule (api/routes: the route table):
+ * 401 for every authentication failure (one message), 403 only for role, scope, suspended company,
+ * keys on a route that does not accept them, and writes in the read-only demo.
+ */
+export const authenticate: RouteMiddlewareFactory = (spec) => {
+  const access = spec.access;
+  return async (ctx, next) => {
+    if (access.public) return next();
+    const token = bearer(ctx);
+    if (!token) throw new UnauthorizedError(UNAUTHENTICATED);
+    const { knex } = ctx.deps;
+    const principal = (await (isApiKeyToken(token)
+      ? keyPrincipal(ctx, knex, token)
+      : sessionPrincipal(ctx, knex, token))) as Principal & { companyStatus: string };
+
+    if (principal.companyStatus !== 'active') throw new ForbiddenError('the company is suspended');
+    if (principal.kind === 'key') {
+      if (!access.keyScope) throw new ForbiddenError('API keys are not accepted on this endpoint');
+      if (!principal.scopes?.includes(access.keyScope)) {
+        throw new ForbiddenError(`the API key lacks the scope ${access.keyScope}`);
+      }
+    }
+    if (!access.roles.includes(principal.role)) throw new ForbiddenError('your role does not allow this');
+    if (principal.demo && !READ_METHODS.has(ctx.method) && !access.demoAllowed)
+      throw new ForbiddenError('the demo is read-only');
+
+    const { companyStatus: _companyStatus, ...auth } = principal;
+    ctx.state.auth = auth;
+    return next();
+  };
+};
+
+/** The caller of a non-public route (set by `authenticate`). */
+export function principalOf(ctx: AppContext): Principal {
+  if (!ctx.state.auth) throw new UnauthorizedError(UNAUTHENTICATED);
+  return ctx.state.auth;
+}

@@ -1,0 +1,140 @@
+import { ForbiddenError, UnauthorizedError } from '../../../common/errors';
+import { verifyPassword } from '../../auth/passwords';
+import {
+  endSession,
+  rotateRefreshToken,
+  sessionKeys,
+  sessionOfRefreshToken,
+  startSession,
+} from '../../auth/sessions';
+import { principalOf, UNAUTHENTICATED } from '../../middlewares/authenticate';
+import { route } from '../../routing';
+import { tokenPairSchema } from '../../schemas';
+
+const INVALID_CREDENTIALS = 'invalid email or password';
+
+const loginBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['email', 'password'],
+  properties: {
+    email: { type: 'string', minLength: 1, maxLength: 320 },
+    password: { type: 'string', minLength: 1, maxLength: 200 },
+  },
+} as const;
+
+const refreshBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['refreshToken'],
+  properties: { refreshToken: { type: 'string', minLength: 1, maxLength: 200 } },
+} as const;
+
+export const authRoutes = [
+  route({
+    method: 'post',
+    path: '/auth/login',
+    summary: 'Sign in with email and password',
+    tag: 'Authentication',
+    access: { public: true },
+    bucket: 'signIn',
+    body: loginBody,
+    responses: {
+      200: { description: 'the token pair', schema: tokenPairSchema },
+      401: { description: 'invalid email or password (same message for an unknown address)' },
+      403: { description: 'the account is not activated, is disabled, or its company is not active' },
+      429: { description: 'more than 10 attempts a minute from this address' },
+    },
+    handler: async (ctx, { body }: { body: { email: string; password: string } }) => {
+      const { knex, config } = ctx.deps;
+      const person = (await knex('people as p')
+        .join('companies as c', 'c.id', 'p.companyId')
+        .whereRaw('lower(p.email) = lower(?)', [body.email.trim()])
+        .select('p.id', 'p.companyId', 'p.status', 'p.passwordHash', 'c.status as companyStatus')
+        .first()) as
+        | {
+            id: string;
+            companyId: string;
+            status: string;
+            passwordHash: string | null;
+            companyStatus: string;
+          }
+        | undefined;
+      // one password verification whether or not the address exists: no timing difference worth measuring
+      const ok = await verifyPassword(person?.passwordHash, body.password);
+      if (!person || !ok) throw new UnauthorizedError(INVALID_CREDENTIALS);
+      if (person.status === 'not_activated') throw new ForbiddenError('the account is not activated');
+      if (person.status === 'disabled') throw new ForbiddenError('the account is disabled');
+      if (person.companyStatus !== 'active') throw new ForbiddenError('the company is not active');
+      const pair = await knex.transaction((trx) =>
+        startSession(trx, sessionKeys(config.secretKey), person, {
+          method: 'password',
+          correlationId: ctx.state.correlationId,
+        }),
+      );
+      return { body: pair };
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/auth/refresh',
+    summary: 'Exchange a refresh token for a new pair (the old refresh token stops working)',
+    tag: 'Authentication',
+    access: { public: true },
+    body: refreshBody,
+    responses: {
+      200: { description: 'a new token pair', schema: tokenPairSchema },
+      401: {
+        description:
+          'unknown, expired, already used or ended refresh token; reusing a rotated token ends the session',
+      },
+      403: { description: 'the company is suspended' },
+    },
+    handler: async (ctx, { body }: { body: { refreshToken: string } }) => {
+      const { knex, config } = ctx.deps;
+      const outcome = await rotateRefreshToken(
+        knex,
+        sessionKeys(config.secretKey),
+        body.refreshToken,
+        ctx.state.correlationId,
+      );
+      if (outcome.ok) return { body: outcome.pair };
+      if (outcome.reason === 'company_suspended') throw new ForbiddenError('the company is suspended');
+      throw new UnauthorizedError(UNAUTHENTICATED);
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/auth/logout',
+    summary: 'End the session at once',
+    tag: 'Authentication',
+    access: { roles: ['admin', 'employee'], demoAllowed: true },
+    body: refreshBody,
+    responses: {
+      204: { description: 'the session has ended (answered the same when it had ended already)' },
+    },
+    handler: async (ctx, { body }: { body: { refreshToken: string } }) => {
+      const { knex, config } = ctx.deps;
+      const auth = principalOf(ctx);
+      const ofToken = await sessionOfRefreshToken(knex, sessionKeys(config.secretKey), body.refreshToken);
+      await knex.transaction(async (trx) => {
+        const sessions = new Set([auth.sessionId!]);
+        // the refresh token's session is ended too when it belongs to the same person
+        if (ofToken) {
+          const owned: unknown = await trx('sessions')
+            .where({ id: ofToken, personId: auth.personId })
+            .first();
+          if (owned) sessions.add(ofToken);
+        }
+        for (const id of sessions) {
+          await endSession(trx, id, 'logout', {
+            companyId: auth.companyId,
+            personId: auth.personId,
+            correlationId: ctx.state.correlationId,
+          });
+        }
+      });
+      return { status: 204 };
+    },
+  }),
+];
