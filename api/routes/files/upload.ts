@@ -115,7 +115,8 @@ function receive(ctx: AppContext, objectKey: string, allowVisibility: boolean): 
     bb.on('close', () => {
       if (settled) return;
       if (!upload) {
-        fail(new BadRequestError([...problems, 'form.file is required']));
+        const all = [...problems, 'form.file is required'];
+        fail(new BadRequestError(all.length === 1 ? all[0] : all));
         return;
       }
       upload.then(
@@ -208,11 +209,11 @@ export async function upload(ctx: AppContext, fileId?: string): Promise<UploadRe
   const newFileId = existing?.id ?? uuidv7();
   const versionId = uuidv7();
   const objectKey = storage.key('files', auth.companyId, newFileId, versionId);
-  const received = await receive(ctx, objectKey, !existing);
-  const sniffed = received.inspector.sniffed!;
-  let rowCount = received.inspector.dataRows;
-  let columnCount = sniffed.columns ?? null;
   try {
+    const received = await receive(ctx, objectKey, !existing);
+    const sniffed = received.inspector.sniffed!;
+    let rowCount = received.inspector.dataRows;
+    let columnCount = sniffed.columns ?? null;
     if (sniffed.format === 'xlsx') {
       const facts = await inspectStoredXlsx(storage.client, storage.bucket, objectKey, received.size, {
         maxUnpackedBytes: config.files.xlsxMaxUnpackedBytes,
