@@ -88,7 +88,8 @@ async function previewXlsx(source: Readable, options: PreviewOptions): Promise<P
     worksheets: 'emit',
     sharedStrings: 'cache',
     hyperlinks: 'ignore',
-    styles: 'ignore',
+    // number formats tell dates from numbers
+    styles: 'cache',
     entries: 'ignore',
   });
   const table: CellValue[][] = [];

@@ -49,6 +49,8 @@ function receive(ctx: AppContext, objectKey: string, allowVisibility: boolean): 
     try {
       bb = busboy({
         headers: req.headers,
+        // browsers and fetch send file names as UTF-8
+        defParamCharset: 'utf8',
         limits: { files: 1, fields: 5, parts: 6, fieldSize: 1024, fileSize: MAX_FILE_BYTES + 1 },
       });
     } catch {
