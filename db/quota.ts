@@ -38,7 +38,7 @@ export async function countUpload(
   const key = periodKey(params.at);
   const limit = limits.filesPerPeriod;
   const guard = limits.billsExcessFiles ? '' : 'where file_usage.files_used < :limit';
-  const result = await trx.raw(
+  const result: unknown = await trx.raw(
     `insert into file_usage (company_id, period_key, files_used) values (:companyId, :key, 1)
      on conflict (company_id, period_key) do update set files_used = file_usage.files_used + 1
      ${guard}

@@ -29,9 +29,11 @@ export async function streamToObject(
   let size = 0;
   let uploadId: string | undefined;
   let partNumber = 0;
-  let failure: unknown;
+  let failure: Error | undefined;
   const etags: Array<{ part: number; etag: string }> = [];
   const inFlight = new Set<Promise<void>>();
+  // read through a function: the part callbacks set it, which control-flow narrowing cannot see
+  const failed = (): Error | undefined => failure;
 
   const take = (bytes: number): Buffer => {
     const all = held.length === 1 ? held[0] : Buffer.concat(held, heldBytes);
@@ -54,7 +56,7 @@ export async function streamToObject(
         etags.push({ part, etag: res.etag });
       })
       .catch((err: unknown) => {
-        failure ??= err;
+        failure ??= err instanceof Error ? err : new Error(String(err));
       })
       .finally(() => {
         inFlight.delete(sending);
@@ -64,7 +66,8 @@ export async function streamToObject(
 
   try {
     for await (const chunk of source) {
-      if (failure) throw failure;
+      const early = failed();
+      if (early) throw early;
       held.push(chunk);
       heldBytes += chunk.length;
       size += chunk.length;
@@ -72,7 +75,8 @@ export async function streamToObject(
         uploadId ??= await client.initiateNewMultipartUpload(bucket, key, headers());
         sendPart(take(options.partBytes));
         while (inFlight.size >= maxInFlight) await Promise.race(inFlight);
-        if (failure) throw failure;
+        const partFailure = failed();
+        if (partFailure) throw partFailure;
       }
     }
     if (uploadId === undefined) {
@@ -82,7 +86,8 @@ export async function streamToObject(
     }
     if (heldBytes > 0) sendPart(take(heldBytes));
     await Promise.all([...inFlight]);
-    if (failure) throw failure;
+    const lastFailure = failed();
+    if (lastFailure) throw lastFailure;
     etags.sort((a, b) => a.part - b.part);
     await client.completeMultipartUpload(bucket, key, uploadId, etags);
     return { size };

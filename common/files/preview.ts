@@ -40,7 +40,7 @@ export function plainCell(value: unknown, maxChars: number): CellValue {
     if ('error' in v) return String(v.error);
     if ('formula' in v || 'sharedFormula' in v) return null;
   }
-  return clip(String(value as string), maxChars);
+  return clip(JSON.stringify(value) ?? '', maxChars);
 }
 
 function shape(table: CellValue[][], options: PreviewOptions, moreRows: boolean): Preview {

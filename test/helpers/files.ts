@@ -75,9 +75,7 @@ export async function uploadTo(
       },
     });
     try {
-      return await parse(
-        await fetch(url, { method: 'POST', headers, body: stream, duplex: 'half' } as RequestInit),
-      );
+      return await parse(await fetch(url, { method: 'POST', headers, body: stream, duplex: 'half' }));
     } catch (err) {
       // the server may answer and close before the whole body is sent
       return { status: -1, headers: new Headers(), body: undefined, text: String(err) };

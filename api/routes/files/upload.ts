@@ -61,7 +61,7 @@ function receive(ctx: AppContext, objectKey: string, allowVisibility: boolean): 
     let visibility: Visibility | undefined;
     let upload: Promise<Received> | undefined;
 
-    const fail = (err: unknown) => {
+    const fail = (err: Error) => {
       if (settled) return;
       settled = true;
       // stop reading: the rest of the request is discarded and the connection closed after the answer
@@ -99,7 +99,7 @@ function receive(ctx: AppContext, objectKey: string, allowVisibility: boolean): 
           throw err;
         }
       })();
-      upload.catch(fail);
+      upload.catch((err: unknown) => fail(err instanceof Error ? err : new Error(String(err))));
     });
     bb.on('field', (name: string, value: string, info: busboy.FieldInfo) => {
       if (name === 'visibility' && allowVisibility) {
