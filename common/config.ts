@@ -27,6 +27,8 @@ export interface Config {
   files: {
     /** Size of each part streamed to MinIO (multipart upload); also the most an upload holds in memory per part. */
     uploadPartBytes: number;
+    /** Parts of one upload sent to MinIO at the same time. */
+    uploadPartsInFlight: number;
     /** Rows and columns a sheet may have (CSV/TSV counted at upload, XLSX as the sheet declares). */
     maxRows: number;
     maxColumns: number;
@@ -169,7 +171,8 @@ export function loadConfig(env: Env = process.env): Config {
       ]),
     },
     files: {
-      uploadPartBytes: r.int('UPLOAD_PART_BYTES', 8 * 1024 * 1024, 5 * 1024 * 1024, 64 * 1024 * 1024),
+      uploadPartBytes: r.int('UPLOAD_PART_BYTES', 5 * 1024 * 1024, 5 * 1024 * 1024, 64 * 1024 * 1024),
+      uploadPartsInFlight: r.int('UPLOAD_PARTS_IN_FLIGHT', 2, 1, 8),
       maxRows: r.int('FILE_MAX_ROWS', 1_048_576, 1, 100_000_000),
       maxColumns: r.int('FILE_MAX_COLUMNS', 1024, 1, 16_384),
       xlsxMaxUnpackedBytes: r.int('XLSX_MAX_UNPACKED_BYTES', 400 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),

@@ -9,6 +9,23 @@ export interface StreamUploadOptions {
 }
 
 /**
+ * Part buffers shared by all uploads of the process and reused, so streaming 25 MB does not leave 25 MB
+ * of part-sized garbage behind each time. At most POOL_IDLE_MAX buffers per part size are kept idle.
+ */
+const POOL_IDLE_MAX = 6;
+const partPools = new Map<number, Buffer[]>();
+
+function takePartBuffer(size: number): Buffer {
+  return partPools.get(size)?.pop() ?? Buffer.allocUnsafe(size);
+}
+
+function returnPartBuffer(buffer: Buffer): void {
+  let pool = partPools.get(buffer.length);
+  if (!pool) partPools.set(buffer.length, (pool = []));
+  if (pool.length < POOL_IDLE_MAX) pool.push(buffer);
+}
+
+/**
  * Streams `source` into one object without holding it whole: parts of `partBytes` go to MinIO as a
  * multipart upload while the next part is read; a source shorter than one part is sent as one PUT.
  * Reading pauses while `maxInFlight` parts are in flight, so the request's backpressure reaches the
@@ -22,10 +39,14 @@ export async function streamToObject(
   source: AsyncIterable<Buffer>,
   options: StreamUploadOptions,
 ): Promise<{ size: number }> {
+  const { partBytes } = options;
   const maxInFlight = options.maxInFlight ?? 2;
   const headers = () => ({ 'Content-Type': options.contentType() });
-  let held: Buffer[] = [];
-  let heldBytes = 0;
+  // Chunks are kept as they come until a part is full, then copied once into a part buffer; part
+  // buffers come from the shared pool and go back once MinIO has the part, so an upload holds at most
+  // maxInFlight parts plus one part of chunks, and a small file needs no part-sized buffer at all.
+  const pending: Buffer[] = [];
+  let pendingBytes = 0;
   let size = 0;
   let uploadId: string | undefined;
   let partNumber = 0;
@@ -35,25 +56,33 @@ export async function streamToObject(
   // read through a function: the part callbacks set it, which control-flow narrowing cannot see
   const failed = (): Error | undefined => failure;
 
-  const take = (bytes: number): Buffer => {
-    const all = held.length === 1 ? held[0] : Buffer.concat(held, heldBytes);
-    const part = all.subarray(0, bytes);
-    const rest = all.subarray(bytes);
-    held = rest.length > 0 ? [rest] : [];
-    heldBytes = rest.length;
-    // copy, so the part does not keep the (larger) concatenated buffer alive after it is sent
-    return bytes === all.length ? part : Buffer.from(part);
+  /** Moves up to one part's bytes from the pending chunks into a (reused) part buffer. */
+  const fillPart = (): Buffer => {
+    const part = takePartBuffer(partBytes);
+    let filled = 0;
+    while (filled < partBytes && pending.length > 0) {
+      const chunk = pending[0];
+      const n = Math.min(chunk.length, partBytes - filled);
+      chunk.copy(part, filled, 0, n);
+      filled += n;
+      if (n === chunk.length) pending.shift();
+      else pending[0] = chunk.subarray(n);
+    }
+    pendingBytes -= filled;
+    return part;
   };
 
-  const sendPart = (payload: Buffer): void => {
+  const sendPart = (buffer: Buffer, length: number): void => {
     const part = ++partNumber;
     const sending: Promise<void> = client
       .uploadPart(
         { bucketName: bucket, objectName: key, uploadID: uploadId!, partNumber: part, headers: {} },
-        payload,
+        length === buffer.length ? buffer : buffer.subarray(0, length),
       )
       .then((res) => {
         etags.push({ part, etag: res.etag });
+        // only after MinIO answered: nothing refers to the buffer any more (a failed part's is dropped)
+        returnPartBuffer(buffer);
       })
       .catch((err: unknown) => {
         failure ??= err instanceof Error ? err : new Error(String(err));
@@ -68,23 +97,26 @@ export async function streamToObject(
     for await (const chunk of source) {
       const early = failed();
       if (early) throw early;
-      held.push(chunk);
-      heldBytes += chunk.length;
+      pending.push(chunk);
+      pendingBytes += chunk.length;
       size += chunk.length;
-      while (heldBytes >= options.partBytes) {
+      while (pendingBytes >= partBytes) {
         uploadId ??= await client.initiateNewMultipartUpload(bucket, key, headers());
-        sendPart(take(options.partBytes));
+        sendPart(fillPart(), partBytes);
         while (inFlight.size >= maxInFlight) await Promise.race(inFlight);
         const partFailure = failed();
         if (partFailure) throw partFailure;
       }
     }
     if (uploadId === undefined) {
-      const body = take(heldBytes);
+      const body = Buffer.concat(pending, pendingBytes);
       await client.putObject(bucket, key, body, body.length, headers());
       return { size };
     }
-    if (heldBytes > 0) sendPart(take(heldBytes));
+    if (pendingBytes > 0) {
+      const rest = pendingBytes;
+      sendPart(fillPart(), rest);
+    }
     await Promise.all([...inFlight]);
     const lastFailure = failed();
     if (lastFailure) throw lastFailure;

@@ -90,6 +90,7 @@ function receive(ctx: AppContext, objectKey: string, allowVisibility: boolean): 
           // the content type is known once the first 64 KB are seen; the uploader reads those first
           const { size } = await streamToObject(storage.client, storage.bucket, objectKey, inspector, {
             partBytes: config.files.uploadPartBytes,
+            maxInFlight: config.files.uploadPartsInFlight,
             contentType: () => CONTENT_TYPES[inspector.sniffed?.format ?? 'csv'],
           });
           return { fileName: info.filename || 'upload', inspector, size, visibility };
@@ -211,8 +212,11 @@ export async function upload(ctx: AppContext, fileId?: string): Promise<UploadRe
   const newFileId = existing?.id ?? uuidv7();
   const versionId = uuidv7();
   const objectKey = storage.key('files', auth.companyId, newFileId, versionId);
+  const started = Date.now();
+  const timings: Record<string, number> = {};
   try {
     const received = await receive(ctx, objectKey, !existing);
+    timings.receivedMs = Date.now() - started;
     const sniffed = received.inspector.sniffed!;
     let rowCount = received.inspector.dataRows;
     let columnCount = sniffed.columns ?? null;
@@ -226,9 +230,10 @@ export async function upload(ctx: AppContext, fileId?: string): Promise<UploadRe
       });
       rowCount = facts.rows;
       columnCount = facts.columns;
+      timings.inspectedMs = Date.now() - started;
     }
     const plan = requirePlan(auth);
-    return await transact(
+    const result = await transact(
       knex,
       async ({ trx, emit, afterCommit }) => {
         let file: File;
@@ -284,27 +289,38 @@ export async function upload(ctx: AppContext, fileId?: string): Promise<UploadRe
           correlationId: ctx.state.correlationId,
           details: { version, sizeBytes: received.size, format: sniffed.format, filesUsed: quota.filesUsed },
         });
-        afterCommit(async () => {
-          await temporal.workflow.start(reportWorkflow, {
-            ...workflowIdentity({
-              kind: 'report',
-              parts: [file.id, `v${version}`],
-              companyId: auth.companyId,
-              taskQueue: config.temporal.taskQueue,
-              correlationId: ctx.state.correlationId,
-            }),
-            args: [{ companyId: auth.companyId, fileId: file.id, fileVersionId: row.id, version }],
-          });
+        afterCommit(() => {
+          // not awaited: the answer does not wait for Temporal; a start that fails is logged, the upload
+          // stays saved and its report can be requested again
+          temporal.workflow
+            .start(reportWorkflow, {
+              ...workflowIdentity({
+                kind: 'report',
+                parts: [file.id, `v${version}`],
+                companyId: auth.companyId,
+                taskQueue: config.temporal.taskQueue,
+                correlationId: ctx.state.correlationId,
+              }),
+              args: [{ companyId: auth.companyId, fileId: file.id, fileVersionId: row.id, version }],
+            })
+            .catch((err: unknown) =>
+              ctx.state.log.error(
+                { err, fileId: file.id, version },
+                'report workflow did not start after upload',
+              ),
+            );
         });
+        timings.committingMs = Date.now() - started;
         return { file, version: row };
       },
-      {
-        correlationId: ctx.state.correlationId,
-        // the upload is saved; a report that did not start can be requested again (rebuild)
-        onAfterCommitError: (err) =>
-          ctx.state.log.error({ err, fileId: newFileId }, 'report workflow did not start after upload'),
-      },
+      { correlationId: ctx.state.correlationId },
     );
+    timings.savedMs = Date.now() - started;
+    ctx.state.log.debug(
+      { fileId: newFileId, versionId, sizeBytes: received.size, ...timings },
+      'upload saved',
+    );
+    return result;
   } catch (err) {
     await removeObject(ctx, objectKey);
     throw err;
