@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import type { Storage } from '../common/storage';
+import type { Mailer } from '../common/mailer';
 import type { PlanName } from '../common/plans';
 import type { Role, Scope } from './routing';
 
@@ -14,6 +15,7 @@ export interface AppDeps {
   knex: Knex;
   temporal: Client;
   storage: Storage;
+  mailer: Mailer;
 }
 
 /** Who is calling, read afresh from the database on every request (api/middlewares/authenticate.ts). */

@@ -1,8 +1,10 @@
 /** API process entry: `node dist/api/server.js`. */
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { loadConfig, ConfigError } from '../common/config';
 import { createLogger } from '../common/logger';
 import { createStorage } from '../common/storage';
+import { createMailer } from '../common/mailer';
 import { createTemporalClient } from '../common/temporal';
 import { createKnex } from '../db/knex';
 import { createApp } from './app';
@@ -13,12 +15,14 @@ async function main(): Promise<void> {
   const knex = createKnex(config.databaseUrl, config.databasePoolMax);
   const temporal = createTemporalClient(config);
   const storage = createStorage(config);
-  const app = createApp({ config, logger, knex, temporal, storage });
+  const mailer = createMailer(config, logger);
+  const app = createApp({ config, logger, knex, temporal, storage, mailer });
 
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
-  logger.info({ address: `http://${config.host}:${config.port}` }, 'api listening');
+  const { port } = server.address() as AddressInfo;
+  logger.info({ address: `http://${config.host}:${port}` }, 'api listening');
 
   let stopping = false;
   const stop = (signal: string) => {

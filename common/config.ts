@@ -48,6 +48,15 @@ export interface Config {
   trustProxyHops: number;
   mail: { smtpUrl: string; from: string };
   google: { issuer: string; clientId: string; clientSecret: string };
+  oauth: {
+    /**
+     * Front-end address the Google callback redirects to with `?code=` (or `?error=`); empty: the callback
+     * answers JSON instead.
+     */
+    redirectAfter: string;
+  };
+  /** false: POST /demo/sessions answers 404 */
+  demoEnabled: boolean;
   webhooks: {
     /** development only: allow http:// endpoint URLs */
     allowHttp: boolean;
@@ -123,6 +132,12 @@ class Reader {
     return raw;
   }
 
+  /** A URL, or '' when unset. */
+  optionalUrl(name: string, protocols: readonly string[]): string {
+    const raw = this.string(name, '');
+    return raw === '' ? '' : this.url(name, raw, protocols);
+  }
+
   hostPort(name: string, fallback: string): string {
     const raw = this.string(name, fallback);
     if (!/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/.test(raw)) {
@@ -196,6 +211,10 @@ export function loadConfig(env: Env = process.env): Config {
       clientId: r.string('GOOGLE_CLIENT_ID', ''),
       clientSecret: r.string('GOOGLE_CLIENT_SECRET', ''),
     },
+    oauth: {
+      redirectAfter: r.optionalUrl('OAUTH_REDIRECT_AFTER', ['http:', 'https:']),
+    },
+    demoEnabled: r.bool('DEMO_ENABLED', true),
     webhooks: {
       allowHttp: r.bool('WEBHOOK_ALLOW_HTTP', false),
       allowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
@@ -207,6 +226,12 @@ export function loadConfig(env: Env = process.env): Config {
   if (config.secretKey.length < 32) r.problems.push('SECRET_KEY must have at least 32 characters');
   if (config.env === 'production' && (config.webhooks.allowPrivateTargets || config.webhooks.allowHttp)) {
     r.problems.push('WEBHOOK_ALLOW_PRIVATE_TARGETS and WEBHOOK_ALLOW_HTTP cannot be used in production');
+  }
+  if (config.env === 'production' && config.google.clientId && !config.google.issuer.startsWith('https:')) {
+    r.problems.push('GOOGLE_OIDC_ISSUER must use https: in production');
+  }
+  if (config.google.clientId && !config.google.clientSecret) {
+    r.problems.push('GOOGLE_CLIENT_SECRET must be set when GOOGLE_CLIENT_ID is set');
   }
   if (config.s3.prefix && !/^[A-Za-z0-9._\-/]+\/$/.test(config.s3.prefix)) {
     r.problems.push(

@@ -11,7 +11,14 @@ node -e 'const [M,m]=process.versions.node.split(".").map(Number); if (M<20||(M=
 
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "[install] npm ci"
-  npm ci --no-audit --no-fund
+  # npm 11 here leaves other platforms' optional binaries (@swc/core-darwin-*, …) out of the lock file it
+  # writes and then `npm ci` refuses that lock as out of sync; `npm install --no-save` installs the same
+  # locked versions (every dependency is pinned exactly) without rewriting package.json or the lock.
+  if ! npm ci --no-audit --no-fund 2>.local-npm-ci.log; then
+    echo "[install] npm ci refused the lock file ($(grep -m1 -o 'Missing: [^ ]*' .local-npm-ci.log || echo 'see npm log')); installing the locked versions with npm install --no-save"
+    npm install --no-save --no-audit --no-fund
+  fi
+  rm -f .local-npm-ci.log
 fi
 
 echo "[install] building (tsc)"

@@ -27,6 +27,8 @@ start_process() { # name entry
   fi
 }
 
+# the local mail sink (SMTP on 127.0.0.1:2525, mails kept in .local/mail/) unless SMTP_URL points elsewhere
+if [ -z "${SMTP_URL:-}" ]; then start_process mail-sink dist/scripts/mail-sink.js; fi
 start_process worker dist/worker/index.js
 start_process api dist/api/server.js
 
@@ -53,5 +55,6 @@ fi
 
 bash scripts/services.sh addresses 2>/dev/null || true
 echo "API              http://$HOST:$PORT   (OpenAPI at /openapi.json, docs at /docs)"
+echo "Mail sink        smtp://127.0.0.1:2525, mails in .local/mail/"
 echo "Logs             .local/log/api.log, .local/log/worker.log"
 echo "Stop             bash scripts/stop.sh"

@@ -18,4 +18,5 @@ stop_process() {
 
 stop_process api
 stop_process worker
+stop_process mail-sink
 bash scripts/services.sh stop

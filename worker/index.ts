@@ -5,10 +5,12 @@ import { loadConfig, ConfigError } from '../common/config';
 import { createLogger } from '../common/logger';
 import { createKnex } from '../db/knex';
 import { createWorker, ensureOutboxDispatcher } from './worker';
+import { installTemporalRuntime } from './runtime';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, 'worker');
+  installTemporalRuntime(logger);
   const knex = createKnex(config.databaseUrl, config.databasePoolMax);
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const worker = await createWorker({ config, knex, logger, connection });

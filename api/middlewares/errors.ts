@@ -9,6 +9,7 @@ import {
   ValidationError as ObjectionValidationError,
 } from 'objection';
 import { AppError } from '../../common/errors';
+import { pgErrorCode } from '../../db/errors';
 import type { AppContext } from '../context';
 
 interface Mapped {
@@ -39,6 +40,19 @@ export function mapError(err: unknown): Mapped {
     return { status: 400, message: 'invalid value' };
   if (err instanceof ObjectionValidationError) return { status: 400, message: err.message };
   if (err instanceof ObjectionNotFoundError) return { status: 404, message: 'not found' };
+  // the same classes for errors of raw knex queries, which objection does not wrap
+  switch (pgErrorCode(err)) {
+    case '23505':
+      return { status: 409, message: 'already exists' };
+    case '23503':
+      return { status: 409, message: 'refers to something that does not exist' };
+    case '23502':
+    case '23514':
+    case '22P02':
+    case '22001':
+    case '22003':
+      return { status: 400, message: 'invalid value' };
+  }
   const http = err as HttpLikeError;
   const status = http?.status ?? http?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {

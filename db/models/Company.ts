@@ -10,6 +10,8 @@ export class Company extends BaseModel {
   name!: string;
   status!: CompanyStatus;
   plan!: PlanName | null;
+  /** the one read-only demo company (api/demo/seed.ts) */
+  isDemo!: boolean;
 
   static override get jsonSchema() {
     return {

@@ -11,4 +11,6 @@ export class Person extends TenantModel {
   role!: Role;
   status!: PersonStatus;
   passwordHash!: string | null;
+  /** the Google subject, recorded at the first Google sign-in */
+  googleSubject!: string | null;
 }

@@ -13,12 +13,15 @@ import knexFactory, { type Knex } from 'knex';
 import { loadConfig, type Config } from '../../common/config';
 import { createLogger, type Logger } from '../../common/logger';
 import { createStorage, type Storage } from '../../common/storage';
+import { createMailer } from '../../common/mailer';
+import { startMailbox, stopMailbox } from './mailbox';
 import { createTemporalClient } from '../../common/temporal';
 import { createKnex, migrateLatest } from '../../db/knex';
 import { createApp } from '../../api/app';
 import type { AppDeps } from '../../api/context';
 import type { RouteSpec } from '../../api/routing';
 import { createWorker } from '../../worker/worker';
+import { installTemporalRuntime } from '../../worker/runtime';
 import type { FanOut } from '../../activities/outbox';
 
 export const ROOT = path.resolve(__dirname, '../../..');
@@ -50,6 +53,7 @@ export async function setUpEnv(): Promise<TestEnv> {
   const runId = `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const base = loadConfig({ ...process.env, NODE_ENV: 'test' });
   const database = `ds_${runId}`;
+  const smtpPort = await startMailbox();
   await reapStaleDatabases();
   await withAdmin((admin) => admin.raw('create database ??', [database]));
   const config = loadConfig({
@@ -60,13 +64,17 @@ export async function setUpEnv(): Promise<TestEnv> {
     S3_PREFIX: `test-runs/${runId}/`,
     TEMPORAL_TASK_QUEUE: `test-${runId}`,
     OUTBOX_IDLE_WAIT_MS: '1000',
+    SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
   });
   const knex = createKnex(config.databaseUrl, 20);
   await migrateLatest(knex);
   const logger = createLogger(config.logLevel, 'test');
+  // the SDK's own lines (worker state changes…) only at warn and above, through our logger
+  installTemporalRuntime(createLogger(process.env.TEST_LOG_LEVEL ?? 'warn', 'temporal-sdk'));
   const storage = createStorage(config);
   const temporal = createTemporalClient(config);
-  const deps: AppDeps = { config, logger, knex, temporal, storage };
+  const mailer = createMailer(config, logger);
+  const deps: AppDeps = { config, logger, knex, temporal, storage, mailer };
 
   server = http.createServer(createApp(deps, { extraRoutes: testRoutes }).callback());
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
@@ -92,6 +100,7 @@ export async function tearDownEnv(): Promise<void> {
   await attempt(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
   await attempt(() => current.knex.destroy());
   await attempt(() => current.temporal.connection.close());
+  await attempt(() => stopMailbox());
   await attempt(() => dropDatabase(`ds_${current.runId}`));
   // remove every object this run wrote
   await attempt(async () => {

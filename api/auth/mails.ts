@@ -1,0 +1,50 @@
+import type { Config } from '../../common/config';
+import type { Mail } from '../../common/mailer';
+
+/**
+ * The service has no front end of its own: each mail carries the token and the API call that uses it,
+ * and a link under PUBLIC_BASE_URL for a front end that handles it.
+ */
+export function activationMail(config: Config, to: string, token: string): Mail {
+  return {
+    to,
+    subject: 'Activate your account',
+    text: [
+      'Welcome! Activate your account with this token (valid 48 hours):',
+      '',
+      `token: ${token}`,
+      '',
+      `POST ${config.publicBaseUrl}/auth/activate with {"token": "<token>"}`,
+      `or open ${config.publicBaseUrl}/activate?token=${token}`,
+    ].join('\n'),
+  };
+}
+
+export function passwordResetMail(config: Config, to: string, token: string): Mail {
+  return {
+    to,
+    subject: 'Reset your password',
+    text: [
+      'Someone asked to reset the password of this account. If it was not you, ignore this mail.',
+      'Reset token (valid 1 hour):',
+      '',
+      `token: ${token}`,
+      '',
+      `POST ${config.publicBaseUrl}/auth/reset-password with {"token": "<token>", "password": "<new password>"}`,
+    ].join('\n'),
+  };
+}
+
+export function invitationMail(config: Config, to: string, token: string, companyName: string): Mail {
+  return {
+    to,
+    subject: `You are invited to ${companyName}`,
+    text: [
+      `You have been invited to join ${companyName}. Accept within 7 days with this token:`,
+      '',
+      `token: ${token}`,
+      '',
+      `POST ${config.publicBaseUrl}/auth/accept-invite with {"token": "<token>", "password": "<your password>"}`,
+    ].join('\n'),
+  };
+}

@@ -1,0 +1,136 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { createCompany, createPerson, signIn } from '../helpers/factories';
+import { ROOT, testEnv } from '../helpers/env';
+import { call, expectErrorBody } from '../helpers/http';
+import { mailsTo, tokenFromMail } from '../helpers/mailbox';
+
+const PASSWORD = 'a long enough password';
+const unique = () => `${Math.random().toString(36).slice(2)}@example.test`;
+
+async function register(email = unique()) {
+  const res = await call('POST', '/auth/register', {
+    json: { companyName: 'New Co', name: 'Founder', email, password: PASSWORD },
+  });
+  expect(res.status, res.text).to.equal(201);
+  return { email, ...(res.body as { companyId: string; personId: string }) };
+}
+
+describe('accounts: registration, activation, password reset', () => {
+  it('registers a company with its first admin, who can sign in only after activating by the mailed token', async () => {
+    const { email, companyId, personId } = await register();
+    const company = await testEnv().knex('companies').where({ id: companyId }).first();
+    expect(company).to.include({ status: 'active', plan: null });
+    const person = await testEnv().knex('people').where({ id: personId }).first();
+    expect(person).to.include({ role: 'admin', status: 'not_activated', companyId });
+
+    const before = await call('POST', '/auth/login', { json: { email, password: PASSWORD } });
+    expect(expectErrorBody(before, 403).message).to.equal('the account is not activated');
+
+    const token = await tokenFromMail(email, /Activate/);
+    const activated = await call('POST', '/auth/activate', { json: { token } });
+    expect(activated.status, activated.text).to.equal(200);
+    const after = await call('POST', '/auth/login', { json: { email, password: PASSWORD } });
+    expect(after.status).to.equal(200);
+
+    // the token works once
+    expectErrorBody(await call('POST', '/auth/activate', { json: { token } }), 401);
+  });
+
+  it('answers 409 for an address already registered (any case)', async () => {
+    const { email } = await register();
+    const res = await call('POST', '/auth/register', {
+      json: { companyName: 'Dup', name: 'x', email: email.toUpperCase(), password: PASSWORD },
+    });
+    expect(expectErrorBody(res, 409).message).to.equal('an account with this address already exists');
+  });
+
+  it('validates the registration body, listing every mistake', async () => {
+    const res = await call('POST', '/auth/register', {
+      json: { companyName: '', email: 'not-an-address', password: 'short' },
+    });
+    const { message } = expectErrorBody(res, 400);
+    expect(message).to.include.members([
+      'body.name is required',
+      'body.companyName must NOT have fewer than 1 characters',
+      'body.email must match format "email"',
+      'body.password must NOT have fewer than 10 characters',
+    ]);
+  });
+
+  it('resend activation: a new token, the old one stops working; unknown addresses get the same 202', async () => {
+    const { email } = await register();
+    const first = await tokenFromMail(email, /Activate/);
+    expect((await call('POST', '/auth/resend-activation', { json: { email } })).status).to.equal(202);
+    const unknown = await call('POST', '/auth/resend-activation', { json: { email: unique() } });
+    expect(unknown.status).to.equal(202);
+    const deadline = Date.now() + 5000;
+    while (mailsTo(email).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const second = await tokenFromMail(email, /Activate/);
+    expect(second).to.not.equal(first);
+    expectErrorBody(await call('POST', '/auth/activate', { json: { token: first } }), 401);
+    expect((await call('POST', '/auth/activate', { json: { token: second } })).status).to.equal(200);
+  });
+
+  it('forgot and reset password: the new password works, the old does not, every session ends', async () => {
+    const person = await createPerson(await createCompany());
+    const session = await signIn(person);
+    expect((await call('POST', '/auth/forgot-password', { json: { email: person.email } })).status).to.equal(
+      202,
+    );
+    const token = await tokenFromMail(person.email, /Reset/);
+    const reset = await call('POST', '/auth/reset-password', {
+      json: { token, password: 'a brand new password' },
+    });
+    expect(reset.status, reset.text).to.equal(204);
+    expectErrorBody(
+      await call('POST', '/auth/login', { json: { email: person.email, password: person.password } }),
+      401,
+    );
+    expect(
+      (await call('POST', '/auth/login', { json: { email: person.email, password: 'a brand new password' } }))
+        .status,
+    ).to.equal(200);
+    expectErrorBody(await call('GET', '/_test/whoami', { token: session.accessToken }), 401);
+    expectErrorBody(
+      await call('POST', '/auth/reset-password', { json: { token, password: 'another new password' } }),
+      401,
+    );
+  });
+
+  it('forgot password for an unknown address answers the same 202 and sends nothing', async () => {
+    const email = unique();
+    expect((await call('POST', '/auth/forgot-password', { json: { email } })).status).to.equal(202);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(mailsTo(email)).to.have.lengthOf(0);
+  });
+
+  it('the operator command creates an active company whose admin can sign in at once', async () => {
+    const email = unique();
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        path.join(ROOT, 'dist', 'scripts', 'create-company.js'),
+        '--company',
+        'Ops Co',
+        '--email',
+        email,
+        '--plan',
+        'basic',
+      ],
+      { env: { ...process.env, DATABASE_URL: testEnv().config.databaseUrl, ADMIN_PASSWORD: PASSWORD } },
+    );
+    const created = JSON.parse(stdout) as { companyId: string };
+    const login = await call('POST', '/auth/login', { json: { email, password: PASSWORD } });
+    expect(login.status, login.text).to.equal(200);
+    const company = await call('GET', '/companies/me', { token: login.body.accessToken });
+    expect(company.body).to.include({
+      id: created.companyId,
+      name: 'Ops Co',
+      status: 'active',
+      plan: 'basic',
+    });
+  });
+});

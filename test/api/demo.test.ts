@@ -1,0 +1,163 @@
+import { expect } from 'chai';
+import { DEMO_SEED_STEPS, seedDemoCompany, type DemoSeedStep } from '../../api/demo/seed';
+import { createApiKey, createTeam } from '../helpers/factories';
+import { testEnv } from '../helpers/env';
+import { call, expectErrorBody } from '../helpers/http';
+
+async function openDemo() {
+  const res = await call('POST', '/demo/sessions');
+  expect(res.status, res.text).to.equal(201);
+  return res.body as { accessToken: string; refreshToken: string; tokenType: string; expiresIn: number };
+}
+
+async function demoCompanies() {
+  return testEnv().knex('companies').where({ isDemo: true });
+}
+
+describe('demo: POST /demo/sessions', () => {
+  it('gives a read-only session on the demo company with sample data: reads work, every write is 403', async () => {
+    const pair = await openDemo();
+    expect(Object.keys(pair).sort()).to.deep.equal(['accessToken', 'expiresIn', 'refreshToken', 'tokenType']);
+    expect(pair).to.include({ tokenType: 'Bearer', expiresIn: 900 });
+
+    const [demo] = await demoCompanies();
+    expect(demo).to.include({ name: 'Demo Company', status: 'active', plan: 'premium' });
+    const who = await call('GET', '/_test/whoami', { token: pair.accessToken });
+    expect(who.status, who.text).to.equal(200);
+    expect(who.body).to.include({ kind: 'session', companyId: demo.id, role: 'admin', demo: true });
+
+    const keys = await call('GET', '/api-keys', { token: pair.accessToken });
+    expect(keys.status, keys.text).to.equal(200);
+    expect(keys.body.data.map((k: { name: string }) => k.name).sort()).to.deep.equal([
+      'Audit export',
+      'Dashboard reader',
+      'Nightly import',
+    ]);
+    const people = await testEnv().knex('people').where({ companyId: demo.id });
+    expect(people.length).to.be.at.least(5);
+    expect(people.every((p: { passwordHash: string | null }) => p.passwordHash === null)).to.equal(true);
+
+    const token = pair.accessToken;
+    const writes = [
+      await call('POST', '/api-keys', { token, json: { name: 'mine', scopes: ['files:read'] } }),
+      await call('POST', '/_test/whoami', { token }),
+      await call('DELETE', `/api-keys/${keys.body.data[0].id}`, { token }),
+    ];
+    for (const res of writes) expect(expectErrorBody(res, 403).message).to.equal('the demo is read-only');
+    const stillThere = await testEnv().knex('apiKeys').where({ id: keys.body.data[0].id }).first();
+    expect(stillThere.revokedAt).to.equal(null);
+    expect(await testEnv().knex('apiKeys').where({ companyId: demo.id })).to.have.length(3);
+
+    // the session stays read-only after a refresh, and signing out is allowed
+    const refreshed = await call('POST', '/auth/refresh', { json: { refreshToken: pair.refreshToken } });
+    expect(refreshed.status, refreshed.text).to.equal(200);
+    expectErrorBody(await call('POST', '/_test/whoami', { token: refreshed.body.accessToken }), 403);
+    const out = await call('POST', '/auth/logout', {
+      token: refreshed.body.accessToken,
+      json: { refreshToken: refreshed.body.refreshToken },
+    });
+    expect(out.status, out.text).to.equal(204);
+  });
+
+  it('creates the demo company once under simultaneous first openings, then reuses it', async () => {
+    // an operator's reset: the demo company and everything in it go; the next opening seeds afresh
+    await testEnv().knex('companies').where({ isDemo: true }).delete();
+    const pairs = await Promise.all(Array.from({ length: 6 }, () => openDemo()));
+    const demos = await demoCompanies();
+    expect(demos).to.have.length(1);
+    const [demo] = demos;
+    for (const pair of pairs) {
+      const who = await call('GET', '/_test/whoami', { token: pair.accessToken });
+      expect(who.body).to.include({ companyId: demo.id, demo: true });
+    }
+    const countPeople = async () =>
+      Number((await testEnv().knex('people').where({ companyId: demo.id }).count({ n: '*' }))[0].n);
+    const peopleBefore = await countPeople();
+    expect(peopleBefore).to.equal(5);
+    await openDemo();
+    await openDemo();
+    expect(await demoCompanies()).to.have.length(1);
+    expect(await countPeople()).to.equal(peopleBefore);
+    const steps = await testEnv().knex('demoSeedSteps').where({ companyId: demo.id }).orderBy('name');
+    expect(steps.map((s: { name: string }) => s.name)).to.deep.equal(
+      DEMO_SEED_STEPS.map((s) => s.name).sort(),
+    );
+    expect(await testEnv().knex('apiKeys').where({ companyId: demo.id })).to.have.length(3);
+    // every opening is its own session
+    const sessions = await testEnv()
+      .knex('sessions')
+      .where({ companyId: demo.id, demo: true, method: 'demo' });
+    expect(sessions).to.have.length(8);
+  });
+
+  it('applies a seed step added later to the existing demo company, once', async () => {
+    await openDemo();
+    let runs = 0;
+    const later: DemoSeedStep = {
+      name: `later-step-${Date.now()}`,
+      async run({ trx, companyId }) {
+        runs += 1;
+        await trx('companies').where({ id: companyId }).update({ updatedAt: trx.fn.now() });
+      },
+    };
+    const { knex, config } = testEnv();
+    const [before] = await demoCompanies();
+    const first = await seedDemoCompany(knex, config.secretKey, [...DEMO_SEED_STEPS, later]);
+    const second = await seedDemoCompany(knex, config.secretKey, [...DEMO_SEED_STEPS, later]);
+    expect(first).to.deep.equal(second);
+    expect(first.companyId).to.equal(before.id);
+    expect(runs).to.equal(1);
+  });
+
+  it('is isolated from other companies in both directions', async () => {
+    const pair = await openDemo();
+    const [demo] = await demoCompanies();
+    const team = await createTeam();
+    await createApiKey(team.admin, ['files:read'], 'real company key');
+
+    const demoList = await call('GET', '/api-keys', { token: pair.accessToken });
+    expect(demoList.body.data.map((k: { name: string }) => k.name)).to.not.include('real company key');
+    const realList = await call('GET', '/api-keys', { token: team.adminToken });
+    expect(realList.body.data.map((k: { name: string }) => k.name)).to.deep.equal(['real company key']);
+    // a demo key id is "not found" for the other company, and its write is its own
+    const demoKey = demoList.body.data[0].id;
+    expectErrorBody(await call('DELETE', `/api-keys/${demoKey}`, { token: team.adminToken }), 404);
+    const other = await call('GET', '/_test/whoami', { token: team.adminToken });
+    expect(other.body).to.include({ companyId: team.company.id, demo: false });
+    expect(team.company.id).to.not.equal(demo.id);
+    // a real company's writes still work
+    const created = await call('POST', '/api-keys', {
+      token: team.adminToken,
+      json: { name: 'still writable', scopes: ['files:read'] },
+    });
+    expect(created.status, created.text).to.equal(201);
+  });
+
+  it('answers 403 while an operator has closed the demo (company suspended), and 404 when DEMO_ENABLED=false', async () => {
+    await openDemo();
+    const [demo] = await demoCompanies();
+    const { knex, config } = testEnv();
+    try {
+      await knex('companies').where({ id: demo.id }).update({ status: 'suspended' });
+      expect(expectErrorBody(await call('POST', '/demo/sessions'), 403).message).to.equal(
+        'the demo is closed',
+      );
+    } finally {
+      await knex('companies').where({ id: demo.id }).update({ status: 'active' });
+    }
+    try {
+      config.demoEnabled = false;
+      expect(expectErrorBody(await call('POST', '/demo/sessions'), 404).message).to.equal(
+        'the demo is not enabled on this service',
+      );
+    } finally {
+      config.demoEnabled = true;
+    }
+    await openDemo();
+  });
+
+  it('takes no body', async () => {
+    const res = await call('POST', '/demo/sessions', { json: { company: 'x' } });
+    expect(expectErrorBody(res, 400).message).to.equal('body: unknown field "company"');
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * The authorization matrix over the whole route table: for every route that is not public,
+ * no token → 401; malformed, expired or revoked token → 401; a key lacking the scope → 403;
+ * an employee on an admin route → 403; another company's resource id → 404.
+ */
+import { expect } from 'chai';
+import { SignJWT } from 'jose';
+import { sessionKeys } from '../../api/auth/sessions';
+import { routes } from '../../api/routes';
+import { SCOPES, type RouteSpec, type Scope } from '../../api/routing';
+import { createApiKey, createTeam } from '../helpers/factories';
+import { testEnv } from '../helpers/env';
+import { call, expectErrorBody } from '../helpers/http';
+
+type Team = Awaited<ReturnType<typeof createTeam>>;
+
+/**
+ * For each route with path parameters: a resource of ANOTHER company, and a body valid for the route, so
+ * that the only reason left for refusing is the tenant boundary. A new route with parameters needs an entry.
+ */
+const otherCompanyResource: Record<
+  string,
+  (other: Team) => Promise<{ params: Record<string, string>; body?: unknown }>
+> = {
+  'DELETE /api-keys/:id': async (other) => {
+    const res = await call('POST', '/api-keys', {
+      token: other.adminToken,
+      json: { name: 'k', scopes: ['files:read'] },
+    });
+    return { params: { id: res.body.id } };
+  },
+  'PATCH /employees/:id': async (other) => ({ params: { id: other.employee.id }, body: { role: 'admin' } }),
+  'DELETE /employees/:id': async (other) => ({ params: { id: other.employee.id } }),
+};
+
+const protectedRoutes = routes.filter((r) => !r.access.public);
+const key = (r: RouteSpec) => `${r.method.toUpperCase()} ${r.path}`;
+const fill = (path: string, params: Record<string, string>) =>
+  path.replace(/:(\w+)/g, (_, name: string) => params[name]);
+const placeholder = (path: string) => path.replace(/:(\w+)/g, '00000000-0000-4000-8000-000000000000');
+
+describe('authorization matrix over the route table', function () {
+  this.timeout(120_000);
+  let team: Team;
+  let other: Team;
+  let expiredToken: string;
+  let revokedKey: string;
+
+  before(async () => {
+    team = await createTeam({ plan: 'premium' });
+    other = await createTeam({ plan: 'premium' });
+    const keys = sessionKeys(testEnv().config.secretKey);
+    expiredToken = await new SignJWT({ cid: team.company.id, sid: 'x' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(team.admin.id)
+      .setIssuer('data-service')
+      .setAudience('data-service-api')
+      .setIssuedAt(Math.floor(Date.now() / 1000) - 3600)
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
+      .sign(keys.access);
+    revokedKey = await createApiKey(team.admin, [...SCOPES]);
+    await testEnv()
+      .knex('apiKeys')
+      .whereNotNull('id')
+      .where({ personId: team.admin.id })
+      .update({ revokedAt: new Date() });
+  });
+
+  it('has routes to check', () => {
+    expect(protectedRoutes.length).to.be.greaterThan(5);
+  });
+
+  it('every protected route with a path parameter has an other-company fixture', () => {
+    const missing = protectedRoutes
+      .filter((r) => r.path.includes(':') && !otherCompanyResource[key(r)])
+      .map(key);
+    expect(missing, 'add fixtures to otherCompanyResource').to.deep.equal([]);
+  });
+
+  for (const route of protectedRoutes) {
+    describe(key(route), () => {
+      const method = route.method.toUpperCase();
+      const path = placeholder(route.path);
+      const json = route.method === 'get' ? undefined : {};
+
+      it('no token, malformed, expired or revoked token → 401', async () => {
+        for (const token of [undefined, 'garbage', expiredToken, revokedKey]) {
+          expectErrorBody(await call(method, path, { token, json }), 401);
+        }
+      });
+
+      it('a key lacking the scope → 403', async () => {
+        const access = route.access as { keyScope?: Scope };
+        const others = SCOPES.filter((s) => s !== access.keyScope);
+        const lacking = await createApiKey(team.admin, others);
+        expectErrorBody(await call(method, path, { token: lacking, json }), 403);
+      });
+
+      if (!(route.access as { roles: string[] }).roles.includes('employee')) {
+        it('an employee on an admin route → 403', async () => {
+          expectErrorBody(await call(method, path, { token: team.employeeToken, json }), 403);
+        });
+      }
+
+      if (route.path.includes(':')) {
+        it("another company's resource id → 404", async () => {
+          const fixture = otherCompanyResource[key(route)];
+          const { params, body } = await fixture(other);
+          const res = await call(method, fill(route.path, params), {
+            token: team.adminToken,
+            json: body ?? json,
+          });
+          expectErrorBody(res, 404);
+        });
+      }
+    });
+  }
+});

@@ -1,0 +1,77 @@
+/** The real entry points: they start from configuration, log JSON, and stop cleanly on SIGTERM. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { expect } from 'chai';
+import { ROOT, testEnv } from './helpers/env';
+
+function start(entry: string, env: Record<string, string>): { child: ChildProcess; lines: string[] } {
+  const { config } = testEnv();
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', entry)], {
+    env: {
+      ...process.env,
+      DATABASE_URL: config.databaseUrl,
+      TEMPORAL_TASK_QUEUE: `${config.temporal.taskQueue}-proc`,
+      S3_PREFIX: config.s3.prefix,
+      LOG_LEVEL: 'info',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  child.stdout!.on('data', (d: Buffer) => lines.push(...d.toString().split('\n').filter(Boolean)));
+  child.stderr!.on('data', (d: Buffer) => lines.push(...d.toString().split('\n').filter(Boolean)));
+  return { child, lines };
+}
+
+async function waitForLine(lines: string[], pattern: RegExp, timeoutMs: number): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const hit = lines.find((l) => pattern.test(l));
+    if (hit) return hit;
+    if (Date.now() > deadline)
+      throw new Error(`no log line matching ${String(pattern)}:\n${lines.join('\n')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function exitOf(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+describe('processes', function () {
+  this.timeout(90_000);
+
+  it('the API answers, then on SIGTERM stops accepting, finishes and exits 0', async () => {
+    const { child, lines } = start('api/server.js', {});
+    const exited = exitOf(child);
+    const listening = JSON.parse(await waitForLine(lines, /api listening/, 20_000)) as { address: string };
+    expect(listening).to.have.property('address');
+    const address = (listening.address as string).replace(/:0$/, '');
+    expect(address).to.match(/^http:\/\/127\.0\.0\.1/);
+    child.kill('SIGTERM');
+    expect(await exited).to.equal(0);
+    await waitForLine(lines, /api stopped/, 1000);
+  });
+
+  it('a bad configuration stops the API at start with a message naming the variable', async () => {
+    const { child, lines } = start('api/server.js', { PORT: 'eighty' });
+    expect(await exitOf(child)).to.equal(1);
+    await waitForLine(lines, /PORT must be a whole number/, 1000);
+  });
+
+  it('the worker starts polling and drains on SIGTERM, exiting 0', async () => {
+    const { child, lines } = start('worker/index.js', {});
+    const exited = exitOf(child);
+    await waitForLine(lines, /worker running/, 60_000);
+    child.kill('SIGTERM');
+    expect(await exited).to.equal(0);
+    await waitForLine(lines, /worker stopped/, 1000);
+    // its dispatcher workflow belongs to its task queue; end it so it does not linger
+    await testEnv()
+      .temporal.workflow.getHandle(`outbox-dispatcher:${testEnv().config.temporal.taskQueue}-proc`)
+      .terminate('test done')
+      .catch(() => undefined);
+  });
+});
