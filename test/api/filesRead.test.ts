@@ -10,7 +10,7 @@ import { eventually } from '../helpers/temporal';
 import { csv, uploadFile, uploadTo, xlsx } from '../helpers/files';
 
 describe('files: previews, download links and the report hook', function () {
-  this.timeout(60_000);
+  this.timeout(90_000);
 
   it('previews a CSV: header as columns, the first rows, bounded by ?rows', async () => {
     const a = await createTeam({ plan: 'premium' });
@@ -151,31 +151,36 @@ describe('files: previews, download links and the report hook', function () {
   });
 
   it('an upload starts the report workflow after commit, which records that a report is wanted', async () => {
-    await startWorker();
-    const a = await createTeam({ plan: 'premium' });
-    const up = await uploadFile(csv(3), { token: a.adminToken });
-    const v2 = await uploadTo(`/files/${up.body.id}/versions`, csv(4), { token: a.adminToken });
-    const { knex, temporal } = testEnv();
-    const reports = await eventually(
-      async () => {
-        const rows = await knex('reports').where({ fileId: up.body.id }).orderBy('version');
-        return rows.length === 2 ? rows : undefined;
-      },
-      { what: 'two report rows', timeoutMs: 20_000 },
-    );
-    expect(reports.map((r: any) => [r.version, r.status, r.workflowId, r.companyId])).to.deep.equal([
-      [1, 'requested', `report:${up.body.id}:v1`, a.company.id],
-      [2, 'requested', `report:${up.body.id}:v2`, a.company.id],
-    ]);
-    expect(reports[1].fileVersionId).to.equal(v2.body.id);
-    const handle = temporal.workflow.getHandle(`report:${up.body.id}:v1`);
-    expect(await handle.result()).to.deep.equal({ status: 'requested' });
-    const description = await handle.describe();
-    expect(description.typedSearchAttributes.get(COMPANY_ID)).to.equal(a.company.id);
-    // a failed upload starts nothing
-    const before = await knex('reports').count({ n: '*' }).first();
-    expectErrorBody(await uploadFile('not a table', { token: a.adminToken }), 400);
-    await new Promise((r) => setTimeout(r, 500));
-    expect(await knex('reports').count({ n: '*' }).first()).to.deep.equal(before);
+    // a worker on the run's task queue, stopped at the end so it takes no work meant for later tests
+    const worker = await startWorker();
+    try {
+      const a = await createTeam({ plan: 'premium' });
+      const up = await uploadFile(csv(3), { token: a.adminToken });
+      const v2 = await uploadTo(`/files/${up.body.id}/versions`, csv(4), { token: a.adminToken });
+      const { knex, temporal } = testEnv();
+      const reports = await eventually(
+        async () => {
+          const rows = await knex('reports').where({ fileId: up.body.id }).orderBy('version');
+          return rows.length === 2 ? rows : undefined;
+        },
+        { what: 'two report rows', timeoutMs: 45_000 },
+      );
+      expect(reports.map((r: any) => [r.version, r.status, r.workflowId, r.companyId])).to.deep.equal([
+        [1, 'requested', `report:${up.body.id}:v1`, a.company.id],
+        [2, 'requested', `report:${up.body.id}:v2`, a.company.id],
+      ]);
+      expect(reports[1].fileVersionId).to.equal(v2.body.id);
+      const handle = temporal.workflow.getHandle(`report:${up.body.id}:v1`);
+      expect(await handle.result()).to.deep.equal({ status: 'requested' });
+      const description = await handle.describe();
+      expect(description.typedSearchAttributes.get(COMPANY_ID)).to.equal(a.company.id);
+      // a failed upload starts nothing
+      const before = await knex('reports').count({ n: '*' }).first();
+      expectErrorBody(await uploadFile('not a table', { token: a.adminToken }), 400);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await knex('reports').count({ n: '*' }).first()).to.deep.equal(before);
+    } finally {
+      await worker.stop();
+    }
   });
 });

@@ -199,14 +199,12 @@ export interface UploadResult {
 export async function upload(ctx: AppContext, fileId?: string): Promise<UploadResult> {
   const auth = principal(ctx);
   const { knex, storage, config, temporal } = ctx.deps;
+  // a file the caller may not see is "not found" whatever else is wrong with the request
+  const existing = fileId ? await visibleFiles(auth, knex).findById(fileId) : undefined;
+  if (fileId && !existing) throw new NotFoundError('file not found');
   checkRequest(ctx);
   requirePlan(auth);
-  let existing: File | undefined;
-  if (fileId) {
-    existing = await visibleFiles(auth, knex).findById(fileId);
-    if (!existing) throw new NotFoundError('file not found');
-    checkVersionLimit(auth, existing);
-  }
+  if (existing) checkVersionLimit(auth, existing);
   await checkQuotaEarly(knex, auth);
 
   const newFileId = existing?.id ?? uuidv7();
