@@ -179,6 +179,21 @@ describe('files: upload, list, visibility, versions, delete', function () {
     expect(expectErrorBody(extra, 400).message).to.equal('form: unknown field "visibility"');
   });
 
+  it('parallel new versions of one file get distinct numbers (the file row is locked)', async () => {
+    const a = await createTeam({ plan: 'premium' });
+    const first = await uploadFile(csv(1), { token: a.adminToken });
+    const results = await Promise.all(
+      [0, 1, 2].map((i) =>
+        uploadTo(`/files/${first.body.id}/versions`, csv(50, 3, `v${i}`), { token: a.adminToken }),
+      ),
+    );
+    expect(results.map((r) => r.status)).to.deep.equal([201, 201, 201]);
+    expect(results.map((r) => r.body.version).sort()).to.deep.equal([2, 3, 4]);
+    expect(
+      (await call('GET', `/files/${first.body.id}`, { token: a.adminToken })).body.currentVersion,
+    ).to.equal(4);
+  });
+
   it('file.uploaded is in the outbox with fileId, datasetId and version, for the file and each new version', async () => {
     const a = await createTeam({ plan: 'premium' });
     const first = await uploadFile(csv(1), { token: a.adminToken });

@@ -148,6 +148,46 @@ describe('files: content checks and size limit', function () {
     expect(await footprint(a.company.id)).to.deep.equal(NOTHING);
   });
 
+  it('answers 413 from Content-Length before reading the body', async () => {
+    const a = await createTeam({ plan: 'premium' });
+    const url = new URL(testEnv().baseUrl);
+    // headers announce 30 MB, only a few bytes follow and the request never ends: the answer must not wait
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request({
+        host: url.hostname,
+        port: url.port,
+        path: '/files',
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${a.adminToken}`,
+          'content-type': 'multipart/form-data; boundary=xyz',
+          'content-length': String(30 * 1024 * 1024),
+        },
+      });
+      const timer = setTimeout(() => {
+        req.destroy();
+        reject(new Error('no answer within 5 s: the server waited for the body'));
+      }, 5000);
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          clearTimeout(timer);
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() });
+        });
+      });
+      req.on('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      req.write('--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\na,b\n');
+    });
+    expect(answer.status).to.equal(413);
+    expect(JSON.parse(answer.body).message).to.match(/larger than 25 MB/);
+    expect(await footprint(a.company.id)).to.deep.equal(NOTHING);
+  });
+
   it('refuses a CSV with more rows than the limit while streaming (400), nothing stored', async () => {
     const a = await createTeam({ plan: 'premium' });
     const max = testEnv().config.files.maxRows;
