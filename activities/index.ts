@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
+import { createStorage, type Storage } from '../common/storage';
+import { createFileActivities } from './files';
 import { createOutboxActivities, type FanOut } from './outbox';
 import { createReportActivities } from './reports';
 
@@ -9,6 +11,8 @@ export interface ActivityDeps {
   knex: Knex;
   logger: Logger;
   fanOut?: FanOut;
+  /** MinIO; built from the configuration when not given */
+  storage?: Storage;
 }
 
 /** Every activity the worker registers, built from its clients so tests can pass their own. */
@@ -22,6 +26,7 @@ export function createActivities(deps: ActivityDeps) {
       fanOut: deps.fanOut,
     }),
     ...createReportActivities({ knex: deps.knex }),
+    ...createFileActivities({ knex: deps.knex, storage: deps.storage ?? createStorage(deps.config) }),
   };
 }
 

@@ -12,6 +12,7 @@ import {
   CONTENT_TYPES_XML,
   csv,
   footprint,
+  incompleteUploadsAt,
   sheetXml,
   uploadFile,
   uploadTo,
@@ -27,7 +28,6 @@ const NOTHING = {
   events: 0,
   filesUsed: 0,
   objects: 0,
-  incompleteUploads: 0,
 };
 
 /** A copy of the API whose storage is `storage` (fault injection), listening on loopback. */
@@ -38,6 +38,39 @@ async function appWith(storage: Storage): Promise<{ baseUrl: string; close(): Pr
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
+}
+
+/**
+ * The real storage, recording the keys of multipart uploads begun (MinIO lists unfinished uploads only per
+ * exact key), and failing the `failPart`-th part upload or every single PUT when asked.
+ */
+function recordingStorage(options: { failPart?: number; failPut?: boolean } = {}) {
+  const real = testEnv().storage;
+  const multipartKeys = new Set<string>();
+  let parts = 0;
+  const client = new Proxy(real.client, {
+    get(target, prop, receiver) {
+      if (prop === 'initiateNewMultipartUpload') {
+        return async (...args: Parameters<Minio.Client['initiateNewMultipartUpload']>) => {
+          multipartKeys.add(args[1]);
+          return target.initiateNewMultipartUpload(...args);
+        };
+      }
+      if (prop === 'uploadPart') {
+        return async (...args: Parameters<Minio.Client['uploadPart']>) => {
+          parts++;
+          if (parts === options.failPart) throw new Error('injected: MinIO went away');
+          return target.uploadPart(...args);
+        };
+      }
+      if (prop === 'putObject' && options.failPut) {
+        return async () => Promise.reject(new Error('injected: disk full'));
+      }
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { storage: { ...real, client } as Storage, multipartKeys, parts: () => parts };
 }
 
 describe('files: content checks and size limit', function () {
@@ -212,8 +245,22 @@ describe('files: content checks and size limit', function () {
     expect(expectErrorBody(declared, 413).message).to.match(/larger than 25 MB/);
     expect(Date.now() - started).to.be.below(10_000);
 
-    const streamed = await uploadFile(big, { token: a.adminToken, name: 'big.csv', chunked: 256 * 1024 });
-    expect(expectErrorBody(streamed, 413).message).to.match(/larger than 25 MB/);
+    // without Content-Length: the stream passes the limit after parts went to MinIO; they are aborted
+    const recording = recordingStorage();
+    const app = await appWith(recording.storage);
+    try {
+      const streamed = await uploadFile(big, {
+        token: a.adminToken,
+        name: 'big.csv',
+        chunked: 256 * 1024,
+        baseUrl: app.baseUrl,
+      });
+      expect(expectErrorBody(streamed, 413).message).to.match(/larger than 25 MB/);
+    } finally {
+      await app.close();
+    }
+    expect(recording.multipartKeys.size).to.equal(1);
+    expect(await incompleteUploadsAt(recording.multipartKeys)).to.deep.equal([]);
     // exactly 25 MB is accepted
     const exact = Buffer.alloc(MAX_FILE_BYTES, line);
     exact.write('x,y,z\n', 0);
@@ -231,45 +278,24 @@ describe('files: every upload is all or nothing', function () {
 
   it('MinIO fails midway through a multipart upload: 500, and no row, no object, no parts, no event', async () => {
     const a = await createTeam({ plan: 'free' });
-    const real = testEnv().storage;
-    let parts = 0;
-    // the real client, except that the second part's upload fails (as a MinIO outage would)
-    const failing = new Proxy(real.client, {
-      get(target, prop, receiver) {
-        if (prop === 'uploadPart') {
-          return async (...args: Parameters<Minio.Client['uploadPart']>) => {
-            parts++;
-            if (parts === 2) throw new Error('injected: MinIO went away');
-            return target.uploadPart(...args);
-          };
-        }
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
-    });
-    const app = await appWith({ ...real, client: failing });
+    const recording = recordingStorage({ failPart: 2 });
+    const app = await appWith(recording.storage);
     try {
       const body = Buffer.alloc(testEnv().config.files.uploadPartBytes * 3, `${'a'.repeat(97)},b\n`);
       const res = await uploadFile(body, { token: a.adminToken, baseUrl: app.baseUrl });
       expect(expectErrorBody(res, 500).message).to.equal('internal server error');
-      expect(parts).to.be.at.least(2);
+      expect(recording.parts()).to.be.at.least(2);
     } finally {
       await app.close();
     }
     expect(await footprint(a.company.id)).to.deep.equal(NOTHING);
+    expect(recording.multipartKeys.size).to.equal(1);
+    expect(await incompleteUploadsAt(recording.multipartKeys)).to.deep.equal([]);
   });
 
   it('MinIO refuses the single PUT of a small file: 500, nothing left', async () => {
     const a = await createTeam({ plan: 'free' });
-    const real = testEnv().storage;
-    const failing = new Proxy(real.client, {
-      get(target, prop, receiver) {
-        if (prop === 'putObject') return async () => Promise.reject(new Error('injected: disk full'));
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
-    });
-    const app = await appWith({ ...real, client: failing });
+    const app = await appWith(recordingStorage({ failPut: true }).storage);
     try {
       expectErrorBody(await uploadFile(csv(3), { token: a.adminToken, baseUrl: app.baseUrl }), 500);
     } finally {

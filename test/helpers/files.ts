@@ -186,17 +186,15 @@ export async function objectsOf(companyId: string): Promise<string[]> {
   return names;
 }
 
-/** Incomplete multipart uploads left under a company's prefix. */
-export async function incompleteUploadsOf(companyId: string): Promise<string[]> {
+/** Multipart uploads never completed for these exact keys (MinIO lists them per exact key only). */
+export async function incompleteUploadsAt(keys: Iterable<string>): Promise<string[]> {
   const { storage } = testEnv();
-  const keys: string[] = [];
-  const stream = storage.client.listIncompleteUploads(
-    storage.bucket,
-    storage.key('files', companyId) + '/',
-    true,
-  );
-  for await (const item of stream as AsyncIterable<{ key?: string }>) if (item.key) keys.push(item.key);
-  return keys;
+  const found: string[] = [];
+  for (const key of new Set(keys)) {
+    const stream = storage.client.listIncompleteUploads(storage.bucket, key, true);
+    for await (const item of stream as AsyncIterable<{ key?: string }>) if (item.key) found.push(item.key);
+  }
+  return found;
 }
 
 /** Rows, events and usage a company has: what an upload that failed must leave untouched. */
@@ -214,6 +212,5 @@ export async function footprint(companyId: string) {
     events: await count('outbox'),
     filesUsed: Number(usage.n ?? 0),
     objects: (await objectsOf(companyId)).length,
-    incompleteUploads: (await incompleteUploadsOf(companyId)).length,
   };
 }
