@@ -175,10 +175,12 @@ describe('files: previews, download links and the report hook', function () {
       const description = await handle.describe();
       expect(description.typedSearchAttributes.get(COMPANY_ID)).to.equal(a.company.id);
       // a failed upload starts nothing
-      const before = await knex('reports').count({ n: '*' }).first();
+      const before = await knex('reports').where({ companyId: a.company.id }).count({ n: '*' }).first();
       expectErrorBody(await uploadFile('not a table', { token: a.adminToken }), 400);
       await new Promise((r) => setTimeout(r, 500));
-      expect(await knex('reports').count({ n: '*' }).first()).to.deep.equal(before);
+      expect(
+        await knex('reports').where({ companyId: a.company.id }).count({ n: '*' }).first(),
+      ).to.deep.equal(before);
     } finally {
       await worker.stop();
     }

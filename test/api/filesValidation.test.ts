@@ -8,6 +8,7 @@ import type { Storage } from '../../common/storage';
 import { call, expectErrorBody } from '../helpers/http';
 import { testEnv } from '../helpers/env';
 import { createTeam } from '../helpers/factories';
+import { eventually } from '../helpers/temporal';
 import {
   CONTENT_TYPES_XML,
   csv,
@@ -334,6 +335,45 @@ describe('files: every upload is all or nothing', function () {
     expect((await call('GET', '/files', { token: a.adminToken })).body.data).to.deep.equal([]);
     // the same upload now succeeds
     expect((await uploadFile(csv(3), { token: a.adminToken })).status).to.equal(201);
+  });
+
+  it('a client that goes away mid-upload leaves nothing: the multipart upload is aborted', async () => {
+    const a = await createTeam({ plan: 'premium' });
+    const recording = recordingStorage();
+    const app = await appWith(recording.storage);
+    try {
+      const url = new URL(app.baseUrl);
+      const head =
+        '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\n' +
+        'a,b\n'.repeat(1024);
+      const req = http.request({
+        host: url.hostname,
+        port: url.port,
+        path: '/files',
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${a.adminToken}`,
+          'content-type': 'multipart/form-data; boundary=xyz',
+          'content-length': String(20 * 1024 * 1024),
+        },
+      });
+      req.on('error', () => undefined);
+      req.write(head);
+      // 12 MB of the announced 20: two parts reach MinIO, then the client disappears
+      const chunk = Buffer.alloc(1000 * 1000, `${'a'.repeat(97)},b\n`);
+      for (let i = 0; i < 12; i++) {
+        if (!req.write(chunk)) await new Promise((r) => req.once('drain', r));
+      }
+      await eventually(async () => recording.multipartKeys.size > 0, { what: 'a multipart upload begun' });
+      req.destroy();
+      await eventually(
+        async () => (await incompleteUploadsAt(recording.multipartKeys)).length === 0 || undefined,
+        { what: 'the multipart upload aborted', timeoutMs: 10_000 },
+      );
+    } finally {
+      await app.close();
+    }
+    expect(await footprint(a.company.id)).to.deep.equal(NOTHING);
   });
 
   it('a new version that fails leaves the file at its current version', async () => {

@@ -60,6 +60,7 @@ function receive(ctx: AppContext, objectKey: string, allowVisibility: boolean): 
     const problems: string[] = [];
     let visibility: Visibility | undefined;
     let upload: Promise<Received> | undefined;
+    let inspecting: UploadInspector | undefined;
 
     const fail = (err: Error) => {
       if (settled) return;
@@ -68,7 +69,9 @@ function receive(ctx: AppContext, objectKey: string, allowVisibility: boolean): 
       req.unpipe(bb);
       req.resume();
       ctx.set('Connection', 'close');
-      // let an upload in flight abort (its multipart upload) before answering
+      // end the file stream with the error, so an upload in flight stops reading and aborts its multipart
+      // upload; answer once it has
+      inspecting?.destroy(err);
       void (upload ?? Promise.resolve()).catch(() => undefined).finally(() => reject(err));
     };
 
@@ -82,6 +85,7 @@ function receive(ctx: AppContext, objectKey: string, allowVisibility: boolean): 
         maxRows: config.files.maxRows,
         maxColumns: config.files.maxColumns,
       });
+      inspecting = inspector;
       stream.on('error', (err: Error) => inspector.destroy(err));
       stream.on('limit', () => inspector.destroy(new PayloadTooLargeError(TOO_LARGE)));
       stream.pipe(inspector);
@@ -135,7 +139,10 @@ function receive(ctx: AppContext, objectKey: string, allowVisibility: boolean): 
         () => undefined, // handled by fail()
       );
     });
-    req.on('aborted', () => fail(new BadRequestError('the upload was interrupted')));
+    // the client went away mid-body
+    req.on('close', () => {
+      if (!req.complete) fail(new BadRequestError('the upload was interrupted'));
+    });
     req.pipe(bb);
   });
 }
