@@ -1,34 +1,54 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { AppContext, AppDeps, AppState } from './context';
+import { clientAddress } from './middlewares/clientAddress';
 import { correlation } from './middlewares/correlation';
 import { errors } from './middlewares/errors';
+import { idempotency } from './middlewares/idempotency';
 import { jsonBody } from './middlewares/body';
 import { authenticate } from './middlewares/authenticate';
+import { planGuard } from './middlewares/plan';
+import { rateLimit, RequestCounters } from './middlewares/rateLimit';
 import { mountRoutes, type RouteMiddlewareFactory, type RouteSpec } from './routing';
 import { routes as allRoutes } from './routes';
 
 export interface AppOptions {
   /** Extra routes (tests only). */
   extraRoutes?: readonly RouteSpec[];
+  /**
+   * Leave out the request budget and Idempotency-Key machinery (the benchmark's comparison app only;
+   * never in a served process).
+   */
+  withoutPlatformMachinery?: boolean;
 }
 
+export type ServiceApp = Koa<AppState> & { router: Router<AppState> };
+
 /** Builds the Koa app from its dependencies. It does not listen: api/server.ts does, tests use app.callback(). */
-export function createApp(deps: AppDeps, options: AppOptions = {}): Koa<AppState> {
+export function createApp(deps: AppDeps, options: AppOptions = {}): ServiceApp {
   const app = new Koa<AppState>();
   app.silent = true; // errors are logged by the error middleware, with the correlation id
-  (app.context as unknown as AppContext).deps = deps;
+  const routeTable: readonly RouteSpec[] = [...allRoutes, ...(options.extraRoutes ?? [])];
+  Object.assign(app.context as unknown as AppContext, { deps, routeTable });
+  const machinery = !options.withoutPlatformMachinery;
 
   const router = new Router<AppState>();
   // The chain every route runs, in this order, before validation and its handler:
-  // authenticate and authorize (route table `access`), then rate limits, then Idempotency-Key.
-  const routeChain: RouteMiddlewareFactory[] = [authenticate];
-  mountRoutes(router, [...allRoutes, ...(options.extraRoutes ?? [])], routeChain);
+  // authenticate and authorize (route table `access`), the plan guard (`needsPlan`), then Idempotency-Key.
+  // The request budget is counted earlier, at app level (below), so that every answer carries its headers.
+  const routeChain: RouteMiddlewareFactory[] = [authenticate, planGuard, ...(machinery ? [idempotency] : [])];
+  mountRoutes(router, routeTable, routeChain);
 
   app.use(correlation() as Koa.Middleware<AppState>);
   app.use(errors() as Koa.Middleware<AppState>);
+  app.use(clientAddress(deps.config.trustProxyHops) as Koa.Middleware<AppState>);
+  if (machinery) {
+    // before the body is parsed and the route runs: a 429 costs nothing, and 404s, 401s and body errors
+    // are counted and carry the X-RateLimit-* headers too
+    app.use(rateLimit(router, new RequestCounters(deps.knex)) as Koa.Middleware<AppState>);
+  }
   app.use(jsonBody(deps.config.jsonBodyLimitBytes) as Koa.Middleware<AppState>);
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));
-  return app;
+  return Object.assign(app, { router });
 }

@@ -6,7 +6,7 @@ import type { Logger } from '../common/logger';
 import type { Storage } from '../common/storage';
 import type { Mailer } from '../common/mailer';
 import type { PlanName } from '../common/plans';
-import type { Role, Scope } from './routing';
+import type { Role, RouteSpec, Scope } from './routing';
 
 /** Everything the API needs from outside; app.ts builds the Koa app from this and never listens. */
 export interface AppDeps {
@@ -43,4 +43,8 @@ export interface AppState {
   auth?: Principal;
 }
 
-export type AppContext = Koa.ParameterizedContext<AppState> & { deps: AppDeps };
+export type AppContext = Koa.ParameterizedContext<AppState> & {
+  deps: AppDeps;
+  /** every route this app mounted (the OpenAPI document is built from it) */
+  routeTable: readonly RouteSpec[];
+};

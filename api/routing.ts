@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { AppContext } from './context';
 import { BadRequestError } from '../common/errors';
+import type { BucketName } from '../common/plans';
 import { bodyAjv, compile, describeErrors, queryAjv } from './validation';
 
 export type Role = 'admin' | 'employee';
@@ -30,7 +31,7 @@ export type Access =
     };
 
 /** The separate per-minute buckets of the spec's Limits part (they do not draw from the main budget). */
-export type RateBucket = 'signIn' | 'register' | 'forgotPassword' | 'demo' | 'plan';
+export type RateBucket = BucketName;
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -53,10 +54,6 @@ export interface RouteSpec {
   summary: string;
   tag: string;
   access: Access;
-  /** a separate rate bucket instead of the main budget */
-  bucket?: RateBucket;
-  /** creates something: Idempotency-Key is honoured */
-  idempotent?: boolean;
   body?: JsonSchema;
   /**
    * A multipart/form-data route (uploads): its handler streams `ctx.req` itself, so no JSON body is
@@ -65,8 +62,19 @@ export interface RouteSpec {
   multipart?: { description: string; schema: JsonSchema };
   query?: JsonSchema;
   params?: JsonSchema;
-  /** Documented responses: status code → schema (or null for no body). */
-  responses: Record<number, { description: string; schema?: JsonSchema }>;
+  /** Documented responses: status code → schema (or none for no body). */
+  responses: Record<number, { description: string; schema?: JsonSchema; contentType?: string }>;
+  /**
+   * A separate per-minute bucket (common/plans.ts BUCKETS) this route counts against instead of the main
+   * request budget: signIn, register, forgotPassword, demo, plan.
+   */
+  bucket?: BucketName;
+  /** Creates something: an Idempotency-Key header makes retries safe (api/middlewares/idempotency.ts). */
+  idempotent?: boolean;
+  /** Work that needs a chosen plan: 402 until the company has one (api/middlewares/plan.ts). */
+  needsPlan?: boolean;
+  /** OpenAPI operationId; derived from method and path when absent. */
+  operationId?: string;
   handler(ctx: AppContext, input: RouteInput<any, any, any>): Promise<Reply>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
@@ -102,6 +110,20 @@ export type RouteMiddlewareFactory = (
   spec: RouteSpec,
 ) => (ctx: AppContext, next: () => Promise<unknown>) => Promise<unknown>;
 
+const specOfLayer = new WeakMap<object, RouteSpec>();
+
+/**
+ * The route spec a request will reach, found before routing runs (the app-level rate limiter needs it to
+ * pick the budget or bucket, and to count unknown routes too). Undefined for unknown paths and methods.
+ */
+export function findRoute(router: Router, method: string, path: string): RouteSpec | undefined {
+  for (const layer of router.match(path, method).pathAndMethod) {
+    const spec = specOfLayer.get(layer);
+    if (spec) return spec;
+  }
+  return undefined;
+}
+
 /** Registers routes on the router: validation of path, query and body (every mistake listed), then the handler. */
 export function mountRoutes(
   router: Router,
@@ -110,6 +132,7 @@ export function mountRoutes(
 ): void {
   for (const spec of routes) {
     const chain = before.map((make) => make(spec));
+    const stackSize = router.stack.length;
     router[spec.method](spec.path, ...chain, async (ctx: AppContext) => {
       const query = { ...(ctx.query as Record<string, unknown>) };
       const params = { ...(ctx.params as Record<string, string>) };
@@ -125,10 +148,14 @@ export function mountRoutes(
       ctx.status = reply.status ?? 200;
       if (reply.body !== undefined) ctx.body = reply.body;
     });
+    for (const layer of router.stack.slice(stackSize)) specOfLayer.set(layer, spec);
   }
 }
 
-/** Typed helper so route files read as a table. */
-export function route(spec: RouteSpec): RouteSpec {
+/**
+ * Typed helper so route files read as a table. The spec keeps its literal type (schemas included), so the
+ * typed test client (test/helpers/client.ts) derives request and response types from the same schemas.
+ */
+export function route<const S extends RouteSpec>(spec: S): S {
   return spec;
 }

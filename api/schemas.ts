@@ -17,31 +17,10 @@ export const uuidParams = {
   properties: { id: { type: 'string', format: 'uuid' } },
 } as const;
 
-export const pageQuerySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    page: { type: 'integer', minimum: 1, default: 1 },
-    limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-  },
-} as const;
-
-export function pageEnvelopeSchema(item: object) {
-  return {
-    type: 'object',
-    required: ['data', 'meta'],
-    properties: {
-      data: { type: 'array', items: item },
-      meta: {
-        type: 'object',
-        required: ['page', 'limit', 'total', 'totalPages'],
-        properties: {
-          page: { type: 'integer' },
-          limit: { type: 'integer' },
-          total: { type: 'integer' },
-          totalPages: { type: 'integer' },
-        },
-      },
-    },
-  } as const;
-}
+/** Lists have one implementation: api/lists.ts (query schemas, envelopes, pageList, cursorList). */
+export {
+  pageQuerySchema,
+  cursorQuerySchema,
+  pageEnvelope as pageEnvelopeSchema,
+  cursorEnvelope,
+} from './lists';

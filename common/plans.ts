@@ -71,3 +71,31 @@ export function periodBounds(key: string): { start: Date; end: Date } {
   const [y, m] = key.split('-').map(Number);
   return { start: new Date(Date.UTC(y, m - 1, 1)), end: new Date(Date.UTC(y, m, 1)) };
 }
+
+/** Requests per minute outside the plans' API-key budgets (spec "Limits"). */
+export const REQUEST_BUDGETS = {
+  /** a signed-in person (session token), per person */
+  sessionPerPerson: 300,
+  /** a request without sign-in, per client address */
+  anonymousPerAddress: 120,
+  /** API keys of a company that has not chosen a plan yet spend the Free budget */
+  keysWithoutPlan: 30,
+} as const;
+
+/**
+ * Separate buckets per minute, per address (or per company when signed in). A route names its bucket in
+ * its spec (`bucket`); such a request counts only against the bucket, never against the main budget.
+ */
+export const BUCKETS = {
+  /** POST /auth/login */
+  signIn: 10,
+  /** register, reset a password, accept an invitation */
+  register: 10,
+  /** forgot password, resend the activation email */
+  forgotPassword: 5,
+  /** open the demo */
+  demo: 20,
+  /** PATCH /subscriptions/me */
+  plan: 10,
+} as const;
+export type BucketName = keyof typeof BUCKETS;

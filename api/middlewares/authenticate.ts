@@ -3,10 +3,11 @@ import { ForbiddenError, UnauthorizedError } from '../../common/errors';
 import { constantTimeEqual, deriveKey, fingerprint } from '../../common/secrets';
 import type { PlanName } from '../../common/plans';
 import { isApiKeyToken, parseKey } from '../auth/apiKeys';
-import { sessionKeys, verifyAccessToken, type SessionKeys } from '../auth/sessions';
+import { accessClaimsFor, apiKeyRowFor } from '../callers';
+import { sessionKeys, type SessionKeys } from '../auth/sessions';
 import type { AppContext, Principal } from '../context';
 import { mayHoldScope } from '../policies/scopes';
-import type { Role, RouteMiddlewareFactory, Scope } from '../routing';
+import type { Role, RouteMiddlewareFactory } from '../routing';
 
 /** Rule 7: one message for every reason a request is not authenticated. */
 export const UNAUTHENTICATED = 'invalid or missing credentials';
@@ -43,7 +44,8 @@ function keysFor(ctx: AppContext) {
 }
 
 async function sessionPrincipal(ctx: AppContext, knex: Knex, token: string): Promise<Principal> {
-  const claims = await verifyAccessToken(keysFor(ctx).session, token);
+  // verified once per request, shared with the request budget's caller identification (api/callers.ts)
+  const claims = await accessClaimsFor(ctx, token);
   if (!claims) throw new UnauthorizedError(UNAUTHENTICATED);
   // person, role, person status and company status are read afresh on every request
   const row = (await knex('sessions as s')
@@ -77,32 +79,8 @@ async function sessionPrincipal(ctx: AppContext, knex: Knex, token: string): Pro
 async function keyPrincipal(ctx: AppContext, knex: Knex, token: string): Promise<Principal> {
   const parsed = parseKey(token);
   if (!parsed) throw new UnauthorizedError(UNAUTHENTICATED);
-  const row = (await knex('apiKeys as k')
-    .join('people as p', 'p.id', 'k.personId')
-    .join('companies as c', 'c.id', 'k.companyId')
-    .where('k.identifier', parsed.identifier)
-    .select(
-      'k.id as apiKeyId',
-      'k.secretFingerprint',
-      'k.scopes',
-      'k.revokedAt',
-      'k.lastUsedAt',
-      'p.id as personId',
-      'p.companyId',
-      'p.role',
-      'p.status as personStatus',
-      'c.status as companyStatus',
-      'c.plan',
-    )
-    .first()) as
-    | (CallerRow & {
-        apiKeyId: string;
-        secretFingerprint: string;
-        scopes: Scope[];
-        revokedAt: Date | null;
-        lastUsedAt: Date | null;
-      })
-    | undefined;
+  // the same read as the request budget's caller identification (api/callers.ts): one query per request
+  const row = await apiKeyRowFor(ctx, parsed.identifier);
   const presented = fingerprint(keysFor(ctx).apiKey, token);
   // compare even when no key was found, so an unknown identifier costs the same
   const matches = constantTimeEqual(presented, row?.secretFingerprint ?? '0'.repeat(presented.length));

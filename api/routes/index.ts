@@ -1,17 +1,19 @@
 import type { RouteSpec } from '../routing';
 import { accountRoutes } from './accounts';
 import { apiKeyRoutes } from './apiKeys';
-import { companyRoutes } from './companies';
-import { peopleRoutes } from './people';
 import { authRoutes } from './auth';
+import { companyRoutes } from './companies';
 import { demoRoutes } from './demo';
+import { docsRoutes } from './docs';
 import { filesRoutes } from './files';
 import { oauthRoutes } from './oauth';
+import { peopleRoutes } from './people';
+import { subscriptionRoutes } from './subscriptions';
 import { systemRoutes } from './system';
 
-/** The route table: every route of the API, in one list (OpenAPI and authorization read it too). */
-export const routes: readonly RouteSpec[] = [
+const table = [
   ...systemRoutes,
+  ...docsRoutes,
   ...authRoutes,
   ...oauthRoutes,
   ...accountRoutes,
@@ -19,5 +21,15 @@ export const routes: readonly RouteSpec[] = [
   ...peopleRoutes,
   ...companyRoutes,
   ...demoRoutes,
+  ...subscriptionRoutes,
   ...filesRoutes,
-];
+] as const satisfies readonly RouteSpec[];
+
+/**
+ * Every route with its literal type (paths, schemas): test/helpers/client.ts types requests and answers
+ * from the same schemas that validate them.
+ */
+export type RouteTable = typeof table;
+
+/** The route table: every route of the API, in one list (OpenAPI and authorization read it too). */
+export const routes: readonly RouteSpec[] = table;

@@ -64,6 +64,9 @@ export async function setUpEnv(): Promise<TestEnv> {
     S3_PREFIX: `test-runs/${runId}/`,
     TEMPORAL_TASK_QUEUE: `test-${runId}`,
     OUTBOX_IDLE_WAIT_MS: '1000',
+    // Every test request comes from 127.0.0.1; call() sends each from its own X-Forwarded-For address
+    // (one trusted hop), so per-address budgets and buckets do not leak between tests.
+    TRUST_PROXY_HOPS: '1',
     SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
   });
   const knex = createKnex(config.databaseUrl, 20);

@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { testEnv } from './env';
 
 export interface HttpResponse<T = any> {
@@ -7,13 +8,35 @@ export interface HttpResponse<T = any> {
   text: string;
 }
 
+/**
+ * A fresh client address (198.18.0.0/15, the benchmarking range) for each call: the test app trusts one
+ * proxy hop, so per-address budgets and buckets do not leak from one test into another. Tests of those
+ * limits pass their own fixed `ip`.
+ */
+export function randomClientAddress(): string {
+  const n = randomInt(0, 2 ** 17);
+  return `198.${18 + (n >> 16)}.${(n >> 8) & 255}.${n & 255}`;
+}
+
 /** Calls the API over real HTTP on loopback, as a client would. */
 export async function call(
   method: string,
   path: string,
-  options: { json?: unknown; raw?: string | Buffer; headers?: Record<string, string>; token?: string } = {},
+  options: {
+    json?: unknown;
+    raw?: string | Buffer;
+    headers?: Record<string, string>;
+    token?: string;
+    /** the client address the test app sees (X-Forwarded-For); a fresh one per call when absent */
+    ip?: string;
+    /** another server of this run (e.g. a second API process) */
+    baseUrl?: string;
+  } = {},
 ): Promise<HttpResponse> {
-  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  const headers: Record<string, string> = {
+    'x-forwarded-for': options.ip ?? randomClientAddress(),
+    ...(options.headers ?? {}),
+  };
   let body: string | Buffer | undefined;
   if (options.json !== undefined) {
     body = JSON.stringify(options.json);
@@ -22,7 +45,7 @@ export async function call(
     body = options.raw;
   }
   if (options.token) headers.authorization = `Bearer ${options.token}`;
-  const res = await fetch(testEnv().baseUrl + path, { method, headers, body });
+  const res = await fetch((options.baseUrl ?? testEnv().baseUrl) + path, { method, headers, body });
   const text = await res.text();
   let parsed: unknown = undefined;
   try {

@@ -1,0 +1,193 @@
+import { createHash } from 'node:crypto';
+import type { Next } from 'koa';
+import { AppError, BadRequestError, UnprocessableError } from '../../common/errors';
+import type { AppContext } from '../context';
+import type { RouteSpec } from '../routing';
+
+/** How long a key is remembered after its first request. */
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
+/** A claim left 'running' longer than this (its process died) may be taken over by a retry. */
+export const IDEMPOTENCY_LEASE_SECONDS = 300;
+/** Expired records removed per claim (lazy cleanup; no scheduler needed). */
+const CLEANUP_BATCH = 100;
+const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
+/** Response headers that belong to the answer and are replayed with it. */
+const REPLAYED_HEADERS = ['location', 'content-type'];
+
+class IdempotencyInProgressError extends AppError {
+  constructor() {
+    super(409, 'a request with this Idempotency-Key is still being processed; retry shortly', {
+      'Retry-After': '1',
+    });
+  }
+}
+
+interface StoredRow {
+  fingerprint: string;
+  state: 'running' | 'done';
+  responseStatus: number | null;
+  responseHeaders: Record<string, string> | null;
+  responseBody: string | null;
+}
+
+/** JSON with object keys sorted, so {a,b} and {b,a} are the same request. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.keys(value as Record<string, unknown>)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/**
+ * What makes two requests "the same": method, path, query, body, and who sent them. The caller is part of
+ * it so that, within one company, a second person reusing a key gets 422 instead of someone else's answer.
+ * A body that is not parsed JSON (a multipart upload, streamed by its handler) is represented by its media
+ * type and length: reading it here would defeat streaming.
+ */
+export function requestFingerprint(ctx: AppContext): string {
+  const auth = ctx.state.auth;
+  const who = auth ? (auth.apiKeyId ? `key:${auth.apiKeyId}` : `person:${auth.personId}`) : 'public';
+  const body =
+    ctx.request.body !== undefined
+      ? ctx.request.body
+      : ctx.request.length
+        ? { streamed: ctx.request.type, length: ctx.request.length }
+        : null;
+  return createHash('sha256')
+    .update(canonical([ctx.method, ctx.path, ctx.querystring, who, body]))
+    .digest('hex');
+}
+
+function bodyText(body: unknown): string | null {
+  if (body === undefined || body === null) return null;
+  if (typeof body === 'string') return body;
+  if (Buffer.isBuffer(body) || typeof (body as { pipe?: unknown }).pipe === 'function') return null;
+  return JSON.stringify(body);
+}
+
+/**
+ * Idempotency-Key on routes that create something (`idempotent: true`). The key is claimed atomically
+ * (INSERT .. ON CONFLICT), so of parallel duplicates exactly one does the work; the others get 409 while
+ * it runs and the first answer (status and exact body) once it is done. The same key with a different
+ * request gives 422. Only successful answers are remembered: an error releases the key, because the work
+ * was not done (its transaction rolled back), so a retry with the same key may do it.
+ * Keys are scoped to the caller's company (to the client address on public routes) and kept 24 hours.
+ */
+export function idempotency(spec: RouteSpec) {
+  if (!spec.idempotent) {
+    return async (_ctx: AppContext, next: Next) => {
+      await next();
+    };
+  }
+
+  return async (ctx: AppContext, next: Next) => {
+    const key = ctx.get('Idempotency-Key');
+    if (!key) {
+      await next();
+      return;
+    }
+    if (!KEY_FORMAT.test(key)) {
+      throw new BadRequestError('Idempotency-Key must be 1 to 255 visible ASCII characters');
+    }
+    const { knex } = ctx.deps;
+    const companyId = ctx.state.auth?.companyId ?? null;
+    const scope = companyId ? `company:${companyId}` : `address:${ctx.state.clientIp}`;
+    const fingerprint = requestFingerprint(ctx);
+
+    for (let attempt = 0; attempt < 3; attempt++) {
+      // One statement: sweep a few expired records (never this one), then claim the key, or take over a
+      // record that expired or whose claim was abandoned.
+      const claimed: { rows: unknown[] } = await knex.raw(
+        `with sweep as (
+           delete from idempotency_keys where ctid = any(array(
+             select ctid from idempotency_keys
+             where expires_at < now() and not (scope = :scope and key = :key) limit ${CLEANUP_BATCH}))
+         )
+         insert into idempotency_keys
+           (scope, key, company_id, fingerprint, state, locked_until, created_at, expires_at)
+         values (:scope, :key, :companyId, :fingerprint, 'running',
+                 now() + make_interval(secs => :lease), now(), now() + make_interval(secs => :ttl))
+         on conflict (scope, key) do update set
+           company_id = excluded.company_id, fingerprint = excluded.fingerprint, state = 'running',
+           response_status = null, response_headers = null, response_body = null,
+           locked_until = excluded.locked_until, created_at = excluded.created_at,
+           expires_at = excluded.expires_at
+         where idempotency_keys.expires_at <= now()
+            or (idempotency_keys.state = 'running' and idempotency_keys.locked_until <= now())
+         returning key`,
+        {
+          scope,
+          key,
+          companyId,
+          fingerprint,
+          lease: IDEMPOTENCY_LEASE_SECONDS,
+          ttl: IDEMPOTENCY_TTL_SECONDS,
+        },
+      );
+      if (claimed.rows.length === 1) {
+        await runClaimed(ctx, next, scope, key, fingerprint);
+        return;
+      }
+
+      const existing = (await knex('idempotencyKeys')
+        .select('fingerprint', 'state', 'responseStatus', 'responseHeaders', 'responseBody')
+        .where({ scope, key })
+        .first()) as StoredRow | undefined;
+      if (!existing) continue; // released between our two statements: claim again
+      if (existing.fingerprint !== fingerprint) {
+        throw new UnprocessableError('Idempotency-Key was already used for a different request');
+      }
+      if (existing.state === 'running') throw new IdempotencyInProgressError();
+      replay(ctx, existing);
+      return;
+    }
+    throw new IdempotencyInProgressError();
+  };
+}
+
+async function runClaimed(
+  ctx: AppContext,
+  next: Next,
+  scope: string,
+  key: string,
+  fingerprint: string,
+): Promise<void> {
+  const { knex } = ctx.deps;
+  const release = () => knex('idempotencyKeys').where({ scope, key, fingerprint, state: 'running' }).delete();
+  try {
+    await next();
+  } catch (err) {
+    await release().catch((e: unknown) => ctx.state.log.warn({ err: e }, 'idempotency release failed'));
+    throw err;
+  }
+  const body = bodyText(ctx.body);
+  if (ctx.status < 200 || ctx.status >= 300 || (ctx.body != null && body === null)) {
+    await release();
+    return;
+  }
+  const headers: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) {
+    const value = ctx.response.get(name);
+    if (value) headers[name] = String(value);
+  }
+  await knex('idempotencyKeys')
+    .where({ scope, key, fingerprint })
+    .update({
+      state: 'done',
+      responseStatus: ctx.status,
+      responseHeaders: JSON.stringify(headers),
+      responseBody: body,
+      lockedUntil: null,
+    });
+}
+
+function replay(ctx: AppContext, row: StoredRow): void {
+  ctx.status = row.responseStatus ?? 200;
+  if (row.responseBody !== null) ctx.body = row.responseBody;
+  for (const [name, value] of Object.entries(row.responseHeaders ?? {})) ctx.set(name, value);
+  ctx.set('Idempotent-Replayed', 'true');
+}

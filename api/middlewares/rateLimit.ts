@@ -1,0 +1,165 @@
+import type { Next } from 'koa';
+import type Router from '@koa/router';
+import type { Knex } from 'knex';
+import ipaddr from 'ipaddr.js';
+import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import { TooManyRequestsError } from '../../common/errors';
+import { BUCKETS, PLANS, REQUEST_BUDGETS } from '../../common/plans';
+import type { AppContext } from '../context';
+import { identifyCaller, type CallerIdentity } from '../callers';
+import { findRoute, type RouteSpec } from '../routing';
+
+const WINDOW_SECONDS = 60;
+const TABLE = 'rate_limit_counters';
+
+/** The budget (or separate bucket) one request is counted against. */
+export interface Budget {
+  /** 'budget' for the main request budget, 'bucket:<name>' for a separate bucket */
+  name: string;
+  limit: number;
+  /** whose counter: company:<id>, person:<id> or address:<ip> */
+  subject: string;
+}
+
+export interface Decision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** whole seconds until the window resets (also the Retry-After value on 429) */
+  resetSeconds: number;
+}
+
+/**
+ * Per-minute counters in PostgreSQL through rate-limiter-flexible: one atomic upsert per request
+ * (INSERT .. ON CONFLICT DO UPDATE .. RETURNING points), so N concurrent requests get N distinct counts
+ * across every API copy and exactly `limit` of them pass. Windows are fixed, 60 s from a subject's first
+ * request in the window.
+ */
+export class RequestCounters {
+  private readonly limiters = new Map<string, RateLimiterPostgres>();
+  private first = true;
+
+  constructor(private readonly knex: Knex) {}
+
+  private limiter(name: string, limit: number): RateLimiterPostgres {
+    const id = `${name}/${limit}`;
+    let limiter = this.limiters.get(id);
+    if (!limiter) {
+      limiter = new RateLimiterPostgres({
+        storeClient: this.knex,
+        storeType: 'knex',
+        tableName: TABLE,
+        tableCreated: true, // db/migrations/20261122000300_platform.ts
+        // The library's own 5-minute sweep of expired rows; one limiter per process runs it.
+        clearExpiredByTimeout: this.first,
+        // Limiters of one name share their counters whatever the limit (a plan change keeps the count).
+        keyPrefix: name,
+        points: limit,
+        duration: WINDOW_SECONDS,
+      });
+      this.first = false;
+      this.limiters.set(id, limiter);
+    }
+    return limiter;
+  }
+
+  async consume(budget: Budget): Promise<Decision> {
+    const toDecision = (res: RateLimiterRes, allowed: boolean): Decision => ({
+      allowed,
+      limit: budget.limit,
+      remaining: allowed ? Math.max(0, res.remainingPoints) : 0,
+      resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
+    });
+    try {
+      return toDecision(await this.limiter(budget.name, budget.limit).consume(budget.subject), true);
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) return toDecision(rejection, false);
+      throw rejection;
+    }
+  }
+}
+
+/**
+ * The address part of a counter: IPv4 as is, IPv6 by its /64 network (one host usually holds a whole /64,
+ * so counting single IPv6 addresses would let it rotate through millions of budgets).
+ */
+export function addressSubject(address: string): string {
+  if (ipaddr.IPv6.isValid(address) && !ipaddr.IPv4.isValid(address)) {
+    const bytes = ipaddr.IPv6.parse(address).toByteArray().slice(0, 8);
+    const network = ipaddr.fromByteArray([...bytes, 0, 0, 0, 0, 0, 0, 0, 0]).toString();
+    return `address:${network}/64`;
+  }
+  return `address:${address}`;
+}
+
+/** The spec's table: which budget a request spends, from its route and its caller. */
+export function chooseBudget(spec: RouteSpec | undefined, caller: CallerIdentity, address: string): Budget {
+  if (spec?.bucket) {
+    return {
+      name: `bucket:${spec.bucket}`,
+      limit: BUCKETS[spec.bucket],
+      subject: caller.kind === 'anonymous' ? addressSubject(address) : `company:${caller.companyId}`,
+    };
+  }
+  switch (caller.kind) {
+    case 'key':
+      return {
+        name: 'budget',
+        limit: caller.plan ? PLANS[caller.plan].requestsPerMinute : REQUEST_BUDGETS.keysWithoutPlan,
+        subject: `company:${caller.companyId}`,
+      };
+    case 'session':
+      return {
+        name: 'budget',
+        limit: REQUEST_BUDGETS.sessionPerPerson,
+        subject: `person:${caller.personId}`,
+      };
+    default:
+      return { name: 'budget', limit: REQUEST_BUDGETS.anonymousPerAddress, subject: addressSubject(address) };
+  }
+}
+
+export function setRateLimitHeaders(ctx: AppContext, d: Decision): void {
+  ctx.set('X-RateLimit-Limit', String(d.limit));
+  ctx.set('X-RateLimit-Remaining', String(d.remaining));
+  ctx.set('X-RateLimit-Reset', String(d.resetSeconds));
+}
+
+/**
+ * App-level middleware, before body parsing and routing, so every answer (unknown routes, 401s of
+ * authentication, body errors, 5xx) is counted once and carries the X-RateLimit-* headers. The caller is
+ * identified cheaply here (api/callers.ts); authentication proper still runs in the route chain.
+ */
+export function rateLimit(router: Router, counters: RequestCounters) {
+  return async (ctx: AppContext, next: Next) => {
+    const spec = findRoute(router, ctx.method, ctx.path);
+    // the key lookup needs PostgreSQL: if it fails the request is counted per address (and authentication,
+    // which needs the same read, answers the failure)
+    const caller = await identifyCaller(ctx).catch((): CallerIdentity => ({ kind: 'anonymous' }));
+    const budget = chooseBudget(spec, caller, ctx.state.clientIp);
+    let decision: Decision;
+    try {
+      decision = await counters.consume(budget);
+    } catch (err) {
+      // Fail open: the counters live in the PostgreSQL every route needs, so while it is unreachable there
+      // is nothing to protect, and /health (liveness) must still answer. The request is not counted.
+      ctx.state.log.warn({ err }, 'request budget store unavailable: request not counted');
+      decision = {
+        allowed: true,
+        limit: budget.limit,
+        remaining: budget.limit,
+        resetSeconds: WINDOW_SECONDS,
+      };
+    }
+    setRateLimitHeaders(ctx, decision);
+    if (!decision.allowed) {
+      throw new TooManyRequestsError(
+        spec?.bucket
+          ? `too many requests: the ${spec.bucket} limit is ${decision.limit} per minute`
+          : `request budget of ${decision.limit} per minute used`,
+        decision.resetSeconds,
+      );
+    }
+    await next();
+  };
+}

@@ -1,0 +1,262 @@
+/**
+ * Benchmark: what the platform machinery (request budget counted in PostgreSQL, Idempotency-Key, client
+ * address) costs on an authenticated list call. One run starts two in-process servers on loopback over one
+ * fresh database — the same Koa app with the machinery on, and with it off — and drives GET /api-keys (a
+ * page-number list, session token) at a fixed concurrency for a fixed count, alternating rounds so drift
+ * affects both. Prints requests per second, p50/p99 latency of each and the throughput ratio.
+ *
+ *   node dist/bench/platform.js            (BENCH_REQUESTS, BENCH_CONCURRENCY, BENCH_ROUNDS to change)
+ *
+ * The callers are 64 admins of one company, taken in turn, so that no one exceeds the 300-a-minute session
+ * budget: every request is counted in full and none is refused (the run fails if one is).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import knexFactory, { type Knex } from 'knex';
+import { createApp } from '../api/app';
+import { generateKey } from '../api/auth/apiKeys';
+import { hashPassword } from '../api/auth/passwords';
+import { sessionKeys, startSession } from '../api/auth/sessions';
+import { loadConfig } from '../common/config';
+import { createLogger } from '../common/logger';
+import { createMailer } from '../common/mailer';
+import { deriveKey } from '../common/secrets';
+import { createStorage } from '../common/storage';
+import { createTemporalClient } from '../common/temporal';
+import { createKnex, migrateLatest } from '../db/knex';
+
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const PEOPLE = 64;
+const KEY_COMPANIES = 24;
+
+interface Result {
+  rps: number;
+  p50: number;
+  p99: number;
+  count: number;
+}
+
+async function withAdmin<T>(url: string, fn: (admin: Knex) => Promise<T>): Promise<T> {
+  const admin = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
+  try {
+    return await fn(admin);
+  } finally {
+    await admin.destroy();
+  }
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** A fixed number of GETs at a fixed concurrency over keep-alive connections. */
+async function drive(port: number, path: string, tokens: string[], count: number): Promise<Result> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const latencies: number[] = [];
+  let next = 0;
+  const failures: string[] = [];
+  const one = (token: string) =>
+    new Promise<void>((resolve, reject) => {
+      const started = process.hrtime.bigint();
+      const req = http.request(
+        { host: '127.0.0.1', port, path, agent, headers: { authorization: `Bearer ${token}` } },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
+            if (res.statusCode !== 200) failures.push(String(res.statusCode));
+            resolve();
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+  const began = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < count) {
+        const i = next++;
+        await one(tokens[i % tokens.length]);
+      }
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - began) / 1e9;
+  agent.destroy();
+  if (failures.length > 0)
+    throw new Error(`${failures.length} requests failed: ${failures.slice(0, 5).join(', ')}`);
+  latencies.sort((a, b) => a - b);
+  return { rps: count / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), count };
+}
+
+function merge(results: Result[]): Result {
+  // throughput over the total time; latency figures are the median of the rounds'
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const total = results.reduce((s, r) => s + r.count, 0);
+  const seconds = results.reduce((s, r) => s + r.count / r.rps, 0);
+  return {
+    rps: total / seconds,
+    p50: median(results.map((r) => r.p50)),
+    p99: median(results.map((r) => r.p99)),
+    count: total,
+  };
+}
+
+async function main(): Promise<void> {
+  const base = loadConfig({ ...process.env, LOG_LEVEL: 'silent' });
+  const database = `ds_bench_${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  const url = new URL(base.databaseUrl);
+  url.pathname = `/${database}`;
+  await withAdmin(base.databaseUrl, (admin) => admin.raw('create database ??', [database]));
+  const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: url.toString() });
+  const knex = createKnex(config.databaseUrl, 20);
+  const temporal = createTemporalClient(config);
+  const servers: http.Server[] = [];
+  try {
+    await migrateLatest(knex);
+    const logger = createLogger('silent', 'bench');
+    const deps = {
+      config,
+      knex,
+      temporal,
+      logger,
+      storage: createStorage(config),
+      mailer: createMailer(config, logger),
+    };
+
+    // one company, 64 admins with a session each, 30 API keys to list
+    const companyId = randomUUID();
+    await knex('companies').insert({ id: companyId, name: 'Bench', plan: 'premium' });
+    const passwordHash = await hashPassword(randomUUID());
+    const people = Array.from({ length: PEOPLE }, (_, i) => ({
+      id: randomUUID(),
+      companyId,
+      email: `bench-${i}@example.test`,
+      role: 'admin',
+      status: 'active',
+      passwordHash,
+    }));
+    await knex('people').insert(people);
+    const keyKey = deriveKey(config.secretKey, 'api-key');
+    await knex('apiKeys').insert(
+      Array.from({ length: 30 }, (_, i) => {
+        const k = generateKey(keyKey);
+        return {
+          id: randomUUID(),
+          companyId,
+          personId: people[i % PEOPLE].id,
+          name: `key ${i}`,
+          scopes: ['files:read'],
+          identifier: k.identifier,
+          secretFingerprint: k.secretFingerprint,
+        };
+      }),
+    );
+    const tokens: string[] = [];
+    for (const p of people) {
+      const pair = await knex.transaction((trx) =>
+        startSession(trx, sessionKeys(config.secretKey), p, { method: 'password' }),
+      );
+      tokens.push(pair.accessToken);
+    }
+    // API keys of Premium companies (600 a minute each), for the key path: its caller lookup costs a query
+    const apiKeys: string[] = [];
+    for (let c = 0; c < KEY_COMPANIES; c++) {
+      const id = randomUUID();
+      const ownerId = randomUUID();
+      await knex('companies').insert({ id, name: `Bench ${c}`, plan: 'premium' });
+      await knex('people').insert({
+        id: ownerId,
+        companyId: id,
+        email: `bench-owner-${c}@example.test`,
+        role: 'admin',
+        status: 'active',
+        passwordHash,
+      });
+      const k = generateKey(keyKey);
+      await knex('apiKeys').insert({
+        id: randomUUID(),
+        companyId: id,
+        personId: ownerId,
+        name: 'bench',
+        scopes: ['files:read'],
+        identifier: k.identifier,
+        secretFingerprint: k.secretFingerprint,
+      });
+      apiKeys.push(k.key);
+    }
+
+    const listen = async (app: ReturnType<typeof createApp>) => {
+      const server = http.createServer(app.callback());
+      server.keepAliveTimeout = 65_000;
+      servers.push(server);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return (server.address() as AddressInfo).port;
+    };
+    const on = await listen(createApp(deps));
+    const off = await listen(createApp(deps, { withoutPlatformMachinery: true }));
+
+    const scenarios = [
+      {
+        title: 'GET /api-keys?limit=20: authenticated page-number list, session token (the target)',
+        path: '/api-keys?limit=20',
+        tokens,
+        perMinute: PEOPLE * 300,
+      },
+      {
+        title: 'GET /subscriptions/me: API key (caller lookup by key identifier, then the company budget)',
+        path: '/subscriptions/me',
+        tokens: apiKeys,
+        perMinute: KEY_COMPANIES * 600,
+      },
+    ];
+    for (const scenario of scenarios) {
+      // stay under every caller's budget: each request is counted in full and none is refused
+      if ((REQUESTS + 200) * ROUNDS > scenario.perMinute) {
+        throw new Error(`BENCH_REQUESTS × BENCH_ROUNDS too large for ${scenario.path}`);
+      }
+      await drive(off, scenario.path, scenario.tokens, 200); // warm-up (JIT, pools, prepared statements)
+      await drive(on, scenario.path, scenario.tokens, 200);
+      const withMachinery: Result[] = [];
+      const without: Result[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        without.push(await drive(off, scenario.path, scenario.tokens, REQUESTS));
+        withMachinery.push(await drive(on, scenario.path, scenario.tokens, REQUESTS));
+      }
+      const a = merge(withMachinery);
+      const b = merge(without);
+      const fmt = (r: Result) =>
+        `${r.rps.toFixed(0).padStart(6)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms`;
+      const ratio = a.rps / b.rps;
+      console.log(scenario.title);
+      console.log(`  ${ROUNDS} rounds × ${REQUESTS} requests each side, concurrency ${CONCURRENCY}`);
+      console.log(`  machinery on : ${fmt(a)}`);
+      console.log(`  machinery off: ${fmt(b)}`);
+      console.log(
+        `  throughput ratio on/off: ${ratio.toFixed(3)} (the machinery costs ${((1 - ratio) * 100).toFixed(1)}% of throughput; target < 25%)`,
+      );
+      console.log(`  p99 ratio on/off: ${(a.p99 / b.p99).toFixed(3)}`);
+    }
+  } finally {
+    for (const s of servers) {
+      s.closeAllConnections();
+      s.close();
+    }
+    await knex.destroy();
+    await temporal.connection.close().catch(() => undefined);
+    await withAdmin(base.databaseUrl, (admin) =>
+      admin.raw('drop database if exists ?? with (force)', [database]),
+    );
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

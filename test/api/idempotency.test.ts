@@ -1,0 +1,245 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { apiClient } from '../helpers/client';
+import { createApiKey, createPerson, createTeam, tokenFor } from '../helpers/factories';
+import { call, expectErrorBody, randomClientAddress } from '../helpers/http';
+import { testEnv } from '../helpers/env';
+import { eventually } from '../helpers/temporal';
+import { gate, platformTestRoutes, type PlatformTestRoutes } from '../helpers/platformRoutes';
+import { startApp } from '../helpers/servers';
+
+async function keysOf(companyId: string): Promise<number> {
+  const row = (await testEnv().knex('apiKeys').where({ companyId }).count({ n: '*' }).first()) as {
+    n: string;
+  };
+  return Number(row.n);
+}
+
+describe('Idempotency-Key', () => {
+  let baseUrl: string;
+  before(async () => {
+    baseUrl = (await startApp({ extraRoutes: platformTestRoutes })).baseUrl;
+  });
+  afterEach(() => gate.open());
+
+  it('replays the first answer (status and exact body) without doing the work again', async () => {
+    const team = await createTeam();
+    const api = apiClient({ token: team.adminToken });
+    const idempotencyKey = randomUUID();
+    const body = { name: 'ci', scopes: ['files:read' as const] };
+    const first = await api.post('/api-keys', { body, idempotencyKey });
+    const again = await api.post('/api-keys', { body, idempotencyKey });
+    expect(first.status).to.equal(201);
+    expect(again.status).to.equal(201);
+    expect(again.text).to.equal(first.text); // the same full key, shown again to the same caller
+    expect(again.body.key).to.match(/^svc_live_/);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    expect(first.headers.get('idempotent-replayed')).to.equal(null);
+    expect(await keysOf(team.company.id)).to.equal(1);
+    // without a key, the same request creates again
+    await api.post('/api-keys', { body });
+    expect(await keysOf(team.company.id)).to.equal(2);
+  });
+
+  it('gives 422 for the same key with a different request, and for another person of the company', async () => {
+    const team = await createTeam();
+    const idempotencyKey = randomUUID();
+    const body = { name: 'one', scopes: ['files:read' as const] };
+    expect(
+      (await apiClient({ token: team.adminToken }).post('/api-keys', { body, idempotencyKey })).status,
+    ).to.equal(201);
+    const changed = await apiClient({ token: team.adminToken }).post('/api-keys', {
+      body: { ...body, name: 'two' },
+      idempotencyKey,
+    });
+    expect(expectErrorBody(changed, 422).message).to.equal(
+      'Idempotency-Key was already used for a different request',
+    );
+    // a colleague must never receive someone else's answer (here: the full API key)
+    const colleague = await apiClient({ token: team.employeeToken }).post('/api-keys', {
+      body,
+      idempotencyKey,
+    });
+    expectErrorBody(colleague, 422);
+    expect(colleague.text).not.to.include('svc_live_');
+    expect(await keysOf(team.company.id)).to.equal(1);
+  });
+
+  it('keys are scoped to the company: another company may use the same key', async () => {
+    const a = await createTeam();
+    const b = await createTeam();
+    const idempotencyKey = randomUUID();
+    const body = { name: 'same', scopes: ['files:read' as const] };
+    const ra = await apiClient({ token: a.adminToken }).post('/api-keys', { body, idempotencyKey });
+    const rb = await apiClient({ token: b.adminToken }).post('/api-keys', { body, idempotencyKey });
+    expect([ra.status, rb.status]).to.deep.equal([201, 201]);
+    expect(ra.body.id).not.to.equal(rb.body.id);
+    expect(await keysOf(a.company.id)).to.equal(1);
+    expect(await keysOf(b.company.id)).to.equal(1);
+  });
+
+  it('parallel duplicates create one resource; the others get 409 while it runs, then the replay', async () => {
+    const team = await createTeam();
+    const api = apiClient<PlatformTestRoutes>({ token: team.adminToken, baseUrl });
+    const idempotencyKey = randomUUID();
+    gate.close();
+    const callsBefore = gate.calls;
+    const first = api.post('/_test/things', { body: { name: 'x' }, idempotencyKey });
+    await eventually(async () => gate.calls > callsBefore, { what: 'the first request to start' });
+    const duplicates = await Promise.all(
+      Array.from({ length: 8 }, () => api.post('/_test/things', { body: { name: 'x' }, idempotencyKey })),
+    );
+    for (const d of duplicates) {
+      expect(expectErrorBody(d, 409).message).to.equal(
+        'a request with this Idempotency-Key is still being processed; retry shortly',
+      );
+      expect(d.headers.get('retry-after')).to.equal('1');
+    }
+    gate.open();
+    const done = await first;
+    expect(done.status).to.equal(201);
+    const replay = await api.post('/_test/things', { body: { name: 'x' }, idempotencyKey });
+    expect(replay.status).to.equal(201);
+    expect(replay.text).to.equal(done.text);
+    expect(replay.headers.get('location')).to.equal(done.headers.get('location'));
+    expect(gate.calls - callsBefore).to.equal(1);
+  });
+
+  it('parallel duplicates through the real route create exactly one API key', async () => {
+    const team = await createTeam();
+    const api = apiClient({ token: team.adminToken });
+    const idempotencyKey = randomUUID();
+    const body = { name: 'race', scopes: ['files:read' as const] };
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () => api.post('/api-keys', { body, idempotencyKey })),
+    );
+    const created = answers.filter((a) => a.status === 201);
+    expect(created.length).to.be.at.least(1);
+    expect(answers.every((a) => a.status === 201 || a.status === 409)).to.equal(true);
+    expect(new Set(created.map((a) => a.text)).size).to.equal(1);
+    expect(await keysOf(team.company.id)).to.equal(1);
+  });
+
+  it('an error is not remembered: the same key may be retried once the request is fixed', async () => {
+    const team = await createTeam();
+    const api = apiClient({ token: team.adminToken });
+    const idempotencyKey = randomUUID();
+    const bad = await api.post('/api-keys', {
+      body: { name: 'x'.repeat(81), scopes: ['files:read'] },
+      idempotencyKey,
+    });
+    expectErrorBody(bad, 400);
+    const good = await api.post('/api-keys', {
+      body: { name: 'fixed', scopes: ['files:read'] },
+      idempotencyKey,
+    });
+    expect(good.status).to.equal(201);
+  });
+
+  it('a key is kept 24 hours; once expired it may be used again, and expired records are swept', async () => {
+    const team = await createTeam();
+    const { knex } = testEnv();
+    const api = apiClient({ token: team.adminToken });
+    const idempotencyKey = randomUUID();
+    await api.post('/api-keys', { body: { name: 'one', scopes: ['files:read'] }, idempotencyKey });
+    const row = await knex('idempotencyKeys')
+      .where({ scope: `company:${team.company.id}`, key: idempotencyKey })
+      .first();
+    const ttlHours = (row.expiresAt.getTime() - row.createdAt.getTime()) / 3600_000;
+    expect(ttlHours).to.be.closeTo(24, 0.01);
+    expect(row.companyId).to.equal(team.company.id);
+
+    // another company's record expired long ago: any claim sweeps it
+    const other = await createTeam();
+    const otherKey = randomUUID();
+    await apiClient({ token: other.adminToken }).post('/api-keys', {
+      body: { name: 'o', scopes: ['files:read'] },
+      idempotencyKey: otherKey,
+    });
+    await knex('idempotencyKeys')
+      .whereIn('key', [idempotencyKey, otherKey])
+      .update({ expiresAt: knex.raw(`now() - interval '1 second'`) });
+    const reused = await api.post('/api-keys', {
+      body: { name: 'two', scopes: ['files:read'] },
+      idempotencyKey,
+    });
+    expect(reused.status).to.equal(201);
+    expect(reused.body.name).to.equal('two');
+    expect(await knex('idempotencyKeys').where({ key: otherKey }).first()).to.equal(undefined);
+  });
+
+  it('a claim abandoned by a crashed process is taken over after its lease', async () => {
+    const team = await createTeam();
+    const { knex } = testEnv();
+    const idempotencyKey = randomUUID();
+    await knex('idempotencyKeys').insert({
+      scope: `company:${team.company.id}`,
+      key: idempotencyKey,
+      companyId: team.company.id,
+      fingerprint: 'whatever',
+      state: 'running',
+      lockedUntil: knex.raw(`now() - interval '1 second'`),
+      expiresAt: knex.raw(`now() + interval '1 day'`),
+    });
+    const res = await apiClient({ token: team.adminToken }).post('/api-keys', {
+      body: { name: 'after crash', scopes: ['files:read'] },
+      idempotencyKey,
+    });
+    expect(res.status).to.equal(201);
+  });
+
+  it('API keys are scoped by their company too', async () => {
+    const team = await createTeam();
+    const key = await createApiKey(team.admin, ['files:write']);
+    const api = apiClient<PlatformTestRoutes>({ token: key, baseUrl });
+    const idempotencyKey = randomUUID();
+    const a = await api.post('/_test/things', { body: { name: 'k' }, idempotencyKey });
+    const b = await api.post('/_test/things', { body: { name: 'k' }, idempotencyKey });
+    expect(b.text).to.equal(a.text);
+    const stored = await testEnv().knex('idempotencyKeys').where({ key: idempotencyKey }).first();
+    expect(stored.scope).to.equal(`company:${team.company.id}`);
+    // the key's owner with a session is another caller
+    const person = await createPerson(team.company, { role: 'admin' });
+    const bySession = await apiClient<PlatformTestRoutes>({ token: await tokenFor(person), baseUrl }).post(
+      '/_test/things',
+      {
+        body: { name: 'k' },
+        idempotencyKey,
+      },
+    );
+    expectErrorBody(bySession, 422);
+  });
+
+  it('on a public route the key is scoped to the client address', async () => {
+    const idempotencyKey = randomUUID();
+    const ip = randomClientAddress();
+    const api = apiClient<PlatformTestRoutes>({ baseUrl, ip });
+    const a = await api.post('/_test/public-things', { body: { name: 'p' }, idempotencyKey });
+    const b = await api.post('/_test/public-things', { body: { name: 'p' }, idempotencyKey });
+    const elsewhere = await api.with({ ip: randomClientAddress() }).post('/_test/public-things', {
+      body: { name: 'p' },
+      idempotencyKey,
+    });
+    expect(b.text).to.equal(a.text);
+    expect(elsewhere.status).to.equal(201);
+    expect(elsewhere.body.id).not.to.equal(a.body.id);
+  });
+
+  it('refuses a malformed key with 400, and ignores the header on routes that create nothing', async () => {
+    const team = await createTeam();
+    const bad = await call('POST', '/api-keys', {
+      token: team.adminToken,
+      json: { name: 'x', scopes: ['files:read'] },
+      headers: { 'Idempotency-Key': 'x'.repeat(256) },
+    });
+    expect(expectErrorBody(bad, 400).message).to.equal(
+      'Idempotency-Key must be 1 to 255 visible ASCII characters',
+    );
+    const idempotencyKey = randomUUID();
+    const api = apiClient({ token: team.adminToken });
+    await api.patch('/subscriptions/me', { body: { plan: 'basic' }, idempotencyKey });
+    const second = await api.patch('/subscriptions/me', { body: { plan: 'premium' }, idempotencyKey });
+    expect(second.status).to.equal(200);
+    expect(second.body.plan).to.equal('premium');
+  });
+});
