@@ -123,7 +123,7 @@ describe('files: quota per billing period', function () {
   it('a company without a plan gets 402 on uploads', async () => {
     const a = await createTeam({ plan: null });
     const res = await uploadFile(csv(1), { token: a.adminToken });
-    expect(expectErrorBody(res, 402).message).to.match(/has not chosen a plan/);
+    expect(expectErrorBody(res, 402).message).to.equal('choose a plan first (PATCH /subscriptions/me)');
     expect(await footprint(a.company.id)).to.include({ files: 0, objects: 0 });
   });
 });

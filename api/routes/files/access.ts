@@ -4,6 +4,7 @@ import type { PlanName } from '../../../common/plans';
 import { quotaMessage } from '../../../db/quota';
 import { File } from '../../../db/models';
 import type { AppContext, Principal } from '../../context';
+import { NO_PLAN_MESSAGE } from '../../middlewares/plan';
 
 export function principal(ctx: AppContext): Principal {
   const auth = ctx.state.auth;
@@ -34,13 +35,12 @@ export function assertMayManage(auth: Principal, file: File): void {
   }
 }
 
-/** Uploads need a plan (local stand-in for the shared requirePlan guard being written on feat/platform). */
+/**
+ * Uploads need a plan (the shared guard's message; checked in the handler so that a file the caller may not
+ * see is still "not found" first).
+ */
 export function requirePlan(auth: Principal): PlanName {
-  if (!auth.companyPlan) {
-    throw new PaymentRequiredError(
-      'the company has not chosen a plan: choose one with PATCH /subscriptions/me',
-    );
-  }
+  if (!auth.companyPlan) throw new PaymentRequiredError(NO_PLAN_MESSAGE);
   return auth.companyPlan;
 }
 

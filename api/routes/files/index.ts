@@ -8,14 +8,13 @@ import type { AppContext } from '../../context';
 import { route } from '../../routing';
 import { assertMayManage, principal, visibleFiles } from './access';
 import {
-  cursorEnvelopeSchema,
-  cursorQuery,
-  decodeCursor,
-  encodeCursor,
-  pageEnvelopeSchema,
-  pageMeta,
-  pageQuery,
-} from './paging';
+  cursorEnvelope,
+  cursorList,
+  cursorQuerySchema,
+  pageEnvelope,
+  pageList,
+  pageQuerySchema,
+} from '../../lists';
 import { fileSchema, presentFile, presentVersion, versionSchema } from './present';
 import { upload } from './upload';
 
@@ -111,25 +110,17 @@ export const filesRoutes = [
     summary: 'Files the caller may see, newest first (cursor list)',
     tag: TAG,
     access: read,
-    query: cursorQuery,
-    responses: { 200: { description: 'a page of files', schema: cursorEnvelopeSchema(fileSchema) } },
+    query: cursorQuerySchema,
+    responses: { 200: { description: 'a page of files', schema: cursorEnvelope(fileSchema) } },
     handler: async (ctx, { query }: { query: { cursor?: string; limit: number } }) => {
       const auth = principal(ctx);
-      const q = visibleFiles(auth, ctx.deps.knex)
-        .orderBy('files.id', 'desc')
-        .limit(query.limit + 1);
-      if (query.cursor) void q.where('files.id', '<', decodeCursor(ctx.deps.config, 'files', query.cursor));
-      const rows = await q;
-      const page = rows.slice(0, query.limit);
-      const hasMore = rows.length > query.limit;
       return {
-        body: {
-          data: page.map(presentFile),
-          meta: {
-            nextCursor: hasMore ? encodeCursor(ctx.deps.config, 'files', page[page.length - 1].id) : null,
-            hasMore,
-          },
-        },
+        body: await cursorList(visibleFiles(auth, ctx.deps.knex), query, {
+          list: 'files',
+          companyId: auth.companyId,
+          secretKey: ctx.deps.config.secretKey,
+          present: presentFile,
+        }),
       };
     },
   }),
@@ -259,9 +250,9 @@ export const filesRoutes = [
     tag: TAG,
     access: read,
     params: fileParams,
-    query: pageQuery,
+    query: pageQuerySchema,
     responses: {
-      200: { description: 'a page of versions', schema: pageEnvelopeSchema(versionSchema) },
+      200: { description: 'a page of versions', schema: pageEnvelope(versionSchema) },
       404: { description: 'not found' },
     },
     handler: async (
@@ -270,15 +261,10 @@ export const filesRoutes = [
     ) => {
       const auth = principal(ctx);
       const file = await findFile(ctx, params.id);
-      const base = () => FileVersion.scoped(auth.companyId, ctx.deps.knex).where({ fileId: file.id });
-      const [rows, counted] = await Promise.all([
-        base()
-          .orderBy('version', 'desc')
-          .limit(query.limit)
-          .offset((query.page - 1) * query.limit),
-        base().resultSize(),
-      ]);
-      return { body: { data: rows.map(presentVersion), meta: pageMeta(query.page, query.limit, counted) } };
+      const versions = FileVersion.scoped(auth.companyId, ctx.deps.knex)
+        .where({ fileId: file.id })
+        .orderBy('version', 'desc');
+      return { body: await pageList(versions, query, presentVersion) };
     },
   }),
   route({
