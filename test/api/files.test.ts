@@ -194,6 +194,25 @@ describe('files: upload, list, visibility, versions, delete', function () {
     ).to.equal(4);
   });
 
+  it('Idempotency-Key: a retried upload gets the first answer and creates nothing more; another body gets 422', async () => {
+    const a = await createTeam({ plan: 'premium' });
+    const headers = { 'Idempotency-Key': 'upload-1' };
+    const first = await uploadFile(csv(3), { token: a.adminToken, name: 'once.csv', headers });
+    expect(first.status, first.text).to.equal(201);
+    const retry = await uploadFile(csv(3), { token: a.adminToken, name: 'once.csv', headers });
+    expect(retry.status).to.equal(201);
+    expect(retry.body).to.deep.equal(first.body);
+    expect((await footprint(a.company.id)).files).to.equal(1);
+    const other = await uploadFile(csv(30), { token: a.adminToken, name: 'once.csv', headers });
+    expectErrorBody(other, 422);
+    const version = await uploadTo(`/files/${first.body.id}/versions`, csv(2), {
+      token: a.adminToken,
+      headers,
+    });
+    expectErrorBody(version, 422);
+    expect(await footprint(a.company.id)).to.include({ files: 1, versions: 1, filesUsed: 1 });
+  });
+
   it('file.uploaded is in the outbox with fileId, datasetId and version, for the file and each new version', async () => {
     const a = await createTeam({ plan: 'premium' });
     const first = await uploadFile(csv(1), { token: a.adminToken });

@@ -47,6 +47,7 @@ export interface UploadOptions {
   /** send without Content-Length (chunked), in pieces of this size */
   chunked?: number;
   baseUrl?: string;
+  headers?: Record<string, string>;
 }
 
 /** POST a multipart upload (to /files, or /files/:id/versions) as a client would. */
@@ -60,7 +61,11 @@ export async function uploadTo(
   parts.push(...(options.extra ?? []));
   const { body, contentType } = multipart(parts);
   const url = (options.baseUrl ?? testEnv().baseUrl) + path;
-  const headers = { authorization: `Bearer ${options.token}`, 'content-type': contentType };
+  const headers = {
+    ...options.headers,
+    authorization: `Bearer ${options.token}`,
+    'content-type': contentType,
+  };
   if (options.chunked) {
     const size = options.chunked;
     let offset = 0;

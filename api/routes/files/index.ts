@@ -87,6 +87,7 @@ export const filesRoutes = [
       'Upload a new file (multipart/form-data: part `file`, optional field `visibility`); it becomes version 1',
     tag: TAG,
     access: write,
+    idempotent: true,
     multipart: { description: 'the file and who may see it', schema: uploadForm(true) },
     responses: {
       201: {
@@ -227,6 +228,7 @@ export const filesRoutes = [
     tag: TAG,
     access: write,
     params: fileParams,
+    idempotent: true,
     multipart: { description: 'the new version', schema: uploadForm(false) },
     responses: {
       201: { description: 'saved: the new version', schema: versionSchema },
