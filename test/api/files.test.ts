@@ -2,7 +2,16 @@ import { expect } from 'chai';
 import { call, expectErrorBody } from '../helpers/http';
 import { testEnv } from '../helpers/env';
 import { createApiKey, createPerson, createTeam, tokenFor } from '../helpers/factories';
-import { csv, footprint, multipart, objectsOf, uploadFile, uploadTo, xlsx } from '../helpers/files';
+import {
+  csv,
+  expectHiddenFrom,
+  footprint,
+  multipart,
+  objectsOf,
+  uploadFile,
+  uploadTo,
+  xlsx,
+} from '../helpers/files';
 
 describe('files: upload, list, visibility, versions, delete', function () {
   this.timeout(60_000);
@@ -181,6 +190,7 @@ describe('files: upload, list, visibility, versions, delete', function () {
 
   it('parallel new versions of one file get distinct numbers (the file row is locked)', async () => {
     const a = await createTeam({ plan: 'premium' });
+    const b = await createTeam({ plan: 'premium' });
     const first = await uploadFile(csv(1), { token: a.adminToken });
     const results = await Promise.all(
       [0, 1, 2].map((i) =>
@@ -189,6 +199,7 @@ describe('files: upload, list, visibility, versions, delete', function () {
     );
     expect(results.map((r) => r.status)).to.deep.equal([201, 201, 201]);
     expect(results.map((r) => r.body.version).sort()).to.deep.equal([2, 3, 4]);
+    await expectHiddenFrom(b.adminToken, [first.body.id]);
     expect(
       (await call('GET', `/files/${first.body.id}`, { token: a.adminToken })).body.currentVersion,
     ).to.equal(4);
@@ -196,6 +207,7 @@ describe('files: upload, list, visibility, versions, delete', function () {
 
   it('Idempotency-Key: a retried upload gets the first answer and creates nothing more; another body gets 422', async () => {
     const a = await createTeam({ plan: 'premium' });
+    const b = await createTeam({ plan: 'premium' });
     const headers = { 'Idempotency-Key': 'upload-1' };
     const first = await uploadFile(csv(3), { token: a.adminToken, name: 'once.csv', headers });
     expect(first.status, first.text).to.equal(201);
@@ -211,10 +223,16 @@ describe('files: upload, list, visibility, versions, delete', function () {
     });
     expectErrorBody(version, 422);
     expect(await footprint(a.company.id)).to.include({ files: 1, versions: 1, filesUsed: 1 });
+    // the same key in another company is another key
+    const theirs = await uploadFile(csv(3), { token: b.adminToken, name: 'once.csv', headers });
+    expect(theirs.status).to.equal(201);
+    expect(theirs.body.id).not.to.equal(first.body.id);
+    await expectHiddenFrom(b.adminToken, [first.body.id]);
   });
 
   it('file.uploaded is in the outbox with fileId, datasetId and version, for the file and each new version', async () => {
     const a = await createTeam({ plan: 'premium' });
+    const b = await createTeam({ plan: 'premium' });
     const first = await uploadFile(csv(1), { token: a.adminToken });
     await uploadTo(`/files/${first.body.id}/versions`, csv(1), { token: a.adminToken });
     const events = await testEnv()
@@ -225,6 +243,8 @@ describe('files: upload, list, visibility, versions, delete', function () {
       { fileId: first.body.id, datasetId: first.body.datasetId, version: 1 },
       { fileId: first.body.id, datasetId: first.body.datasetId, version: 2 },
     ]);
+    expect(await testEnv().knex('outbox').where({ companyId: b.company.id })).to.deep.equal([]);
+    await expectHiddenFrom(b.adminToken, [first.body.id]);
   });
 
   it('delete: versions, objects and rows go; later reads give 404; another tenant cannot delete', async () => {

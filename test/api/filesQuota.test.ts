@@ -3,7 +3,7 @@ import { periodKey, PLANS } from '../../common/plans';
 import { call, expectErrorBody } from '../helpers/http';
 import { testEnv } from '../helpers/env';
 import { createTeam } from '../helpers/factories';
-import { csv, footprint, uploadFile, uploadTo } from '../helpers/files';
+import { csv, expectHiddenFrom, footprint, uploadFile, uploadTo } from '../helpers/files';
 
 async function setUsage(companyId: string, filesUsed: number): Promise<void> {
   await testEnv()
@@ -70,6 +70,11 @@ describe('files: quota per billing period', function () {
     const results = await Promise.all(
       Array.from({ length: 4 }, (_, i) => uploadFile(csv(200, 5, `p${i}`), { token: a.adminToken })),
     );
+    const b = await createTeam({ plan: 'free' });
+    await expectHiddenFrom(
+      b.adminToken,
+      results.filter((r) => r.status === 201).map((r) => r.body.id as string),
+    );
     const statuses = results.map((r) => r.status).sort();
     expect(statuses).to.deep.equal([201, 402, 402, 402]);
     expect(await usage(a.company.id)).to.equal(10);
@@ -80,7 +85,9 @@ describe('files: quota per billing period', function () {
 
   it('Basic: 402 at its quota; the plan limit on versions gives 409', async () => {
     const a = await createTeam({ plan: 'basic' });
+    const b = await createTeam({ plan: 'basic' });
     const first = await uploadFile(csv(1), { token: a.adminToken });
+    await expectHiddenFrom(b.adminToken, [first.body.id]);
     await testEnv()
       .knex('files')
       .where({ id: first.body.id })
@@ -97,6 +104,7 @@ describe('files: quota per billing period', function () {
 
   it('Free: the 6th version of a file gives 409 (5 versions kept)', async () => {
     const a = await createTeam({ plan: 'free' });
+    const b = await createTeam({ plan: 'free' });
     const first = await uploadFile(csv(1), { token: a.adminToken });
     for (let v = 2; v <= 5; v++) {
       expect(
@@ -105,14 +113,23 @@ describe('files: quota per billing period', function () {
     }
     expectErrorBody(await uploadTo(`/files/${first.body.id}/versions`, csv(1), { token: a.adminToken }), 409);
     expect(await usage(a.company.id)).to.equal(5);
+    await expectHiddenFrom(b.adminToken, [first.body.id]);
+    expect(await usage(b.company.id)).to.equal(0);
   });
 
   it('Premium goes on over its quota and counts the excess; thresholds are still sent once', async () => {
     const a = await createTeam({ plan: 'premium' });
+    const b = await createTeam({ plan: 'premium' });
     const limit = PLANS.premium.filesPerPeriod;
     await setUsage(a.company.id, limit - 1);
-    for (let i = 0; i < 3; i++)
-      expect((await uploadFile(csv(1), { token: a.adminToken })).status).to.equal(201);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await uploadFile(csv(1), { token: a.adminToken });
+      expect(res.status).to.equal(201);
+      ids.push(res.body.id);
+    }
+    await expectHiddenFrom(b.adminToken, ids);
+    expect(await thresholdEvents(b.company.id)).to.deep.equal([]);
     expect(await usage(a.company.id)).to.equal(limit + 2);
     expect(await thresholdEvents(a.company.id)).to.deep.equal([
       { threshold: 80, plan: 'premium', periodKey: periodKey(), filesUsed: limit, filesLimit: limit },

@@ -7,7 +7,7 @@ import { call, expectErrorBody } from '../helpers/http';
 import { startWorker, testEnv } from '../helpers/env';
 import { createApiKey, createTeam } from '../helpers/factories';
 import { eventually } from '../helpers/temporal';
-import { csv, uploadFile, uploadTo, xlsx } from '../helpers/files';
+import { csv, expectHiddenFrom, uploadFile, uploadTo, xlsx } from '../helpers/files';
 
 describe('files: previews, download links and the report hook', function () {
   this.timeout(90_000);
@@ -45,6 +45,7 @@ describe('files: previews, download links and the report hook', function () {
 
   it('previews an XLSX (first worksheet) and a TSV, columns capped at 100', async () => {
     const a = await createTeam({ plan: 'premium' });
+    const b = await createTeam({ plan: 'premium' });
     const workbook = new ExcelJS.Workbook();
     const sheet = workbook.addWorksheet('First');
     sheet.addRow(['city', 'population', 'founded', 'capital']);
@@ -73,6 +74,11 @@ describe('files: previews, download links and the report hook', function () {
     expect(widePreview.body.columns).to.have.lengthOf(100);
     expect(widePreview.body.rows[0]).to.have.lengthOf(100);
     expect(widePreview.body).to.include({ moreColumns: true, moreRows: true });
+    await expectHiddenFrom(b.adminToken, [up.body.id, wide.body.id]);
+    expectErrorBody(
+      await call('GET', `/files/${up.body.id}/versions/1/preview`, { token: b.adminToken }),
+      404,
+    );
   });
 
   it('download links: signed, for exactly one version, and they expire', async () => {
@@ -155,7 +161,9 @@ describe('files: previews, download links and the report hook', function () {
     const worker = await startWorker();
     try {
       const a = await createTeam({ plan: 'premium' });
+      const b = await createTeam({ plan: 'premium' });
       const up = await uploadFile(csv(3), { token: a.adminToken });
+      await expectHiddenFrom(b.adminToken, [up.body.id]);
       const v2 = await uploadTo(`/files/${up.body.id}/versions`, csv(4), { token: a.adminToken });
       const { knex, temporal } = testEnv();
       const reports = await eventually(

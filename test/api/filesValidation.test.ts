@@ -12,6 +12,7 @@ import { eventually } from '../helpers/temporal';
 import {
   CONTENT_TYPES_XML,
   csv,
+  expectHiddenFrom,
   footprint,
   incompleteUploadsAt,
   sheetXml,
@@ -79,6 +80,8 @@ describe('files: content checks and size limit', function () {
 
   it('accepts CSV (comma, semicolon), TSV and XLSX by content, whatever the name says', async () => {
     const a = await createTeam({ plan: 'premium' });
+    const b = await createTeam({ plan: 'premium' });
+    const ids: string[] = [];
     const cases: Array<[string, Buffer | string, string]> = [
       ['comma.txt', 'a,b,c\n1,2,3\n', 'csv'],
       ['semi.csv', '\ufeffa;b\n"x;y";2\n', 'csv'],
@@ -90,7 +93,9 @@ describe('files: content checks and size limit', function () {
       const res = await uploadFile(data, { token: a.adminToken, name });
       expect(res.status, `${name}: ${res.text}`).to.equal(201);
       expect(res.body.version.format, name).to.equal(format);
+      ids.push(res.body.id);
     }
+    await expectHiddenFrom(b.adminToken, ids);
   });
 
   it('refuses what is not a spreadsheet with 400, judged by content, and leaves nothing behind', async () => {
@@ -378,7 +383,9 @@ describe('files: every upload is all or nothing', function () {
 
   it('a new version that fails leaves the file at its current version', async () => {
     const a = await createTeam({ plan: 'premium' });
+    const b = await createTeam({ plan: 'premium' });
     const first = await uploadFile(csv(2), { token: a.adminToken });
+    await expectHiddenFrom(b.adminToken, [first.body.id]);
     const id = first.body.id as string;
     const before = await footprint(a.company.id);
     const bad = await uploadTo(`/files/${id}/versions`, 'not, a\nspread', { token: a.adminToken });

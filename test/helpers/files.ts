@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { deflateRawSync } from 'node:zlib';
 import ExcelJS from 'exceljs';
-import type { HttpResponse } from './http';
+import { call, type HttpResponse } from './http';
 import { testEnv } from './env';
 
 export interface FormPart {
@@ -218,4 +218,18 @@ export async function footprint(companyId: string) {
     filesUsed: Number(usage.n ?? 0),
     objects: (await objectsOf(companyId)).length,
   };
+}
+
+/** A second company's caller sees none of these files: not in its list, 404 on each (and its versions). */
+export async function expectHiddenFrom(token: string, fileIds: string[]): Promise<void> {
+  const list = await call('GET', '/files?limit=100', { token });
+  const leaked = (list.body.data as Array<{ id: string }>).filter((f) => fileIds.includes(f.id));
+  if (list.status !== 200 || leaked.length > 0)
+    throw new Error(`files leaked to another company: ${list.text}`);
+  for (const id of fileIds) {
+    for (const path of [`/files/${id}`, `/files/${id}/versions`]) {
+      const res = await call('GET', path, { token });
+      if (res.status !== 404) throw new Error(`GET ${path} answered ${res.status} to another company`);
+    }
+  }
 }
