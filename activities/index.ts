@@ -1,29 +1,57 @@
+import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import { createStorage, type Storage } from '../common/storage';
 import { createFileActivities } from './files';
+import type { Resolver } from '../common/webhookTargets';
 import { createOutboxActivities, type FanOut } from './outbox';
 import { createReportActivities } from './reports';
+import { createWebhookActivities, createWebhookFanOut } from './webhooks';
 
 export interface ActivityDeps {
   config: Config;
   knex: Knex;
   logger: Logger;
+  /** Replaces the default fan-out (webhook deliveries) of the outbox dispatcher. */
   fanOut?: FanOut;
   /** MinIO; built from the configuration when not given */
   storage?: Storage;
+  /** Starts and signals workflows from activities (webhook fan-out, attempt history). */
+  temporal?: Client;
+  /** `temporal` shares the worker's NativeConnection (eager workflow start is possible) */
+  temporalIsWorkerConnection?: boolean;
+  /** DNS resolver for the webhook address guard (tests only). */
+  webhookResolver?: Resolver;
 }
 
 /** Every activity the worker registers, built from its clients so tests can pass their own. */
 export function createActivities(deps: ActivityDeps) {
+  // Outbox events become webhook deliveries unless a test brings its own fan-out.
+  const webhooks =
+    !deps.fanOut && deps.temporal
+      ? createWebhookFanOut({
+          config: deps.config,
+          knex: deps.knex,
+          logger: deps.logger,
+          temporal: deps.temporal,
+        })
+      : undefined;
   return {
     ...createOutboxActivities({
       knex: deps.knex,
       logger: deps.logger,
       batchSize: deps.config.outbox.batchSize,
       idleWaitMs: deps.config.outbox.idleWaitMs,
-      fanOut: deps.fanOut,
+      fanOut: deps.fanOut ?? webhooks?.fanOut,
+      sweep: webhooks ? () => webhooks.startLeftBehind() : undefined,
+    }),
+    ...createWebhookActivities({
+      config: deps.config,
+      knex: deps.knex,
+      logger: deps.logger,
+      temporal: deps.temporal,
+      resolver: deps.webhookResolver,
     }),
     ...createReportActivities({ knex: deps.knex }),
     ...createFileActivities({ knex: deps.knex, storage: deps.storage ?? createStorage(deps.config) }),

@@ -18,6 +18,12 @@ export interface OutboxDeps {
   batchSize: number;
   idleWaitMs: number;
   fanOut?: FanOut;
+  /**
+   * Work to repair what a crash left behind (e.g. deliveries committed but whose workflows were never
+   * started), run at the start of a dispatcher iteration, at most every `sweepEveryMs`.
+   */
+  sweep?: () => Promise<unknown>;
+  sweepEveryMs?: number;
 }
 
 export interface DispatchResult {
@@ -26,6 +32,17 @@ export interface DispatchResult {
 
 export function createOutboxActivities(deps: OutboxDeps) {
   const { knex, logger, batchSize, idleWaitMs } = deps;
+  let lastSweep = 0;
+
+  async function sweep(): Promise<void> {
+    if (!deps.sweep || Date.now() - lastSweep < (deps.sweepEveryMs ?? 5_000)) return;
+    lastSweep = Date.now();
+    try {
+      await deps.sweep();
+    } catch (err) {
+      logger.error({ err }, 'outbox sweep failed');
+    }
+  }
 
   /** Claims unsent rows with FOR UPDATE SKIP LOCKED, so several dispatchers never take the same row. */
   async function claimAndDispatch(): Promise<number> {
@@ -83,6 +100,7 @@ export function createOutboxActivities(deps: OutboxDeps) {
      * event up to the idle wait and dispatch once more.
      */
     async dispatchOutbox(): Promise<DispatchResult> {
+      await sweep();
       let dispatched = await claimAndDispatch();
       if (dispatched > 0) return { dispatched };
       const heartbeat = setInterval(() => Context.current().heartbeat(), 5_000);

@@ -62,6 +62,13 @@ export interface Config {
     allowHttp: boolean;
     /** tests only: allow loopback/private targets (the default refuses them) */
     allowPrivateTargets: boolean;
+    /** delay before the second attempt; each later delay is multiplied by backoffCoefficient */
+    retryInitialMs: number;
+    retryBackoffCoefficient: number;
+    /** no delay between attempts grows beyond this */
+    retryMaxIntervalMs: number;
+    /** how long one attempt waits for the receiver's answer before it counts as failed */
+    attemptTimeoutMs: number;
   };
 }
 
@@ -218,6 +225,10 @@ export function loadConfig(env: Env = process.env): Config {
     webhooks: {
       allowHttp: r.bool('WEBHOOK_ALLOW_HTTP', false),
       allowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+      retryInitialMs: r.int('WEBHOOK_RETRY_INITIAL_MS', 5_000, 10, 3_600_000),
+      retryBackoffCoefficient: r.int('WEBHOOK_RETRY_BACKOFF_COEFFICIENT', 3, 1, 10),
+      retryMaxIntervalMs: r.int('WEBHOOK_RETRY_MAX_INTERVAL_MS', 600_000, 10, 86_400_000),
+      attemptTimeoutMs: r.int('WEBHOOK_ATTEMPT_TIMEOUT_MS', 10_000, 100, 120_000),
     },
   };
   if (config.env === 'production' && config.secretKey === DEV_SECRET) {

@@ -4,7 +4,7 @@ import { Client } from '@temporalio/client';
 import { loadConfig, ConfigError } from '../common/config';
 import { createLogger } from '../common/logger';
 import { createKnex } from '../db/knex';
-import { createWorker, ensureOutboxDispatcher } from './worker';
+import { createWorker, ensureOutboxDispatcher, ensureWebhookRetentionSchedule } from './worker';
 import { installTemporalRuntime } from './runtime';
 
 async function main(): Promise<void> {
@@ -20,7 +20,8 @@ async function main(): Promise<void> {
   // lets running activities finish (shutdownGraceTime) and then run() resolves, so we close the rest.
   const running = worker.run();
   const dispatcherId = await ensureOutboxDispatcher(client, config);
-  logger.info({ taskQueue: config.temporal.taskQueue, dispatcherId }, 'worker running');
+  const retentionScheduleId = await ensureWebhookRetentionSchedule(client, config);
+  logger.info({ taskQueue: config.temporal.taskQueue, dispatcherId, retentionScheduleId }, 'worker running');
   try {
     await running;
   } finally {

@@ -1,6 +1,6 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { WorkflowIdConflictPolicy } from '@temporalio/common';
-import type { Client } from '@temporalio/client';
+import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
@@ -8,6 +8,8 @@ import { createActivities } from '../activities';
 import type { FanOut } from '../activities/outbox';
 import { outboxDispatcherWorkflow } from '../workflows/outboxDispatcher';
 import { SYSTEM_COMPANY, workflowIdentity } from '../workflows/shared';
+import type { webhookDeliveryRetentionWorkflow } from '../workflows/webhookRetention';
+import type { Resolver } from '../common/webhookTargets';
 
 export interface WorkerDeps {
   config: Config;
@@ -15,6 +17,8 @@ export interface WorkerDeps {
   logger: Logger;
   connection: NativeConnection;
   fanOut?: FanOut;
+  /** DNS resolver for the webhook address guard (tests only). */
+  webhookResolver?: Resolver;
   /** Pre-built bundle (tests bundle once per run); otherwise the worker bundles workflows/ itself. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -28,7 +32,16 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     ...(deps.workflowBundle
       ? { workflowBundle: deps.workflowBundle }
       : { workflowsPath: require.resolve('../workflows') }),
-    activities: createActivities({ config, knex: deps.knex, logger: deps.logger, fanOut: deps.fanOut }),
+    activities: createActivities({
+      config,
+      knex: deps.knex,
+      logger: deps.logger,
+      fanOut: deps.fanOut,
+      // activities start (fan-out) and signal (attempt history) workflows over the worker's connection
+      temporal: new Client({ connection: deps.connection, namespace: config.temporal.namespace }),
+      temporalIsWorkerConnection: true,
+      webhookResolver: deps.webhookResolver,
+    }),
     shutdownGraceTime: '10 seconds',
   });
 }
@@ -46,4 +59,40 @@ export async function ensureOutboxDispatcher(client: Client, config: Config): Pr
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
   });
   return handle.workflowId;
+}
+
+export function webhookRetentionScheduleId(config: Config): string {
+  return `retention:webhook-deliveries:${config.temporal.taskQueue}`;
+}
+
+/**
+ * The Temporal Schedule that removes delivery records older than 30 days, every hour. Created once per
+ * task queue; a worker that finds it already there leaves it as it is.
+ */
+export async function ensureWebhookRetentionSchedule(client: Client, config: Config): Promise<string> {
+  const scheduleId = webhookRetentionScheduleId(config);
+  const identity = workflowIdentity({
+    kind: 'retention',
+    parts: ['webhook-deliveries', config.temporal.taskQueue],
+    companyId: SYSTEM_COMPANY,
+    taskQueue: config.temporal.taskQueue,
+  });
+  try {
+    await client.schedule.create({
+      scheduleId,
+      spec: { intervals: [{ every: '1 hour' }] },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'webhookDeliveryRetentionWorkflow',
+        args: [] as Parameters<typeof webhookDeliveryRetentionWorkflow>,
+        workflowId: identity.workflowId,
+        taskQueue: identity.taskQueue,
+        typedSearchAttributes: identity.typedSearchAttributes,
+      },
+    });
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+  }
+  return scheduleId;
 }

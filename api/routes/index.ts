@@ -7,6 +7,7 @@ import { demoRoutes } from './demo';
 import { docsRoutes } from './docs';
 import { filesRoutes } from './files';
 import { oauthRoutes } from './oauth';
+import { outgoingWebhookRoutes } from './outgoing-webhooks';
 import { peopleRoutes } from './people';
 import { subscriptionRoutes } from './subscriptions';
 import { systemRoutes } from './system';
@@ -23,6 +24,7 @@ const table = [
   ...demoRoutes,
   ...subscriptionRoutes,
   ...filesRoutes,
+  ...outgoingWebhookRoutes,
 ] as const satisfies readonly RouteSpec[];
 
 /**

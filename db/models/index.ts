@@ -8,3 +8,5 @@ export { File, type Visibility } from './File';
 export { FileVersion, type FileFormat } from './FileVersion';
 export { Dataset } from './Dataset';
 export { Report } from './Report';
+export { WebhookEndpoint, type WebhookDisabledReason } from './WebhookEndpoint';
+export { WebhookDelivery, DELIVERY_STATUSES, type DeliveryStatus } from './WebhookDelivery';

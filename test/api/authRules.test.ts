@@ -13,6 +13,31 @@ import { tokenFromMail } from '../helpers/mailbox';
 const db = () => testEnv().knex;
 
 describe('Authentication rules (spec)', () => {
+  it('rules 1 and 4: sign-in is public and limited to 10 attempts a minute per address; the 11th gets 429', async () => {
+    const person = await createPerson(await createCompany());
+    const ip = `198.51.100.${Math.floor(Math.random() * 250) + 1}`;
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const res = await call('POST', '/auth/login', {
+        ip,
+        json: { email: person.email, password: i % 2 ? person.password : 'wrong one!' },
+      });
+      statuses.push(res.status);
+    }
+    expect(statuses).to.deep.equal([401, 200, 401, 200, 401, 200, 401, 200, 401, 200]);
+    const limited = await call('POST', '/auth/login', {
+      ip,
+      json: { email: person.email, password: person.password },
+    });
+    expectErrorBody(limited, 429);
+    expect(Number(limited.headers.get('retry-after'))).to.be.within(1, 60);
+    // another address is not affected
+    expect(
+      (await call('POST', '/auth/login', { json: { email: person.email, password: person.password } }))
+        .status,
+    ).to.equal(200);
+  });
+
   it('rule 2: 401 with the same message for a wrong password and an unknown address', async () => {
     const person = await createPerson(await createCompany());
     const a = await call('POST', '/auth/login', {

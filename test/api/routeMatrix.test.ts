@@ -3,6 +3,7 @@
  * no token → 401; malformed, expired or revoked token → 401; a key lacking the scope → 403;
  * an employee on an admin route → 403; another company's resource id → 404.
  */
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { SignJWT } from 'jose';
 import { sessionKeys } from '../../api/auth/sessions';
@@ -54,7 +55,46 @@ const otherCompanyResource: Record<
       },
     ]),
   ),
+  'PATCH /outgoing-webhooks/:id': async (other) => ({
+    params: { id: await otherEndpoint(other) },
+    body: { name: 'renamed' },
+  }),
+  'DELETE /outgoing-webhooks/:id': async (other) => ({ params: { id: await otherEndpoint(other) } }),
+  'POST /outgoing-webhooks/:id/rotate-secret': async (other) => ({
+    params: { id: await otherEndpoint(other) },
+  }),
+  'POST /outgoing-webhooks/:id/ping': async (other) => ({ params: { id: await otherEndpoint(other) } }),
+  'GET /outgoing-webhooks/:id/deliveries': async (other) => ({ params: { id: await otherEndpoint(other) } }),
+  'POST /outgoing-webhooks/deliveries/:deliveryId/redeliver': async (other) => {
+    const endpointId = await otherEndpoint(other);
+    const deliveryId = randomUUID();
+    await testEnv()
+      .knex('webhookDeliveries')
+      .insert({
+        id: deliveryId,
+        companyId: other.company.id,
+        endpointId,
+        eventId: randomUUID(),
+        eventType: 'ping',
+        eventData: JSON.stringify({ endpointId }),
+        eventCreatedAt: new Date(),
+        status: 'succeeded',
+        completedAt: new Date(),
+        workflowStartedAt: new Date(),
+      });
+    return { params: { deliveryId } };
+  },
 };
+
+/** An endpoint of the other company (a public address literal: accepted without DNS). */
+async function otherEndpoint(other: Team): Promise<string> {
+  const res = await call('POST', '/outgoing-webhooks', {
+    token: other.adminToken,
+    json: { name: 'other', url: 'https://93.184.216.34/hook', events: ['file.uploaded'] },
+  });
+  expect(res.status, res.text).to.equal(201);
+  return res.body.id as string;
+}
 
 const protectedRoutes = routes.filter((r) => !r.access.public);
 const key = (r: RouteSpec) => `${r.method.toUpperCase()} ${r.path}`;

@@ -1,0 +1,383 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import type { Knex } from 'knex';
+import type { Config } from '../common/config';
+import type { Logger } from '../common/logger';
+import { recordAudit } from '../db/audit';
+import type { OutboxEvent } from '../db/models';
+import {
+  FAILURE,
+  WEBHOOK_DELIVERY_RETENTION_DAYS,
+  WEBHOOK_FAILURES_BEFORE_DISABLE,
+  WEBHOOK_MAX_ATTEMPTS,
+  WEBHOOK_SCHEMA_VERSION,
+  WEBHOOK_USER_AGENT,
+} from '../common/webhookPolicy';
+import { webhookSecretBox } from '../common/webhookSecret';
+import { signWebhook } from '../common/webhookSignature';
+import type { Resolver } from '../common/webhookTargets';
+import { startDeliveryWorkflows, type DeliveryToStart } from '../common/webhookDeliveryStart';
+import type { AfterCommit, FanOut } from './outbox';
+import { createWebhookSender, type WebhookSender } from './webhookHttp';
+import { attemptFailedSignal, type AttemptRecord } from '../workflows/webhookDelivery';
+
+export interface WebhookDeps {
+  config: Config;
+  knex: Knex;
+  logger: Logger;
+  /** signals each failed attempt into the delivery workflow's history; starts delivery workflows */
+  temporal?: Client;
+  /** DNS for the address guard (tests pass one to simulate rebinding) */
+  resolver?: Resolver;
+  sender?: WebhookSender;
+}
+
+export interface AttemptResult {
+  attempt: number;
+  responseStatus: number | null;
+}
+
+export interface CompleteInput {
+  deliveryId: string;
+  outcome: 'failed' | 'cancelled';
+  /** set when the attempt could not record its own error (e.g. the worker was lost) */
+  error: string | null;
+}
+
+interface DeliveryRow {
+  id: string;
+  companyId: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  eventData: Record<string, unknown>;
+  eventCreatedAt: Date;
+  completedAt: Date | null;
+  status: string;
+  attempts: number;
+  responseStatus: number | null;
+  url: string | null;
+  active: boolean | null;
+  secretEncrypted: string | null;
+}
+
+/** The envelope, byte for byte the same on every attempt and every redelivery of the event. */
+export function envelopeBody(row: {
+  eventId: string;
+  eventType: string;
+  eventCreatedAt: Date;
+  companyId: string;
+  eventData: Record<string, unknown>;
+}): string {
+  return JSON.stringify({
+    id: row.eventId,
+    type: row.eventType,
+    createdAt: new Date(row.eventCreatedAt).toISOString(),
+    companyId: row.companyId,
+    schemaVersion: WEBHOOK_SCHEMA_VERSION,
+    data: row.eventData,
+  });
+}
+
+export function createWebhookActivities(deps: WebhookDeps) {
+  const { knex, logger, config } = deps;
+  const box = webhookSecretBox(config.secretKey);
+  const sender =
+    deps.sender ??
+    createWebhookSender({
+      policy: config.webhooks,
+      timeoutMs: config.webhooks.attemptTimeoutMs,
+      resolver: deps.resolver,
+    });
+
+  async function loadDelivery(deliveryId: string): Promise<DeliveryRow | undefined> {
+    return knex('webhookDeliveries as d')
+      .leftJoin('webhookEndpoints as e', 'e.id', 'd.endpointId')
+      .where('d.id', deliveryId)
+      .first<DeliveryRow | undefined>(
+        'd.id',
+        'd.companyId',
+        'd.endpointId',
+        'd.eventId',
+        'd.eventType',
+        'd.eventData',
+        'd.eventCreatedAt',
+        'd.completedAt',
+        'd.status',
+        'd.attempts',
+        'd.responseStatus',
+        'e.url',
+        'e.active',
+        'e.secretEncrypted',
+      );
+  }
+
+  /** Disables an active endpoint for a reason the service found; audited, and shown on the endpoint. */
+  async function disableEndpoint(
+    trx: Knex.Transaction,
+    endpointId: string,
+    reason: 'receiver_gone' | 'consecutive_failures',
+    details: Record<string, unknown>,
+  ): Promise<boolean> {
+    const disabled = await trx('webhookEndpoints')
+      .where({ id: endpointId, active: true })
+      .update({ active: false, disabledReason: reason, disabledAt: trx.fn.now(), updatedAt: trx.fn.now() })
+      .returning<Array<{ id: string; companyId: string }>>(['id', 'companyId']);
+    if (disabled.length === 0) return false;
+    await recordAudit(trx, {
+      companyId: disabled[0].companyId,
+      personId: null,
+      action: 'webhook_endpoint.disabled',
+      resourceType: 'webhook_endpoint',
+      resourceId: endpointId,
+      details: { reason, automatic: true, ...details },
+    });
+    logger.warn({ endpointId, reason, ...details }, 'webhook endpoint disabled automatically');
+    return true;
+  }
+
+  async function signalFailedAttempt(record: AttemptRecord): Promise<void> {
+    if (!deps.temporal) return;
+    try {
+      const workflowId = Context.current().info.workflowExecution?.workflowId;
+      if (workflowId) await deps.temporal.workflow.getHandle(workflowId).signal(attemptFailedSignal, record);
+    } catch (err) {
+      logger.debug({ err }, 'could not signal the failed attempt into workflow history');
+    }
+  }
+
+  return {
+    /**
+     * One attempt: reads the endpoint now (so a rotated secret or a disable applies at once), signs the
+     * envelope, posts it and records the attempt. Throws to let Temporal's retry policy decide what next.
+     */
+    async attemptWebhookDelivery(input: { deliveryId: string }): Promise<AttemptResult> {
+      const attempt = Context.current().info.attempt;
+      const row = await loadDelivery(input.deliveryId);
+      if (!row) throw ApplicationFailure.nonRetryable('the delivery no longer exists', FAILURE.deliveryGone);
+      if (row.completedAt) {
+        // finished by an earlier run of this attempt whose completion Temporal did not hear of
+        if (row.status === 'succeeded') return { attempt: row.attempts, responseStatus: row.responseStatus };
+        throw ApplicationFailure.nonRetryable(`the delivery is already ${row.status}`, FAILURE.deliveryGone);
+      }
+      if (!row.url || !row.active || !row.secretEncrypted) {
+        throw ApplicationFailure.nonRetryable(
+          row.url ? 'the endpoint is disabled: nothing more is sent' : 'the endpoint was deleted',
+          FAILURE.endpointInactive,
+        );
+      }
+
+      const body = envelopeBody(row);
+      const timestamp = Math.floor(Date.now() / 1000);
+      const secret = box.open(row.endpointId, row.secretEncrypted);
+      const outcome = await sender.post(
+        row.url,
+        {
+          'content-type': 'application/json',
+          'user-agent': WEBHOOK_USER_AGENT,
+          'webhook-id': row.eventId,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signWebhook(secret, timestamp, body),
+        },
+        body,
+      );
+
+      const status = outcome.status;
+      if (status !== null && status >= 200 && status < 300) {
+        // finish in one statement: the delivery, and the endpoint's failure count back to 0
+        await knex.raw(
+          `with d as (
+             update webhook_deliveries
+                set status = 'succeeded', attempts = greatest(attempts, ?), response_status = ?,
+                    last_attempt_at = now(), completed_at = now(), updated_at = now()
+              where id = ? and completed_at is null
+          returning endpoint_id)
+           update webhook_endpoints e set consecutive_failures = 0
+             from d where e.id = d.endpoint_id and e.consecutive_failures <> 0`,
+          [attempt, status, row.id],
+        );
+        return { attempt, responseStatus: status };
+      }
+
+      const gone = status === 410;
+      const error = `attempt ${attempt}: ${
+        status !== null
+          ? `receiver answered ${status}${gone ? ' Gone; endpoint disabled' : ''}`
+          : (outcome.error ?? 'no answer')
+      }`;
+      const willRetry = !gone && attempt < WEBHOOK_MAX_ATTEMPTS;
+      await knex.transaction(async (trx) => {
+        await trx('webhookDeliveries')
+          .where({ id: row.id })
+          .whereNull('completedAt')
+          .update({
+            status: willRetry ? 'retrying' : 'failed',
+            attempts: trx.raw('greatest(attempts, ?)', [attempt]),
+            responseStatus: status,
+            lastError: error,
+            lastAttemptAt: trx.fn.now(),
+            updatedAt: trx.fn.now(),
+          });
+        if (gone) {
+          await disableEndpoint(trx, row.endpointId, 'receiver_gone', {
+            deliveryId: row.id,
+            eventId: row.eventId,
+            responseStatus: 410,
+          });
+        }
+      });
+      if (gone) throw ApplicationFailure.nonRetryable(error, FAILURE.receiverGone);
+      if (willRetry) {
+        await signalFailedAttempt({ attempt, responseStatus: status, error, at: new Date().toISOString() });
+      }
+      throw ApplicationFailure.retryable(error, FAILURE.attemptFailed);
+    },
+
+    /**
+     * Finishes a delivery that did not succeed, once: `completed_at` guards it, so a retried call changes
+     * nothing. A failed delivery adds one to the endpoint's failures in a row; the update holds the
+     * endpoint's row lock, so concurrent deliveries count one by one, and the 20th disables it.
+     */
+    async completeWebhookDelivery(
+      input: CompleteInput,
+    ): Promise<{ attempts: number; responseStatus: number | null }> {
+      return knex.transaction(async (trx) => {
+        const finished = await trx('webhookDeliveries')
+          .where({ id: input.deliveryId })
+          .whereNull('completedAt')
+          .update({
+            status: input.outcome,
+            completedAt: trx.fn.now(),
+            updatedAt: trx.fn.now(),
+            ...(input.error ? { lastError: input.error } : {}),
+          })
+          .returning<
+            Array<{ endpointId: string; eventId: string; attempts: number; responseStatus: number | null }>
+          >(['endpointId', 'eventId', 'attempts', 'responseStatus']);
+        if (finished.length === 0) {
+          const current = await trx('webhookDeliveries')
+            .where({ id: input.deliveryId })
+            .first<{ attempts: number; responseStatus: number | null } | undefined>(
+              'attempts',
+              'responseStatus',
+            );
+          return { attempts: current?.attempts ?? 0, responseStatus: current?.responseStatus ?? null };
+        }
+        const delivery = finished[0];
+        if (input.outcome === 'failed') {
+          const counted = await trx('webhookEndpoints')
+            .where({ id: delivery.endpointId })
+            .increment('consecutiveFailures', 1)
+            .returning<Array<{ consecutiveFailures: number; active: boolean }>>([
+              'consecutiveFailures',
+              'active',
+            ]);
+          const endpoint = counted[0];
+          if (endpoint?.active && endpoint.consecutiveFailures >= WEBHOOK_FAILURES_BEFORE_DISABLE) {
+            await disableEndpoint(trx, delivery.endpointId, 'consecutive_failures', {
+              consecutiveFailures: endpoint.consecutiveFailures,
+              lastDeliveryId: input.deliveryId,
+              eventId: delivery.eventId,
+            });
+          }
+        }
+        return { attempts: delivery.attempts, responseStatus: delivery.responseStatus };
+      });
+    },
+
+    /** Removes delivery records older than 30 days, in batches (run by the retention Schedule). */
+    async deleteExpiredWebhookDeliveries(): Promise<{ deleted: number }> {
+      let deleted = 0;
+      for (let batch = 0; batch < 10_000; batch++) {
+        const result = await knex.raw<{ rowCount: number }>(
+          `delete from webhook_deliveries where id in (
+             select id from webhook_deliveries where created_at < now() - make_interval(days => ?) limit 1000)`,
+          [WEBHOOK_DELIVERY_RETENTION_DAYS],
+        );
+        deleted += result.rowCount;
+        Context.current().heartbeat({ deleted });
+        if (result.rowCount < 1000) break;
+      }
+      if (deleted > 0) logger.info({ deleted }, 'expired webhook deliveries removed');
+      return { deleted };
+    },
+  };
+}
+
+export type WebhookActivities = ReturnType<typeof createWebhookActivities>;
+
+/**
+ * The outbox fan-out for webhooks. Inside the claiming transaction: one delivery record per active
+ * endpoint of the event's company subscribed to its type (a `ping` goes to the pinged endpoint only);
+ * the unique (event, endpoint) index makes a second run of the same batch create nothing. After commit:
+ * start one workflow per new delivery.
+ */
+export function createWebhookFanOut(deps: {
+  config: Config;
+  knex: Knex;
+  logger: Logger;
+  temporal: Client;
+  /** the client shares the worker's NativeConnection: workflows may start eagerly on this worker */
+  eagerStart?: boolean;
+}) {
+  const { config, knex, logger, temporal } = deps;
+  const eager = deps.eagerStart ?? false;
+
+  async function start(deliveries: DeliveryToStart[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    const { errors } = await startDeliveryWorkflows(temporal, knex, config, deliveries, { eager });
+    // the deliveries stay unmarked; startLeftBehind retries them on a later dispatcher iteration
+    if (errors.length > 0)
+      logger.error({ err: errors[0], count: errors.length }, 'delivery workflow start failed');
+  }
+
+  const fanOut: FanOut = async (trx, events: OutboxEvent[]): Promise<AfterCommit[]> => {
+    if (events.length === 0) return [];
+    const payload = JSON.stringify(
+      events.map((e) => ({
+        id: e.id,
+        company_id: e.companyId,
+        type: e.type,
+        data: e.data,
+        created_at: new Date(e.createdAt).toISOString(),
+      })),
+    );
+    const result = await trx.raw<{ rows: Array<{ id: string; companyId: string; eventId: string }> }>(
+      `insert into webhook_deliveries (id, company_id, endpoint_id, event_id, event_type, event_data, event_created_at)
+       select gen_random_uuid(), ev.company_id, e.id, ev.id, ev.type, ev.data, ev.created_at
+         from jsonb_to_recordset(?::jsonb) as ev(id uuid, company_id uuid, type text, data jsonb, created_at timestamptz)
+         join webhook_endpoints e on e.company_id = ev.company_id and e.active
+          and case when ev.type = 'ping' then e.id::text = ev.data->>'endpointId'
+                   else ev.type = any(e.events) end
+       on conflict (event_id, endpoint_id) where redelivery_of is null do nothing
+       returning id, company_id as "companyId", event_id as "eventId"`,
+      [payload],
+    );
+    const correlation = new Map(events.map((e) => [e.id, e.correlationId]));
+    const created = result.rows.map((r) => ({
+      id: r.id,
+      companyId: r.companyId,
+      correlationId: correlation.get(r.eventId) ?? null,
+    }));
+    return created.length > 0 ? [() => start(created)] : [];
+  };
+
+  /** Starts workflows for deliveries committed but never marked started (a crash between commit and start). */
+  async function startLeftBehind(graceMs = 5_000): Promise<number> {
+    const rows = await knex('webhookDeliveries')
+      .whereNull('workflowStartedAt')
+      .whereNull('completedAt')
+      .where('createdAt', '<', knex.raw(`now() - make_interval(secs => ?)`, [graceMs / 1000]))
+      .orderBy('createdAt')
+      .limit(500)
+      .select<DeliveryToStart[]>('id', 'companyId');
+    if (rows.length === 0) return 0;
+    logger.warn({ count: rows.length }, 'starting delivery workflows left behind');
+    const { started, errors } = await startDeliveryWorkflows(temporal, knex, config, rows, { eager });
+    if (errors.length > 0)
+      logger.error({ err: errors[0], count: errors.length }, 'delivery workflow start failed');
+    return started;
+  }
+
+  return { fanOut, startLeftBehind };
+}

@@ -1,0 +1,359 @@
+/**
+ * Webhook fan-out benchmark: N events to M local receivers through the real outbox, dispatcher, delivery
+ * workflows (local Temporal) and HTTP, against the same deliveries made by a plain loop of signed POSTs.
+ *
+ *   node dist/bench/webhookFanout.js
+ *
+ * Environment (all optional): BENCH_EVENTS (burst size, default 500), BENCH_RECEIVERS (M, default 2),
+ * BENCH_RATE (offered events per second in the latency phase, default 50), BENCH_SECONDS (length of the
+ * latency phase, default 10), plus the service's own DATABASE_URL / TEMPORAL_ADDRESS. It uses a database
+ * and a task queue of its own and removes the database at the end.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Client } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
+import knexFactory, { type Knex } from 'knex';
+import { loadConfig, type Config } from '../common/config';
+import { createLogger } from '../common/logger';
+import { generateWebhookSecret, webhookSecretBox } from '../common/webhookSecret';
+import { signWebhook, verifyWebhook } from '../common/webhookSignature';
+import { deliveryPolicy, WEBHOOK_USER_AGENT } from '../common/webhookPolicy';
+import { createKnex, migrateLatest } from '../db/knex';
+import { transact } from '../db/transaction';
+import { createWorker, ensureOutboxDispatcher } from '../worker/worker';
+import { installTemporalRuntime } from '../worker/runtime';
+import { COMPANY_ID } from '../workflows/shared';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 500);
+const RECEIVERS = Number(process.env.BENCH_RECEIVERS ?? 2);
+const RATE = Number(process.env.BENCH_RATE ?? 50);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+/** `shared`: the project's Temporal (TEMPORAL_ADDRESS); `own`: a fresh in-memory dev server for this run */
+const TEMPORAL = process.env.BENCH_TEMPORAL === 'own' ? 'own' : 'shared';
+
+interface Receiver {
+  url: string;
+  secret: string;
+  /** event id → receipt time (ms, performance clock) of the first receipt */
+  seen: Map<string, number>;
+  duplicates: number;
+  badSignatures: number;
+  server: http.Server;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  const receiver = { seen: new Map(), duplicates: 0, badSignatures: 0 } as unknown as Receiver;
+  receiver.server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const now = performance.now();
+      const body = Buffer.concat(chunks);
+      if (!verifyWebhook(receiver.secret, req.headers, body).ok) receiver.badSignatures++;
+      const id = String(req.headers['webhook-id']);
+      if (receiver.seen.has(id)) receiver.duplicates++;
+      else receiver.seen.set(id, now);
+      res.writeHead(200).end();
+    });
+  });
+  receiver.server.keepAliveTimeout = 10_000;
+  await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', resolve));
+  receiver.url = `http://127.0.0.1:${(receiver.server.address() as AddressInfo).port}/hook`;
+  return receiver;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Commits one event per transaction, as a change and its event would be; returns id → commit time. */
+async function emitOne(knex: Knex, companyId: string, commits: Map<string, number>): Promise<void> {
+  const id = await transact(knex, ({ emit }) =>
+    emit({
+      companyId,
+      type: 'file.uploaded',
+      data: { fileId: randomUUID(), datasetId: randomUUID(), version: 1 },
+    }),
+  );
+  commits.set(id, performance.now());
+}
+
+function deliveredCount(receivers: Receiver[], ids: Iterable<string>): number {
+  let n = 0;
+  for (const id of ids) for (const r of receivers) if (r.seen.has(id)) n++;
+  return n;
+}
+
+function latencies(receivers: Receiver[], commits: Map<string, number>): number[] {
+  const out: number[] = [];
+  for (const [id, committed] of commits) for (const r of receivers) out.push(r.seen.get(id)! - committed);
+  return out.sort((a, b) => a - b);
+}
+
+async function plainLoop(receivers: Receiver[], eventIds: string[]): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true });
+  const post = (url: string, secret: string, id: string) =>
+    new Promise<void>((resolve, reject) => {
+      const body = JSON.stringify({
+        id,
+        type: 'file.uploaded',
+        createdAt: new Date().toISOString(),
+        companyId: 'bench',
+        schemaVersion: 1,
+        data: { fileId: id },
+      });
+      const ts = Math.floor(Date.now() / 1000);
+      const req = http.request(url, {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': WEBHOOK_USER_AGENT,
+          'webhook-id': id,
+          'webhook-timestamp': String(ts),
+          'webhook-signature': signWebhook(secret, ts, body),
+        },
+      });
+      req.on('response', (res) => {
+        res.resume();
+        res.on('end', resolve);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  const started = performance.now();
+  for (const id of eventIds) for (const r of receivers) await post(r.url, r.secret, `plain-${id}`);
+  const seconds = (performance.now() - started) / 1000;
+  agent.destroy();
+  return (eventIds.length * receivers.length) / seconds;
+}
+
+async function main(): Promise<void> {
+  const runId = `b${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  const base = loadConfig(process.env);
+  const database = `bench_${runId}`;
+  const adminUrl = new URL(base.databaseUrl);
+  const admin = knexFactory({ client: 'pg', connection: base.databaseUrl, pool: { min: 0, max: 1 } });
+  await admin.raw('create database ??', [database]);
+  adminUrl.pathname = `/${database}`;
+  const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', 'bench');
+  installTemporalRuntime(logger); // before anything creates the SDK runtime
+  let ownServer: TestWorkflowEnvironment | undefined;
+  if (TEMPORAL === 'own') {
+    ownServer = await TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: {
+          type: 'existing-path',
+          path: process.env.TEMPORAL_CLI_PATH ?? path.resolve(__dirname, '../../.local/bin/temporal'),
+        },
+        searchAttributes: [COMPANY_ID],
+        ip: '127.0.0.1',
+      },
+    });
+  }
+  const config: Config = loadConfig({
+    ...process.env,
+    ...(ownServer ? { TEMPORAL_ADDRESS: ownServer.address } : {}),
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    DATABASE_URL: adminUrl.toString(),
+    TEMPORAL_TASK_QUEUE: `bench-${runId}`,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    WEBHOOK_ALLOW_HTTP: 'true',
+  });
+  const knex = createKnex(config.databaseUrl, 30);
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const client = new Client({ connection, namespace: config.temporal.namespace });
+  const receivers: Receiver[] = [];
+  let dispatcherId: string | undefined;
+  let running: Promise<void> | undefined;
+  let worker: Awaited<ReturnType<typeof createWorker>> | undefined;
+  try {
+    await migrateLatest(knex);
+    const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
+    const workflowBundle = await bundleWorkflowCode({
+      workflowsPath: require.resolve('../workflows'),
+      logger: quiet,
+    });
+    worker = await createWorker({ config, knex, logger, connection, workflowBundle });
+    running = worker.run();
+    dispatcherId = await ensureOutboxDispatcher(client, config);
+
+    const companyId = randomUUID();
+    await knex('companies').insert({ id: companyId, name: 'Bench', status: 'active', plan: 'premium' });
+    const box = webhookSecretBox(config.secretKey);
+    for (let i = 0; i < RECEIVERS; i++) {
+      const r = await startReceiver();
+      r.secret = generateWebhookSecret();
+      const id = randomUUID();
+      await knex('webhookEndpoints').insert({
+        id,
+        companyId,
+        name: `bench ${i}`,
+        url: r.url,
+        events: ['file.uploaded'],
+        secretEncrypted: box.seal(id, r.secret),
+      });
+      receivers.push(r);
+    }
+
+    console.log(
+      `webhook fan-out benchmark: ${RECEIVERS} receivers, Temporal ${TEMPORAL === 'own' ? 'own in-memory dev server' : config.temporal.address}, task queue ${config.temporal.taskQueue}`,
+    );
+    // warm-up: workflow bundle loaded, connections and caches warm
+    const warm = new Map<string, number>();
+    for (let i = 0; i < 20; i++) await emitOne(knex, companyId, warm);
+    await waitFor(() => deliveredCount(receivers, warm.keys()) === 20 * RECEIVERS, 120_000, 'warm-up');
+
+    // 1. sustained throughput: a burst of EVENTS events, committed one per transaction by 4 writers
+    const burst = new Map<string, number>();
+    const started = performance.now();
+    let next = 0;
+    await Promise.all(
+      [0, 1, 2, 3].map(async () => {
+        while (next < EVENTS) {
+          next++;
+          await emitOne(knex, companyId, burst);
+        }
+      }),
+    );
+    const committedIn = (performance.now() - started) / 1000;
+    await waitFor(
+      () => deliveredCount(receivers, burst.keys()) === EVENTS * RECEIVERS,
+      600_000,
+      'burst deliveries',
+    );
+    let lastReceipt = 0;
+    for (const id of burst.keys())
+      for (const r of receivers) lastReceipt = Math.max(lastReceipt, r.seen.get(id)!);
+    const burstSeconds = (lastReceipt - started) / 1000;
+    const throughput = (EVENTS * RECEIVERS) / burstSeconds;
+    const burstLat = latencies(receivers, burst);
+
+    // 2. latency at an offered rate: RATE events per second for SECONDS seconds
+    const paced = new Map<string, number>();
+    const total = RATE * SECONDS;
+    const pacedStart = performance.now();
+    const inFlight: Array<Promise<void>> = [];
+    for (let i = 0; i < total; i++) {
+      const due = pacedStart + (i * 1000) / RATE;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      inFlight.push(emitOne(knex, companyId, paced));
+    }
+    await Promise.all(inFlight);
+    const offeredRate = total / ((performance.now() - pacedStart) / 1000);
+    await waitFor(
+      () => deliveredCount(receivers, paced.keys()) === total * RECEIVERS,
+      600_000,
+      'paced deliveries',
+    );
+    const pacedLat = latencies(receivers, paced);
+
+    // 3. the same deliveries by a plain loop of signed POSTs
+    const plain = await plainLoop(receivers, [...burst.keys()]);
+
+    // 4. what this Temporal server allows at all: the same delivery workflow with activities that do nothing
+    const ceilingCount = Math.min(EVENTS * RECEIVERS, 600);
+    const ceilingQueue = `${config.temporal.taskQueue}-ceiling`;
+    const ceilingWorker = await Worker.create({
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue: ceilingQueue,
+      workflowBundle,
+      activities: {
+        attemptWebhookDelivery: async () => ({ attempt: 1, responseStatus: 200 }),
+        completeWebhookDelivery: async () => ({ attempts: 1, responseStatus: 200 }),
+      },
+    });
+    const ceiling = await ceilingWorker.runUntil(async () => {
+      const policy = deliveryPolicy(config.webhooks);
+      const t0 = performance.now();
+      let k = 0;
+      const results: Array<Promise<unknown>> = [];
+      await Promise.all(
+        Array.from({ length: 32 }, async () => {
+          while (k < ceilingCount) {
+            const id = `ceiling-${runId}-${k++}`;
+            const handle = await client.workflow.start('webhookDeliveryWorkflow', {
+              taskQueue: ceilingQueue,
+              workflowId: id,
+              args: [{ deliveryId: id, policy }],
+            });
+            results.push(handle.result());
+          }
+        }),
+      );
+      await Promise.all(results);
+      return ceilingCount / ((performance.now() - t0) / 1000);
+    });
+
+    const duplicates = receivers.reduce((n, r) => n + r.duplicates, 0);
+    const bad = receivers.reduce((n, r) => n + r.badSignatures, 0);
+    const ms = (v: number) => `${Math.round(v)} ms`;
+    console.log('');
+    console.log(
+      `burst: ${EVENTS} events committed in ${committedIn.toFixed(1)} s → ${EVENTS * RECEIVERS} deliveries`,
+    );
+    console.log(`  pipeline (outbox → Temporal → HTTP): ${throughput.toFixed(1)} deliveries/s sustained`);
+    console.log(
+      `  commit-to-receipt under the burst: p50 ${ms(percentile(burstLat, 50))}, p99 ${ms(percentile(burstLat, 99))}`,
+    );
+    console.log(
+      `paced: ${total} events at ${offeredRate.toFixed(1)} events/s offered → ${total * RECEIVERS} deliveries`,
+    );
+    console.log(
+      `  commit-to-receipt: p50 ${ms(percentile(pacedLat, 50))}, p99 ${ms(percentile(pacedLat, 99))}, max ${ms(pacedLat[pacedLat.length - 1])}`,
+    );
+    console.log(
+      `plain loop of signed POSTs (same ${EVENTS * RECEIVERS} deliveries): ${plain.toFixed(1)} deliveries/s`,
+    );
+    console.log(`ratio pipeline / plain loop: ${(throughput / plain).toFixed(3)}`);
+    console.log(
+      `Temporal alone (same workflow, activities that do nothing, ${ceilingCount} workflows): ${ceiling.toFixed(1)} workflows/s ` +
+        `→ pipeline reaches ${((100 * throughput) / ceiling).toFixed(0)}% of it`,
+    );
+    console.log(`duplicates received: ${duplicates}; signatures that did not verify: ${bad}`);
+    console.log(
+      `targets: ≥100 deliveries/s sustained: ${throughput >= 100 ? 'met' : 'NOT met'}; ` +
+        `p99 < 2 s at ${RATE} events/s: ${percentile(pacedLat, 99) < 2000 ? 'met' : 'NOT met'}`,
+    );
+  } finally {
+    if (dispatcherId)
+      await client.workflow
+        .getHandle(dispatcherId)
+        .terminate('bench done')
+        .catch(() => undefined);
+    if (worker) {
+      worker.shutdown();
+      await running?.catch(() => undefined);
+    }
+    for (const r of receivers) {
+      r.server.closeAllConnections();
+      r.server.close();
+    }
+    await connection.close();
+    await ownServer?.teardown();
+    await knex.destroy();
+    if (process.env.BENCH_KEEP_DB) console.log(`kept database ${database}`);
+    else await admin.raw('drop database if exists ?? with (force)', [database]);
+    await admin.destroy();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

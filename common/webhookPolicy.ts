@@ -1,0 +1,54 @@
+/**
+ * Webhook numbers fixed by the spec, and the delivery retry policy built from configuration.
+ * Imported by workflow code too: no Node built-ins here.
+ */
+export const WEBHOOK_MAX_ATTEMPTS = 5;
+export const WEBHOOK_FAILURES_BEFORE_DISABLE = 20;
+export const WEBHOOK_DELIVERY_RETENTION_DAYS = 30;
+export const WEBHOOK_SCHEMA_VERSION = 1;
+export const WEBHOOK_USER_AGENT = 'Service-Webhooks/1.0';
+
+/** What a delivery workflow needs to know about timing; fixed at start so replays are deterministic. */
+export interface DeliveryPolicy {
+  initialIntervalMs: number;
+  backoffCoefficient: number;
+  maximumIntervalMs: number;
+  attemptTimeoutMs: number;
+}
+
+export function deliveryPolicy(webhooks: {
+  retryInitialMs: number;
+  retryBackoffCoefficient: number;
+  retryMaxIntervalMs: number;
+  attemptTimeoutMs: number;
+}): DeliveryPolicy {
+  return {
+    initialIntervalMs: webhooks.retryInitialMs,
+    backoffCoefficient: webhooks.retryBackoffCoefficient,
+    maximumIntervalMs: Math.max(webhooks.retryMaxIntervalMs, webhooks.retryInitialMs),
+    attemptTimeoutMs: webhooks.attemptTimeoutMs,
+  };
+}
+
+/** The delays between attempts this policy gives (for docs and tests): 4 delays for 5 attempts. */
+export function retryDelaysMs(policy: DeliveryPolicy): number[] {
+  const delays: number[] = [];
+  for (let i = 0; i < WEBHOOK_MAX_ATTEMPTS - 1; i++) {
+    delays.push(
+      Math.min(policy.initialIntervalMs * policy.backoffCoefficient ** i, policy.maximumIntervalMs),
+    );
+  }
+  return delays;
+}
+
+/** Failure types the attempt activity throws; the workflow reads them to decide the final status. */
+export const FAILURE = {
+  /** the receiver did not answer 2xx, or did not answer in time; retried */
+  attemptFailed: 'WebhookAttemptFailed',
+  /** the receiver answered 410: not retried, the endpoint is disabled */
+  receiverGone: 'WebhookReceiverGone',
+  /** the endpoint is disabled or deleted: nothing (more) is sent */
+  endpointInactive: 'WebhookEndpointInactive',
+  /** the delivery record no longer exists (endpoint deleted, retention): nothing to do */
+  deliveryGone: 'WebhookDeliveryGone',
+} as const;

@@ -1,0 +1,533 @@
+/**
+ * Webhook delivery end to end: the real outbox, the real dispatcher and delivery workflows on the local
+ * Temporal server, real HTTP receivers on loopback that verify every request with `verifyWebhook`.
+ * The worker runs with the test-only settings (loopback targets, plain http, 100 ms first delay doubling,
+ * 1 s attempt timeout) on its own task queue.
+ */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import type { Knex } from 'knex';
+import { transact } from '../../db/transaction';
+import { OutboxEvent, WebhookDelivery, WebhookEndpoint } from '../../db/models';
+import { webhookSecretBox, generateWebhookSecret } from '../../common/webhookSecret';
+import { deliveryWorkflowId } from '../../common/webhookDeliveryStart';
+import { COMPANY_ID } from '../../workflows/shared';
+import { attemptsQuery } from '../../workflows/webhookDelivery';
+import { createWebhookFanOut } from '../../activities/webhooks';
+import { ensureWebhookRetentionSchedule } from '../../worker/worker';
+import { testEnv } from '../helpers/env';
+import { eventually } from '../helpers/temporal';
+import {
+  deliveriesOf,
+  finishedDeliveries,
+  insertEndpoint,
+  newCompany,
+  sleep,
+  startReceiver,
+  startWebhookWorker,
+  stopOtherDispatchers,
+  spawnWorkerProcess,
+  webhookTestConfig,
+  webhookTestEnvVars,
+  type RunningWorker,
+} from '../helpers/webhooks';
+
+async function emit(companyId: string, type: 'file.uploaded' | 'report.ready' = 'file.uploaded', n = 1) {
+  return transact(testEnv().knex, async ({ emit: write }) => {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      ids.push(
+        await write({
+          companyId,
+          type,
+          data: { fileId: randomUUID(), datasetId: randomUUID(), version: i + 1 },
+        }),
+      );
+    }
+    return ids;
+  });
+}
+
+async function dispatched(eventIds: string[]): Promise<boolean> {
+  const rows = await OutboxEvent.query(testEnv().knex).whereIn('id', eventIds).whereNotNull('dispatchedAt');
+  return rows.length === eventIds.length;
+}
+
+async function endpointRow(id: string): Promise<WebhookEndpoint> {
+  return (await WebhookEndpoint.query(testEnv().knex).findById(id))!;
+}
+
+describe('webhook delivery (outbox → Temporal → HTTP)', function () {
+  this.timeout(120_000);
+  let running: RunningWorker;
+
+  before(async () => {
+    await stopOtherDispatchers();
+    running = await startWebhookWorker(webhookTestConfig('webhooks'));
+  });
+  after(async () => {
+    await running.stop();
+  });
+
+  it('delivers on the first attempt: the envelope as raw JSON, the headers, a signature that verifies', async () => {
+    const company = await newCompany();
+    const receiver = await startReceiver();
+    const { endpoint, secret } = await insertEndpoint(running.config, company.id, { url: receiver.url });
+    receiver.secrets = [secret];
+    const [eventId] = await emit(company.id);
+
+    const [delivery] = await finishedDeliveries(endpoint.id, 1);
+    expect(delivery).to.include({ status: 'succeeded', attempts: 1, responseStatus: 200, lastError: null });
+    expect(delivery.eventId).to.equal(eventId);
+    expect(receiver.requests).to.have.lengthOf(1);
+    const req = receiver.requests[0];
+    expect(req.method).to.equal('POST');
+    expect(req.verifiedWith).to.equal(0);
+    expect(req.headers['webhook-id']).to.equal(eventId);
+    expect(req.headers['webhook-timestamp']).to.match(/^\d{10}$/);
+    expect(Math.abs(Number(req.headers['webhook-timestamp']) - Date.now() / 1000)).to.be.lessThan(30);
+    expect(req.headers['webhook-signature']).to.match(/^v1=[0-9a-f]{64}$/);
+    expect(req.headers['user-agent']).to.equal('Service-Webhooks/1.0');
+    expect(req.headers['content-type']).to.equal('application/json');
+    const outbox = (await OutboxEvent.query(testEnv().knex).findById(eventId))!;
+    expect(req.body).to.deep.equal({
+      id: eventId,
+      type: 'file.uploaded',
+      createdAt: new Date(outbox.createdAt).toISOString(),
+      companyId: company.id,
+      schemaVersion: 1,
+      data: outbox.data,
+    });
+    expect(Object.keys(req.body)).to.deep.equal([
+      'id',
+      'type',
+      'createdAt',
+      'companyId',
+      'schemaVersion',
+      'data',
+    ]);
+
+    // operators: the workflow id names the delivery and carries the company
+    const handle = testEnv().temporal.workflow.getHandle(deliveryWorkflowId(delivery.id));
+    expect(await handle.result()).to.deep.equal({ status: 'succeeded', attempts: 1, responseStatus: 200 });
+    const description = await handle.describe();
+    expect(description.workflowId).to.equal(`webhook-delivery:${delivery.id}`);
+    expect(description.typedSearchAttributes.get(COMPANY_ID)).to.equal(company.id);
+    expect(description.status.name).to.equal('COMPLETED');
+  });
+
+  it('retries a 500 and succeeds on the second attempt; a success resets the failures in a row', async () => {
+    const company = await newCompany();
+    const receiver = await startReceiver((n) => (n === 1 ? 500 : 200));
+    const { endpoint, secret } = await insertEndpoint(running.config, company.id, { url: receiver.url });
+    await WebhookEndpoint.query(testEnv().knex).findById(endpoint.id).patch({ consecutiveFailures: 7 });
+    receiver.secrets = [secret];
+    const [eventId] = await emit(company.id);
+
+    const [delivery] = await finishedDeliveries(endpoint.id, 1);
+    expect(delivery).to.include({ status: 'succeeded', attempts: 2, responseStatus: 200 });
+    expect(delivery.lastError).to.equal('attempt 1: receiver answered 500');
+    expect(receiver.requests.map((r) => r.headers['webhook-id'])).to.deep.equal([eventId, eventId]);
+    expect(receiver.requests.every((r) => r.verifiedWith === 0)).to.equal(true);
+    expect(receiver.requests[0].rawBody).to.equal(receiver.requests[1].rawBody);
+    expect((await endpointRow(endpoint.id)).consecutiveFailures).to.equal(0);
+  });
+
+  it('makes exactly 5 attempts against a receiver that always answers 500, with growing delays, then fails', async () => {
+    const company = await newCompany();
+    const receiver = await startReceiver(() => 500);
+    const { endpoint, secret } = await insertEndpoint(running.config, company.id, { url: receiver.url });
+    receiver.secrets = [secret];
+    await emit(company.id);
+
+    const [delivery] = await finishedDeliveries(endpoint.id, 1);
+    expect(delivery).to.include({ status: 'failed', attempts: 5, responseStatus: 500 });
+    expect(delivery.lastError).to.equal('attempt 5: receiver answered 500');
+    await sleep(500); // nothing more comes
+    expect(receiver.requests).to.have.lengthOf(5);
+    expect(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size).to.equal(1);
+    // delays of 100, 200, 400 and 800 ms in the test settings (this dev server fires retry timers with up
+    // to about 1 s of lateness, so the gaps are only checked from below; the policy itself is in history)
+    const gaps = receiver.requests.slice(1).map((r, i) => r.receivedAt - receiver.requests[i].receivedAt);
+    [100, 200, 400, 800].forEach((delay, i) => expect(gaps[i]).to.be.at.least(delay * 0.9));
+    expect((await endpointRow(endpoint.id)).consecutiveFailures).to.equal(1);
+
+    // operators: the workflow's history holds each failed attempt (signals) and the last one's failure
+    const handle = testEnv().temporal.workflow.getHandle(deliveryWorkflowId(delivery.id));
+    const attempts = await handle.query(attemptsQuery);
+    expect(attempts.map((a) => [a.attempt, a.responseStatus])).to.deep.equal([
+      [1, 500],
+      [2, 500],
+      [3, 500],
+      [4, 500],
+    ]);
+    const history = await handle.fetchHistory();
+    const events = history.events ?? [];
+    expect(events.filter((e) => e.workflowExecutionSignaledEventAttributes)).to.have.lengthOf(4);
+    const started = events.find(
+      (e) => e.activityTaskStartedEventAttributes && e.activityTaskStartedEventAttributes.attempt === 5,
+    );
+    expect(started, 'ActivityTaskStarted of attempt 5').to.exist;
+    const scheduled = events.find(
+      (e) => e.activityTaskScheduledEventAttributes,
+    )!.activityTaskScheduledEventAttributes!;
+    expect(scheduled.activityType?.name).to.equal('attemptWebhookDelivery');
+    expect(scheduled.retryPolicy).to.deep.include({ backoffCoefficient: 2, maximumAttempts: 5 });
+    expect(Number(scheduled.retryPolicy?.initialInterval?.nanos)).to.equal(100_000_000);
+    expect(await handle.result()).to.deep.equal({ status: 'failed', attempts: 5, responseStatus: 500 });
+  });
+
+  it('stops at once on 410: one attempt, the endpoint disabled with its reason, audited, nothing more sent', async () => {
+    const company = await newCompany();
+    const receiver = await startReceiver(() => 410);
+    const { endpoint, secret } = await insertEndpoint(running.config, company.id, { url: receiver.url });
+    receiver.secrets = [secret];
+    await emit(company.id);
+
+    const [delivery] = await finishedDeliveries(endpoint.id, 1);
+    expect(delivery).to.include({ status: 'failed', attempts: 1, responseStatus: 410 });
+    expect(delivery.lastError).to.equal('attempt 1: receiver answered 410 Gone; endpoint disabled');
+    const disabled = await endpointRow(endpoint.id);
+    expect(disabled.active).to.equal(false);
+    expect(disabled.disabledReason).to.equal('receiver_gone');
+    expect(disabled.disabledAt).to.be.instanceOf(Date);
+    const audit = await testEnv().knex('auditLog').where({ companyId: company.id, resourceId: endpoint.id });
+    expect(audit).to.have.lengthOf(1);
+    expect(audit[0]).to.include({ action: 'webhook_endpoint.disabled', actorPersonId: null });
+    expect(audit[0].details).to.include({ reason: 'receiver_gone', automatic: true, responseStatus: 410 });
+
+    const later = await emit(company.id);
+    await eventually(() => dispatched(later), { what: 'later event dispatched' });
+    await sleep(300);
+    expect(receiver.requests).to.have.lengthOf(1);
+    expect(await deliveriesOf(endpoint.id)).to.have.lengthOf(1);
+  });
+
+  it('counts a receiver that hangs as a failure (attempt timeout) and retries', async () => {
+    const company = await newCompany();
+    const receiver = await startReceiver((n) => (n === 1 ? 'hang' : 200));
+    const { endpoint, secret } = await insertEndpoint(running.config, company.id, { url: receiver.url });
+    receiver.secrets = [secret];
+    await emit(company.id);
+
+    const [delivery] = await finishedDeliveries(endpoint.id, 1);
+    expect(delivery).to.include({ status: 'succeeded', attempts: 2, responseStatus: 200 });
+    expect(delivery.lastError).to.equal('attempt 1: no answer within 1000 ms');
+    expect(receiver.requests).to.have.lengthOf(2);
+    expect(receiver.requests[1].receivedAt - receiver.requests[0].receivedAt).to.be.at.least(1000);
+  });
+
+  it('disables an endpoint after 20 failed deliveries in a row (counted one by one while they run at once): audited, visible, the 21st event not sent', async () => {
+    const company = await newCompany();
+    const receiver = await startReceiver(() => 503);
+    const { endpoint, secret } = await insertEndpoint(running.config, company.id, { url: receiver.url });
+    receiver.secrets = [secret];
+
+    await emit(company.id, 'file.uploaded', 20);
+    const all = await finishedDeliveries(endpoint.id, 20, 90_000);
+    expect(all.every((d) => d.status === 'failed' && d.attempts === 5)).to.equal(true);
+    const row = await endpointRow(endpoint.id);
+    expect(row.active).to.equal(false);
+    expect(row.disabledReason).to.equal('consecutive_failures');
+    expect(row.consecutiveFailures).to.equal(20);
+    // disabled by the 20th failure, not before: in the same transaction that finished the last delivery
+    const lastCompleted = Math.max(...all.map((d) => new Date(d.completedAt!).getTime()));
+    expect(new Date(row.disabledAt!).getTime()).to.equal(lastCompleted);
+    const audit = await testEnv()
+      .knex('auditLog')
+      .where({ companyId: company.id, action: 'webhook_endpoint.disabled' });
+    expect(audit).to.have.lengthOf(1);
+    expect(audit[0]).to.include({ actorPersonId: null, resourceId: endpoint.id });
+    expect(audit[0].details).to.include({
+      reason: 'consecutive_failures',
+      consecutiveFailures: 20,
+      automatic: true,
+    });
+    expect(receiver.requests).to.have.lengthOf(100);
+
+    const [twentyFirst] = await emit(company.id);
+    await eventually(() => dispatched([twentyFirst]), { what: '21st event dispatched' });
+    await sleep(300);
+    expect(receiver.requests).to.have.lengthOf(100);
+    expect(receiver.requests.some((r) => r.headers['webhook-id'] === twentyFirst)).to.equal(false);
+    expect(await deliveriesOf(endpoint.id)).to.have.lengthOf(20);
+  });
+
+  it('signs later attempts with the new secret after a rotation while the delivery is retrying', async () => {
+    const company = await newCompany();
+    let rotate: () => void = () => undefined;
+    const rotated = new Promise<void>((resolve) => (rotate = resolve));
+    // the first attempt is answered 500 only once the secret has been rotated
+    const receiver = await startReceiver(async (n) => (n === 1 ? rotated.then(() => 500) : 200));
+    const { endpoint, secret: oldSecret } = await insertEndpoint(running.config, company.id, {
+      url: receiver.url,
+    });
+    const newSecret = generateWebhookSecret();
+    receiver.secrets = [oldSecret, newSecret];
+    await emit(company.id);
+
+    await eventually(async () => receiver.requests.length === 1, { what: 'first attempt' });
+    await WebhookEndpoint.query(testEnv().knex)
+      .findById(endpoint.id)
+      .patch({ secretEncrypted: webhookSecretBox(running.config.secretKey).seal(endpoint.id, newSecret) });
+    rotate();
+
+    const [delivery] = await finishedDeliveries(endpoint.id, 1);
+    expect(delivery).to.include({ status: 'succeeded', attempts: 2 });
+    expect(receiver.requests.map((r) => r.verifiedWith)).to.deep.equal([0, 1]);
+  });
+
+  it('never sends one company’s events to another company’s endpoint, nor rolled-back events', async () => {
+    const a = await newCompany('premium', 'A');
+    const b = await newCompany('premium', 'B');
+    const receiverA = await startReceiver();
+    const receiverB = await startReceiver();
+    const other = await startReceiver();
+    const { endpoint: epA } = await insertEndpoint(running.config, a.id, { url: receiverA.url });
+    const { endpoint: epB } = await insertEndpoint(running.config, b.id, { url: receiverB.url });
+    // same company, not subscribed to the type, and a disabled one: neither receives anything
+    const { endpoint: epOther } = await insertEndpoint(running.config, a.id, {
+      url: other.url,
+      events: ['report.ready'],
+    });
+    const { endpoint: epOff } = await insertEndpoint(running.config, a.id, { url: other.url, active: false });
+
+    await transact(testEnv().knex, async ({ emit: write }) => {
+      await write({ companyId: a.id, type: 'file.uploaded', data: { rolledBack: true } });
+      throw new Error('rolled back');
+    }).catch(() => undefined);
+    const eventsA = await emit(a.id, 'file.uploaded', 3);
+    const [eventB] = await emit(b.id);
+
+    await finishedDeliveries(epA.id, 3);
+    await finishedDeliveries(epB.id, 1);
+    await eventually(() => dispatched([...eventsA, eventB]), { what: 'events dispatched' });
+    await sleep(300);
+    expect(receiverA.requests.map((r) => r.headers['webhook-id']).sort()).to.deep.equal([...eventsA].sort());
+    expect(receiverA.requests.every((r) => r.body.companyId === a.id)).to.equal(true);
+    expect(receiverB.requests.map((r) => r.headers['webhook-id'])).to.deep.equal([eventB]);
+    expect(receiverB.requests[0].body.companyId).to.equal(b.id);
+    expect(other.requests).to.have.lengthOf(0);
+    expect(await deliveriesOf(epOther.id)).to.have.lengthOf(0);
+    expect(await deliveriesOf(epOff.id)).to.have.lengthOf(0);
+  });
+
+  it('delivers a ping only to the pinged endpoint, even when it does not subscribe to ping', async () => {
+    const company = await newCompany();
+    const pinged = await startReceiver();
+    const bystander = await startReceiver();
+    const { endpoint, secret } = await insertEndpoint(running.config, company.id, { url: pinged.url });
+    await insertEndpoint(running.config, company.id, {
+      url: bystander.url,
+      events: ['ping', 'file.uploaded'],
+    });
+    pinged.secrets = [secret];
+    const [eventId] = await transact(testEnv().knex, async ({ emit: write }) => [
+      await write({ companyId: company.id, type: 'ping', data: { endpointId: endpoint.id } }),
+    ]);
+    const [delivery] = await finishedDeliveries(endpoint.id, 1);
+    expect(delivery).to.include({ status: 'succeeded', eventType: 'ping', eventId });
+    expect(pinged.requests[0].body).to.include({ type: 'ping', id: eventId });
+    expect(pinged.requests[0].body.data).to.deep.equal({ endpointId: endpoint.id });
+    expect(pinged.requests[0].verifiedWith).to.equal(0);
+    await sleep(300);
+    expect(bystander.requests).to.have.lengthOf(0);
+  });
+
+  it('stops a delivery in flight when its endpoint is disabled between attempts (cancelled)', async () => {
+    const company = await newCompany();
+    let release: () => void = () => undefined;
+    const disabledNow = new Promise<void>((resolve) => (release = resolve));
+    const receiver = await startReceiver(async (n) => (n === 1 ? disabledNow.then(() => 500) : 200));
+    const { endpoint } = await insertEndpoint(running.config, company.id, { url: receiver.url });
+    await emit(company.id);
+    await eventually(async () => receiver.requests.length === 1, { what: 'first attempt' });
+    await WebhookEndpoint.query(testEnv().knex)
+      .findById(endpoint.id)
+      .patch({ active: false, disabledReason: 'disabled_by_admin', disabledAt: new Date() });
+    release();
+    const [delivery] = await finishedDeliveries(endpoint.id, 1);
+    expect(delivery).to.include({ status: 'cancelled', attempts: 1, responseStatus: 500 });
+    await sleep(300);
+    expect(receiver.requests).to.have.lengthOf(1);
+    expect((await endpointRow(endpoint.id)).consecutiveFailures).to.equal(0);
+  });
+});
+
+describe('webhook fan-out: a dispatcher crash neither loses nor duplicates a delivery', function () {
+  this.timeout(120_000);
+  let running: RunningWorker;
+
+  before(async () => {
+    await stopOtherDispatchers();
+    // no dispatcher: these tests drive the fan-out steps by hand
+    running = await startWebhookWorker(webhookTestConfig('webhooks-fanout'), { dispatcher: false });
+  });
+  after(async () => {
+    await running.stop();
+  });
+
+  it('creates one delivery per (event, endpoint) however often a batch is fanned out, and starts left-behind ones once', async () => {
+    const { knex, temporal, logger } = testEnv();
+    const company = await newCompany();
+    const receiver = await startReceiver();
+    const { endpoint } = await insertEndpoint(running.config, company.id, { url: receiver.url });
+    const [eventId] = await emit(company.id);
+    const event = (await OutboxEvent.query(knex).findById(eventId))!;
+    const { fanOut, startLeftBehind } = createWebhookFanOut({
+      config: running.config,
+      knex,
+      logger,
+      temporal,
+    });
+
+    // the claiming transaction commits, then the process dies before starting the workflow
+    const steps1 = await knex.transaction((trx: Knex.Transaction) => fanOut(trx, [event]));
+    expect(steps1).to.have.lengthOf(1);
+    // a second dispatcher run of the same batch (e.g. the first one's transaction was retried)
+    const steps2 = await knex.transaction((trx: Knex.Transaction) => fanOut(trx, [event]));
+    expect(steps2).to.have.lengthOf(0);
+    const rows = await deliveriesOf(endpoint.id);
+    expect(rows).to.have.lengthOf(1);
+    expect(rows[0]).to.include({ status: 'pending', workflowStartedAt: null });
+
+    // a later dispatcher iteration finds it (older than the grace period) and starts it
+    expect(await startLeftBehind(0)).to.equal(1);
+    // starting again, as the lost after-commit step would have, is harmless: same workflow id
+    await steps1[0]();
+    expect(await startLeftBehind(0)).to.equal(0);
+    const [delivery] = await finishedDeliveries(endpoint.id, 1);
+    expect(delivery.status).to.equal('succeeded');
+    expect(delivery.workflowStartedAt).to.be.instanceOf(Date);
+    await sleep(500);
+    expect(receiver.requests).to.have.lengthOf(1);
+    // and once finished, a start with the same id does not run it again
+    await steps1[0]();
+    await sleep(300);
+    expect(receiver.requests).to.have.lengthOf(1);
+    // no dispatcher ran here: mark the event sent so no later dispatcher picks it up
+    await OutboxEvent.query(knex).findById(eventId).patch({ dispatchedAt: new Date() });
+  });
+});
+
+describe('webhook retention', function () {
+  this.timeout(120_000);
+  let running: RunningWorker;
+
+  before(async () => {
+    running = await startWebhookWorker(webhookTestConfig('webhooks-retention'), { dispatcher: false });
+  });
+  after(async () => {
+    await running.stop();
+  });
+
+  it('removes delivery records older than 30 days through the retention workflow, and keeps younger ones', async () => {
+    const { knex, temporal } = testEnv();
+    const company = await newCompany();
+    const { endpoint } = await insertEndpoint(running.config, company.id, {
+      url: 'https://93.184.216.34/hook',
+    });
+    const day = 24 * 3600_000;
+    const make = (ageMs: number) =>
+      WebhookDelivery.query(knex).insert({
+        id: randomUUID(),
+        companyId: company.id,
+        endpointId: endpoint.id,
+        eventId: randomUUID(),
+        eventType: 'file.uploaded',
+        eventData: {},
+        eventCreatedAt: new Date(Date.now() - ageMs),
+        status: 'succeeded',
+        attempts: 1,
+        completedAt: new Date(Date.now() - ageMs),
+        workflowStartedAt: new Date(Date.now() - ageMs),
+        createdAt: new Date(Date.now() - ageMs),
+      });
+    const old1 = await make(31 * day);
+    const old2 = await make(30 * day + 60_000);
+    const young = await make(29 * day);
+    const fresh = await make(0);
+
+    const result = await temporal.workflow.execute('webhookDeliveryRetentionWorkflow', {
+      workflowId: `retention:webhook-deliveries:test-${randomUUID()}`,
+      taskQueue: running.config.temporal.taskQueue,
+    });
+    expect((result as { deleted: number }).deleted).to.be.at.least(2);
+    const left = (await deliveriesOf(endpoint.id)).map((d) => d.id);
+    expect(left).to.include.members([young.id, fresh.id]);
+    expect(left).to.not.include.members([old1.id]);
+    expect(left).to.not.include(old2.id);
+  });
+
+  it('is a Temporal Schedule created idempotently at worker start', async () => {
+    const { temporal } = testEnv();
+    const id = await ensureWebhookRetentionSchedule(temporal, running.config);
+    expect(await ensureWebhookRetentionSchedule(temporal, running.config)).to.equal(id);
+    expect(id).to.equal(`retention:webhook-deliveries:${running.config.temporal.taskQueue}`);
+    const handle = temporal.schedule.getHandle(id);
+    try {
+      const description = await handle.describe();
+      expect(description.action.type).to.equal('startWorkflow');
+      expect((description.action as { workflowType: string }).workflowType).to.equal(
+        'webhookDeliveryRetentionWorkflow',
+      );
+      expect(description.spec.intervals?.[0]?.every).to.equal(3600_000);
+    } finally {
+      await handle.delete();
+    }
+  });
+});
+
+describe('webhook delivery with a worker killed in the middle of an attempt', function () {
+  this.timeout(120_000);
+
+  it('completes once another worker runs, with the record matching what the receiver saw', async () => {
+    const { knex, temporal, logger } = testEnv();
+    // 3 s per attempt: Temporal gives the lost attempt up after 3 s + 5 s (its start-to-close timeout)
+    const vars = webhookTestEnvVars('webhooks-crash', { WEBHOOK_ATTEMPT_TIMEOUT_MS: '3000' });
+    const config = webhookTestConfig('webhooks-crash', { WEBHOOK_ATTEMPT_TIMEOUT_MS: '3000' });
+    const child = await spawnWorkerProcess(vars);
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+
+    const company = await newCompany();
+    const receiver = await startReceiver((n) => (n === 1 ? 'hang' : 200));
+    const { endpoint, secret } = await insertEndpoint(config, company.id, { url: receiver.url });
+    receiver.secrets = [secret];
+    const [eventId] = await emit(company.id);
+    const event = (await OutboxEvent.query(knex).findById(eventId))!;
+    // the dispatcher's own steps, on this test's task queue
+    const { fanOut } = createWebhookFanOut({ config, knex, logger, temporal });
+    const steps = await knex.transaction(async (trx: Knex.Transaction) => {
+      const after = await fanOut(trx, [event]);
+      await trx('outbox').where({ id: eventId }).update({ dispatchedAt: trx.fn.now() });
+      return after;
+    });
+    for (const step of steps) await step();
+
+    await eventually(async () => receiver.requests.length === 1, {
+      what: 'first attempt',
+      timeoutMs: 30_000,
+    });
+    child.kill('SIGKILL');
+    await exited;
+    const [during] = await deliveriesOf(endpoint.id);
+    expect(during).to.include({ status: 'pending', attempts: 0, completedAt: null });
+
+    await startWebhookWorker(config, { dispatcher: false });
+    const [delivery] = await finishedDeliveries(endpoint.id, 1, 60_000);
+    expect(delivery).to.include({ status: 'succeeded', attempts: 2, responseStatus: 200 });
+    expect(receiver.requests).to.have.lengthOf(2);
+    expect(receiver.requests.map((r) => r.headers['webhook-id'])).to.deep.equal([eventId, eventId]);
+    expect(receiver.requests.map((r) => r.verifiedWith)).to.deep.equal([0, 0]);
+    const handle = temporal.workflow.getHandle(deliveryWorkflowId(delivery.id));
+    expect(await handle.result()).to.deep.equal({ status: 'succeeded', attempts: 2, responseStatus: 200 });
+    const events = (await handle.fetchHistory()).events ?? [];
+    const started = events.find(
+      (e) => e.activityTaskStartedEventAttributes,
+    )!.activityTaskStartedEventAttributes!;
+    expect(started.attempt).to.equal(2);
+    expect(started.lastFailure?.timeoutFailureInfo, 'attempt 1 was lost: start-to-close timeout').to.exist;
+    await sleep(300);
+    expect(receiver.requests).to.have.lengthOf(2);
+  });
+});
