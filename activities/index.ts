@@ -2,8 +2,11 @@ import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
+import { createStorage, type Storage } from '../common/storage';
+import { createFileActivities } from './files';
 import type { Resolver } from '../common/webhookTargets';
 import { createOutboxActivities, type FanOut } from './outbox';
+import { createReportActivities } from './reports';
 import { createWebhookActivities, createWebhookFanOut } from './webhooks';
 
 export interface ActivityDeps {
@@ -12,6 +15,8 @@ export interface ActivityDeps {
   logger: Logger;
   /** Replaces the default fan-out (webhook deliveries) of the outbox dispatcher. */
   fanOut?: FanOut;
+  /** MinIO; built from the configuration when not given */
+  storage?: Storage;
   /** Starts and signals workflows from activities (webhook fan-out, attempt history). */
   temporal?: Client;
   /** `temporal` shares the worker's NativeConnection (eager workflow start is possible) */
@@ -48,6 +53,8 @@ export function createActivities(deps: ActivityDeps) {
       temporal: deps.temporal,
       resolver: deps.webhookResolver,
     }),
+    ...createReportActivities({ knex: deps.knex }),
+    ...createFileActivities({ knex: deps.knex, storage: deps.storage ?? createStorage(deps.config) }),
   };
 }
 

@@ -182,6 +182,13 @@ function operation(spec: RouteSpec): Doc {
   if (spec.body) {
     op.requestBody = { required: true, content: { 'application/json': { schema: replaceNamed(spec.body) } } };
   }
+  if (spec.multipart) {
+    op.requestBody = {
+      required: true,
+      description: spec.multipart.description,
+      content: { 'multipart/form-data': { schema: spec.multipart.schema } },
+    };
+  }
   op.responses = responses(spec);
   return op;
 }

@@ -55,6 +55,11 @@ export interface RouteSpec {
   tag: string;
   access: Access;
   body?: JsonSchema;
+  /**
+   * A multipart/form-data route (uploads): its handler streams `ctx.req` itself, so no JSON body is
+   * parsed or validated; `schema` documents the form's parts for OpenAPI.
+   */
+  multipart?: { description: string; schema: JsonSchema };
   query?: JsonSchema;
   params?: JsonSchema;
   /** Documented responses: status code → schema (or none for no body). */
@@ -135,7 +140,7 @@ export function mountRoutes(
       const problems = [
         ...validateParams(spec, params),
         ...validateQuery(spec, query),
-        ...validateBody(spec, body),
+        ...(spec.multipart ? [] : validateBody(spec, body)),
       ];
       if (problems.length > 0) throw new BadRequestError(problems.length === 1 ? problems[0] : problems);
       const reply = await spec.handler(ctx, { body: body ?? {}, query, params });

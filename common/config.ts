@@ -21,6 +21,23 @@ export interface Config {
     region: string;
     /** Key prefix for every object this process writes; lets test runs share a bucket. */
     prefix: string;
+    /** Address that download links point at (what clients can reach); defaults to the endpoint. */
+    publicEndpoint: string;
+  };
+  files: {
+    /** Size of each part streamed to MinIO (multipart upload); also the most an upload holds in memory per part. */
+    uploadPartBytes: number;
+    /** Parts of one upload sent to MinIO at the same time. */
+    uploadPartsInFlight: number;
+    /** Rows and columns a sheet may have (CSV/TSV counted at upload, XLSX as the sheet declares). */
+    maxRows: number;
+    maxColumns: number;
+    /** XLSX (a zip): limits checked on its directory before anything is decompressed. */
+    xlsxMaxUnpackedBytes: number;
+    xlsxMaxEntries: number;
+    xlsxMaxCompressionRatio: number;
+    /** Default life of a download link, in seconds. */
+    downloadLinkTtlSeconds: number;
   };
   outbox: { batchSize: number; idleWaitMs: number };
   /** Master secret; purpose keys (tokens, cursors, key fingerprints, webhook secret encryption) derive from it. */
@@ -170,6 +187,20 @@ export function loadConfig(env: Env = process.env): Config {
       bucket: r.string('S3_BUCKET', 'dataservice'),
       region: r.string('S3_REGION', 'us-east-1'),
       prefix: r.string('S3_PREFIX', ''),
+      publicEndpoint: r.url('S3_PUBLIC_ENDPOINT', r.string('S3_ENDPOINT', 'http://127.0.0.1:9000'), [
+        'http:',
+        'https:',
+      ]),
+    },
+    files: {
+      uploadPartBytes: r.int('UPLOAD_PART_BYTES', 5 * 1024 * 1024, 5 * 1024 * 1024, 64 * 1024 * 1024),
+      uploadPartsInFlight: r.int('UPLOAD_PARTS_IN_FLIGHT', 2, 1, 8),
+      maxRows: r.int('FILE_MAX_ROWS', 1_048_576, 1, 100_000_000),
+      maxColumns: r.int('FILE_MAX_COLUMNS', 1024, 1, 16_384),
+      xlsxMaxUnpackedBytes: r.int('XLSX_MAX_UNPACKED_BYTES', 400 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
+      xlsxMaxEntries: r.int('XLSX_MAX_ENTRIES', 1000, 1, 65_535),
+      xlsxMaxCompressionRatio: r.int('XLSX_MAX_COMPRESSION_RATIO', 100, 2, 10_000),
+      downloadLinkTtlSeconds: r.int('DOWNLOAD_LINK_TTL_SECONDS', 300, 1, 7 * 24 * 3600),
     },
     outbox: {
       batchSize: r.int('OUTBOX_BATCH_SIZE', 100, 1, 1000),

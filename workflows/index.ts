@@ -1,4 +1,5 @@
 /** Bundle entry for the worker: every workflow is exported from here. */
 export { outboxDispatcherWorkflow } from './outboxDispatcher';
+export { reportWorkflow } from './report';
 export { webhookDeliveryWorkflow } from './webhookDelivery';
 export { webhookDeliveryRetentionWorkflow } from './webhookRetention';

@@ -5,6 +5,7 @@ import { authRoutes } from './auth';
 import { companyRoutes } from './companies';
 import { demoRoutes } from './demo';
 import { docsRoutes } from './docs';
+import { filesRoutes } from './files';
 import { oauthRoutes } from './oauth';
 import { outgoingWebhookRoutes } from './outgoing-webhooks';
 import { peopleRoutes } from './people';
@@ -22,6 +23,7 @@ const table = [
   ...companyRoutes,
   ...demoRoutes,
   ...subscriptionRoutes,
+  ...filesRoutes,
   ...outgoingWebhookRoutes,
 ] as const satisfies readonly RouteSpec[];
 

@@ -12,6 +12,7 @@ import { SCOPES, type RouteSpec, type Scope } from '../../api/routing';
 import { createApiKey, createTeam } from '../helpers/factories';
 import { testEnv } from '../helpers/env';
 import { call, expectErrorBody } from '../helpers/http';
+import { csv, uploadFile } from '../helpers/files';
 
 type Team = Awaited<ReturnType<typeof createTeam>>;
 
@@ -32,6 +33,28 @@ const otherCompanyResource: Record<
   },
   'PATCH /employees/:id': async (other) => ({ params: { id: other.employee.id }, body: { role: 'admin' } }),
   'DELETE /employees/:id': async (other) => ({ params: { id: other.employee.id } }),
+  ...Object.fromEntries(
+    [
+      'GET /files/:id',
+      'PATCH /files/:id',
+      'DELETE /files/:id',
+      'POST /files/:id/versions',
+      'GET /files/:id/versions',
+      'GET /files/:id/versions/:version',
+      'GET /files/:id/versions/:version/preview',
+      'GET /files/:id/versions/:version/download-link',
+    ].map((name) => [
+      name,
+      async (other: Team) => {
+        // a company-wide file of the other company: visible to everyone there, to no one here
+        const res = await uploadFile(csv(2), { token: other.adminToken, visibility: 'company' });
+        return {
+          params: { id: res.body.id as string, version: '1' },
+          body: name === 'PATCH /files/:id' ? { visibility: 'private' } : undefined,
+        };
+      },
+    ]),
+  ),
   'PATCH /outgoing-webhooks/:id': async (other) => ({
     params: { id: await otherEndpoint(other) },
     body: { name: 'renamed' },

@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import { Context } from '@temporalio/activity';
+import type { Knex } from 'knex';
+import { ForeignKeyViolationError } from 'objection';
+import { Report } from '../db/models';
+
+export interface ReportRequest {
+  companyId: string;
+  fileId: string;
+  fileVersionId: string;
+  version: number;
+}
+
+export interface ReportDeps {
+  knex: Knex;
+}
+
+export function createReportActivities(deps: ReportDeps) {
+  return {
+    /**
+     * Records that a report on this version is wanted. Idempotent (one row per version, a retry finds it);
+     * a version deleted meanwhile is not an error: there is nothing to report on.
+     */
+    async recordReportRequested(
+      request: ReportRequest,
+    ): Promise<{ reportId: string | null; status: string }> {
+      const workflowId = Context.current().info.workflowExecution?.workflowId ?? null;
+      try {
+        await Report.scoped(request.companyId, deps.knex)
+          .insert({
+            id: randomUUID(),
+            fileId: request.fileId,
+            fileVersionId: request.fileVersionId,
+            version: request.version,
+            status: 'requested',
+            workflowId,
+          })
+          .onConflict('fileVersionId')
+          .ignore();
+      } catch (err) {
+        if (err instanceof ForeignKeyViolationError) return { reportId: null, status: 'file_deleted' };
+        throw err;
+      }
+      const report = await Report.scoped(request.companyId, deps.knex).findOne({
+        fileVersionId: request.fileVersionId,
+      });
+      return { reportId: report?.id ?? null, status: report?.status ?? 'file_deleted' };
+    },
+  };
+}
+
+export type ReportActivities = ReturnType<typeof createReportActivities>;

@@ -1,0 +1,371 @@
+import { NotFoundError } from '../../../common/errors';
+import { downloadLink } from '../../../common/files/downloads';
+import { previewStream } from '../../../common/files/preview';
+import { recordAudit } from '../../../db/audit';
+import { FileVersion, type File, type Visibility } from '../../../db/models';
+import { transact } from '../../../db/transaction';
+import type { AppContext } from '../../context';
+import { route } from '../../routing';
+import { assertMayManage, principal, visibleFiles } from './access';
+import {
+  cursorEnvelope,
+  cursorList,
+  cursorQuerySchema,
+  pageEnvelope,
+  pageList,
+  pageQuerySchema,
+} from '../../lists';
+import { fileSchema, presentFile, presentVersion, versionSchema } from './present';
+import { upload } from './upload';
+
+const TAG = 'Files';
+const read = { roles: ['admin', 'employee'], keyScope: 'files:read' } as const;
+const write = { roles: ['admin', 'employee'], keyScope: 'files:write' } as const;
+
+const fileParams = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id'],
+  properties: { id: { type: 'string', format: 'uuid' } },
+} as const;
+
+const versionParams = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'version'],
+  properties: { id: { type: 'string', format: 'uuid' }, version: { type: 'integer', minimum: 1 } },
+} as const;
+
+const uploadForm = (withVisibility: boolean) => ({
+  type: 'object',
+  required: ['file'],
+  properties: {
+    file: {
+      type: 'string',
+      format: 'binary',
+      description: 'the spreadsheet: XLSX, CSV or TSV (UTF-8), at most 25 MB; judged by its content',
+    },
+    ...(withVisibility
+      ? {
+          visibility: {
+            enum: ['private', 'company'],
+            default: 'private',
+            description: 'private: the uploader (and admins) only; company: everyone in the company',
+          },
+        }
+      : {}),
+  },
+});
+
+const errors = {
+  400: { description: 'not a spreadsheet, an absurd sheet (rows, columns, unpacked size), or a bad form' },
+  402: { description: 'the file quota of the period is used up (Free, Basic), or no plan chosen' },
+  413: { description: 'the file is over 25 MB' },
+  415: { description: 'the body is not multipart/form-data' },
+};
+
+async function findFile(ctx: AppContext, id: string): Promise<File> {
+  const file = await visibleFiles(principal(ctx), ctx.deps.knex).findById(id);
+  if (!file) throw new NotFoundError('file not found');
+  return file;
+}
+
+async function findVersion(ctx: AppContext, id: string, version: number): Promise<FileVersion> {
+  const auth = principal(ctx);
+  const file = await visibleFiles(auth, ctx.deps.knex).findById(id);
+  const row =
+    file && (await FileVersion.scoped(auth.companyId, ctx.deps.knex).findOne({ fileId: file.id, version }));
+  if (!row) throw new NotFoundError('file version not found');
+  return row;
+}
+
+export const filesRoutes = [
+  route({
+    method: 'post',
+    path: '/files',
+    summary:
+      'Upload a new file (multipart/form-data: part `file`, optional field `visibility`); it becomes version 1',
+    tag: TAG,
+    access: write,
+    idempotent: true,
+    multipart: { description: 'the file and who may see it', schema: uploadForm(true) },
+    responses: {
+      201: {
+        description: 'saved: the file and its version 1',
+        schema: { ...fileSchema, properties: { ...fileSchema.properties, version: versionSchema } },
+      },
+      ...errors,
+    },
+    handler: async (ctx) => {
+      const { file, version } = await upload(ctx);
+      return {
+        status: 201,
+        headers: { Location: `/files/${file.id}` },
+        body: { ...presentFile(file), version: presentVersion(version) },
+      };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/files',
+    summary: 'Files the caller may see, newest first (cursor list)',
+    tag: TAG,
+    access: read,
+    query: cursorQuerySchema,
+    responses: { 200: { description: 'a page of files', schema: cursorEnvelope(fileSchema) } },
+    handler: async (ctx, { query }: { query: { cursor?: string; limit: number } }) => {
+      const auth = principal(ctx);
+      return {
+        body: await cursorList(visibleFiles(auth, ctx.deps.knex), query, {
+          list: 'files',
+          companyId: auth.companyId,
+          secretKey: ctx.deps.config.secretKey,
+          present: presentFile,
+        }),
+      };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/files/:id',
+    summary: 'One file',
+    tag: TAG,
+    access: read,
+    params: fileParams,
+    responses: { 200: { description: 'the file', schema: fileSchema }, 404: { description: 'not found' } },
+    handler: async (ctx, { params }: { params: { id: string } }) => {
+      return { body: presentFile(await findFile(ctx, params.id)) };
+    },
+  }),
+  route({
+    method: 'patch',
+    path: '/files/:id',
+    summary: 'Change who can see a file (its uploader or an admin)',
+    tag: TAG,
+    access: write,
+    params: fileParams,
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['visibility'],
+      properties: { visibility: { enum: ['private', 'company'] } },
+    },
+    responses: {
+      200: { description: 'the file', schema: fileSchema },
+      403: { description: 'the caller sees the file but neither uploaded it nor is an admin' },
+      404: { description: 'not found' },
+    },
+    handler: async (ctx, { params, body }: { params: { id: string }; body: { visibility: Visibility } }) => {
+      const auth = principal(ctx);
+      const file = await transact(ctx.deps.knex, async ({ trx }) => {
+        const current = await visibleFiles(auth, trx).findById(params.id).forUpdate();
+        if (!current) throw new NotFoundError('file not found');
+        assertMayManage(auth, current);
+        if (current.visibility === body.visibility) return current;
+        const updated = await current.$query(trx).patchAndFetch({ visibility: body.visibility });
+        await recordAudit(trx, {
+          companyId: auth.companyId,
+          personId: auth.personId,
+          apiKeyId: auth.apiKeyId ?? null,
+          action: 'file.visibility_changed',
+          resourceType: 'file',
+          resourceId: current.id,
+          correlationId: ctx.state.correlationId,
+          details: { from: current.visibility, to: body.visibility },
+        });
+        return updated;
+      });
+      return { body: presentFile(file) };
+    },
+  }),
+  route({
+    method: 'delete',
+    path: '/files/:id',
+    summary: 'Delete a file with all its versions (its uploader or an admin)',
+    tag: TAG,
+    access: write,
+    params: fileParams,
+    responses: {
+      204: { description: 'deleted; later reads give 404' },
+      403: { description: 'the caller sees the file but neither uploaded it nor is an admin' },
+      404: { description: 'not found' },
+    },
+    handler: async (ctx, { params }: { params: { id: string } }) => {
+      const auth = principal(ctx);
+      const { storage } = ctx.deps;
+      const keys = await transact(ctx.deps.knex, async ({ trx }) => {
+        const file = await visibleFiles(auth, trx).findById(params.id).forUpdate();
+        if (!file) throw new NotFoundError('file not found');
+        assertMayManage(auth, file);
+        const versions = await FileVersion.scoped(auth.companyId, trx).where({ fileId: file.id });
+        // rows first (versions, dataset and reports go by cascade), objects after commit: a failure in
+        // between leaves an unreferenced object for the sweep, never a row without its bytes
+        await file.$query(trx).delete();
+        await recordAudit(trx, {
+          companyId: auth.companyId,
+          personId: auth.personId,
+          apiKeyId: auth.apiKeyId ?? null,
+          action: 'file.deleted',
+          resourceType: 'file',
+          resourceId: file.id,
+          correlationId: ctx.state.correlationId,
+          details: { originalName: file.originalName, versions: versions.length },
+        });
+        return versions.map((v) => v.objectKey);
+      });
+      try {
+        if (keys.length > 0) await storage.client.removeObjects(storage.bucket, keys);
+      } catch (err) {
+        ctx.state.log.error({ err, fileId: params.id }, 'objects of a deleted file were not removed');
+      }
+      return { status: 204 };
+    },
+  }),
+  route({
+    method: 'post',
+    path: '/files/:id/versions',
+    summary: 'Upload a new version of a file (multipart/form-data: part `file`)',
+    tag: TAG,
+    access: write,
+    params: fileParams,
+    idempotent: true,
+    multipart: { description: 'the new version', schema: uploadForm(false) },
+    responses: {
+      201: { description: 'saved: the new version', schema: versionSchema },
+      404: { description: 'not found' },
+      409: { description: 'the file has as many versions as the plan keeps' },
+      ...errors,
+    },
+    handler: async (ctx, { params }: { params: { id: string } }) => {
+      const { file, version } = await upload(ctx, params.id);
+      return {
+        status: 201,
+        headers: { Location: `/files/${file.id}/versions/${version.version}` },
+        body: presentVersion(version),
+      };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/files/:id/versions',
+    summary: 'Versions of a file, newest first (page-number list)',
+    tag: TAG,
+    access: read,
+    params: fileParams,
+    query: pageQuerySchema,
+    responses: {
+      200: { description: 'a page of versions', schema: pageEnvelope(versionSchema) },
+      404: { description: 'not found' },
+    },
+    handler: async (
+      ctx,
+      { params, query }: { params: { id: string }; query: { page: number; limit: number } },
+    ) => {
+      const auth = principal(ctx);
+      const file = await findFile(ctx, params.id);
+      const versions = FileVersion.scoped(auth.companyId, ctx.deps.knex)
+        .where({ fileId: file.id })
+        .orderBy('version', 'desc');
+      return { body: await pageList(versions, query, presentVersion) };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/files/:id/versions/:version',
+    summary: 'One version of a file',
+    tag: TAG,
+    access: read,
+    params: versionParams,
+    responses: {
+      200: { description: 'the version', schema: versionSchema },
+      404: { description: 'not found' },
+    },
+    handler: async (ctx, { params }: { params: { id: string; version: number } }) => ({
+      body: presentVersion(await findVersion(ctx, params.id, params.version)),
+    }),
+  }),
+  route({
+    method: 'get',
+    path: '/files/:id/versions/:version/preview',
+    summary: 'The first rows and the columns of a version (first worksheet of an XLSX), as JSON',
+    tag: TAG,
+    access: read,
+    params: versionParams,
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { rows: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+    },
+    responses: {
+      200: {
+        description:
+          'columns (header names, at most 100), rows (at most `rows`, cells cut at 1000 characters), and whether there are more',
+        schema: {
+          type: 'object',
+          properties: {
+            fileId: { type: 'string' },
+            version: { type: 'integer' },
+            format: { enum: ['xlsx', 'csv', 'tsv'] },
+            columns: { type: 'array', items: { type: 'string' } },
+            rows: { type: 'array', items: { type: 'array' } },
+            moreRows: { type: 'boolean' },
+            moreColumns: { type: 'boolean' },
+          },
+        },
+      },
+      404: { description: 'not found' },
+    },
+    handler: async (
+      ctx,
+      { params, query }: { params: { id: string; version: number }; query: { rows: number } },
+    ) => {
+      const version = await findVersion(ctx, params.id, params.version);
+      const { storage } = ctx.deps;
+      const source = await storage.client.getObject(storage.bucket, version.objectKey);
+      const preview = await previewStream(source, version.format, version.delimiter, {
+        rows: query.rows,
+        maxColumns: 100,
+        maxCellChars: 1000,
+      });
+      return {
+        body: { fileId: version.fileId, version: version.version, format: version.format, ...preview },
+      };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/files/:id/versions/:version/download-link',
+    summary: 'A short-lived signed link that downloads exactly this version',
+    tag: TAG,
+    access: read,
+    params: versionParams,
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { expiresIn: { type: 'integer', minimum: 1, maximum: 3600 } },
+    },
+    responses: {
+      200: {
+        description: 'the link and when it expires',
+        schema: {
+          type: 'object',
+          properties: {
+            url: { type: 'string', format: 'uri' },
+            expiresAt: { type: 'string', format: 'date-time' },
+            expiresIn: { type: 'integer' },
+          },
+        },
+      },
+      404: { description: 'not found' },
+    },
+    handler: async (
+      ctx,
+      { params, query }: { params: { id: string; version: number }; query: { expiresIn?: number } },
+    ) => {
+      const version = await findVersion(ctx, params.id, params.version);
+      const expiresIn = query.expiresIn ?? ctx.deps.config.files.downloadLinkTtlSeconds;
+      const link = await downloadLink(ctx.deps.config, version.objectKey, version.originalName, expiresIn);
+      return { body: { ...link, expiresIn } };
+    },
+  }),
+];

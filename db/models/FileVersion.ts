@@ -1,0 +1,23 @@
+import { TenantModel } from './base';
+
+export type FileFormat = 'xlsx' | 'csv' | 'tsv';
+
+/** Version n of a file: one object in MinIO holding one upload's bytes. */
+export class FileVersion extends TenantModel {
+  static override tableName = 'fileVersions';
+
+  fileId!: string;
+  datasetId!: string;
+  version!: number;
+  originalName!: string;
+  format!: FileFormat;
+  contentType!: string;
+  delimiter!: string | null;
+  /** bigint comes back from pg as a string */
+  sizeBytes!: number | string;
+  objectKey!: string;
+  rowCount!: number | null;
+  columnCount!: number | null;
+  uploadedByPersonId!: string;
+  uploadedByApiKeyId!: string | null;
+}

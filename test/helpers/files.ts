@@ -1,0 +1,235 @@
+/** Upload helpers for the files tests: multipart bodies built by hand, small workbooks, hand-made zips. */
+import { randomBytes } from 'node:crypto';
+import { deflateRawSync } from 'node:zlib';
+import ExcelJS from 'exceljs';
+import { call, type HttpResponse } from './http';
+import { testEnv } from './env';
+
+export interface FormPart {
+  name: string;
+  filename?: string;
+  contentType?: string;
+  data: Buffer | string;
+}
+
+/** A multipart/form-data body and its content type. */
+export function multipart(parts: FormPart[]): { body: Buffer; contentType: string } {
+  const boundary = `----test${randomBytes(8).toString('hex')}`;
+  const chunks: Buffer[] = [];
+  for (const part of parts) {
+    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"`;
+    if (part.filename !== undefined) head += `; filename="${part.filename}"`;
+    head += '\r\n';
+    if (part.contentType) head += `Content-Type: ${part.contentType}\r\n`;
+    chunks.push(Buffer.from(head + '\r\n'), Buffer.from(part.data), Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+async function parse(res: Response): Promise<HttpResponse> {
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, headers: res.headers, body, text };
+}
+
+export interface UploadOptions {
+  token: string;
+  name?: string;
+  visibility?: string;
+  /** extra form parts */
+  extra?: FormPart[];
+  /** send without Content-Length (chunked), in pieces of this size */
+  chunked?: number;
+  baseUrl?: string;
+  headers?: Record<string, string>;
+}
+
+/** POST a multipart upload (to /files, or /files/:id/versions) as a client would. */
+export async function uploadTo(
+  path: string,
+  data: Buffer | string,
+  options: UploadOptions,
+): Promise<HttpResponse> {
+  const parts: FormPart[] = [{ name: 'file', filename: options.name ?? 'data.csv', data }];
+  if (options.visibility) parts.unshift({ name: 'visibility', data: options.visibility });
+  parts.push(...(options.extra ?? []));
+  const { body, contentType } = multipart(parts);
+  const url = (options.baseUrl ?? testEnv().baseUrl) + path;
+  const headers = {
+    ...options.headers,
+    authorization: `Bearer ${options.token}`,
+    'content-type': contentType,
+  };
+  if (options.chunked) {
+    const size = options.chunked;
+    let offset = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (offset >= body.length) {
+          controller.close();
+          return;
+        }
+        controller.enqueue(body.subarray(offset, offset + size));
+        offset += size;
+      },
+    });
+    try {
+      return await parse(await fetch(url, { method: 'POST', headers, body: stream, duplex: 'half' }));
+    } catch (err) {
+      // the server may answer and close before the whole body is sent
+      return { status: -1, headers: new Headers(), body: undefined, text: String(err) };
+    }
+  }
+  return parse(await fetch(url, { method: 'POST', headers, body }));
+}
+
+export function uploadFile(data: Buffer | string, options: UploadOptions): Promise<HttpResponse> {
+  return uploadTo('/files', data, options);
+}
+
+export function csv(rows: number, columns = 3, seed = 'x'): string {
+  const header = Array.from({ length: columns }, (_, i) => `col${i + 1}`).join(',');
+  const lines = [header];
+  for (let r = 0; r < rows; r++) {
+    lines.push(
+      Array.from({ length: columns }, (_, c) => (c === 0 ? `${seed}${r}` : String(r * c))).join(','),
+    );
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** A small real workbook (exceljs), first sheet `rows` × `columns` plus a header. */
+export async function xlsx(rows: number, columns = 3, sheetName = 'Data'): Promise<Buffer> {
+  const workbook = new ExcelJS.Workbook();
+  const sheet = workbook.addWorksheet(sheetName);
+  sheet.addRow(Array.from({ length: columns }, (_, i) => `col${i + 1}`));
+  for (let r = 0; r < rows; r++)
+    sheet.addRow(Array.from({ length: columns }, (_, c) => (c === 0 ? `r${r}` : r * c)));
+  return Buffer.from(await workbook.xlsx.writeBuffer());
+}
+
+/** A zip written by hand (deflate), to build broken and hostile workbooks. */
+export function zip(entries: Array<{ name: string; data: Buffer | string; store?: boolean }>): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const entry of entries) {
+    const raw = Buffer.from(entry.data);
+    const data = entry.store ? raw : deflateRawSync(raw);
+    const name = Buffer.from(entry.name);
+    const crc = crc32(raw);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(0, 6);
+    local.writeUInt16LE(entry.store ? 0 : 8, 8);
+    local.writeUInt32LE(crc, 14);
+    local.writeUInt32LE(data.length, 18);
+    local.writeUInt32LE(raw.length, 22);
+    local.writeUInt16LE(name.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(entry.store ? 0 : 8, 10);
+    central.writeUInt32LE(crc, 16);
+    central.writeUInt32LE(data.length, 20);
+    central.writeUInt32LE(raw.length, 24);
+    central.writeUInt16LE(name.length, 28);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, name, data);
+    centrals.push(central, name);
+    offset += local.length + name.length + data.length;
+  }
+  const cd = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(cd.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, cd, end]);
+}
+
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+
+function crc32(buf: Buffer): number {
+  let crc = 0xffffffff;
+  for (let i = 0; i < buf.length; i++) crc = CRC_TABLE[(crc ^ buf[i]) & 0xff] ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+export const CONTENT_TYPES_XML =
+  '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"></Types>';
+export const WORKBOOK_XML =
+  '<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>';
+
+export function sheetXml(dimension: string | null, body = ''): string {
+  return (
+    '<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">' +
+    (dimension ? `<dimension ref="${dimension}"/>` : '') +
+    `<sheetData>${body}</sheetData></worksheet>`
+  );
+}
+
+/** Every object stored under the run's prefix for one company. */
+export async function objectsOf(companyId: string): Promise<string[]> {
+  const { storage } = testEnv();
+  const names: string[] = [];
+  const stream = storage.client.listObjectsV2(storage.bucket, storage.key('files', companyId) + '/', true);
+  for await (const item of stream as AsyncIterable<{ name?: string }>) if (item.name) names.push(item.name);
+  return names;
+}
+
+/** Multipart uploads never completed for these exact keys (MinIO lists them per exact key only). */
+export async function incompleteUploadsAt(keys: Iterable<string>): Promise<string[]> {
+  const { storage } = testEnv();
+  const found: string[] = [];
+  for (const key of new Set(keys)) {
+    const stream = storage.client.listIncompleteUploads(storage.bucket, key, true);
+    for await (const item of stream as AsyncIterable<{ key?: string }>) if (item.key) found.push(item.key);
+  }
+  return found;
+}
+
+/** Rows, events and usage a company has: what an upload that failed must leave untouched. */
+export async function footprint(companyId: string) {
+  const { knex } = testEnv();
+  const count = async (table: string) =>
+    Number(((await knex(table).where({ companyId }).count({ n: '*' }).first()) as { n: string }).n);
+  const usage = (await knex('fileUsage').where({ companyId }).sum({ n: 'filesUsed' }).first()) as {
+    n: string | null;
+  };
+  return {
+    files: await count('files'),
+    versions: await count('fileVersions'),
+    datasets: await count('datasets'),
+    events: await count('outbox'),
+    filesUsed: Number(usage.n ?? 0),
+    objects: (await objectsOf(companyId)).length,
+  };
+}
+
+/** A second company's caller sees none of these files: not in its list, 404 on each (and its versions). */
+export async function expectHiddenFrom(token: string, fileIds: string[]): Promise<void> {
+  const list = await call('GET', '/files?limit=100', { token });
+  const leaked = (list.body.data as Array<{ id: string }>).filter((f) => fileIds.includes(f.id));
+  if (list.status !== 200 || leaked.length > 0)
+    throw new Error(`files leaked to another company: ${list.text}`);
+  for (const id of fileIds) {
+    for (const path of [`/files/${id}`, `/files/${id}/versions`]) {
+      const res = await call('GET', path, { token });
+      if (res.status !== 404) throw new Error(`GET ${path} answered ${res.status} to another company`);
+    }
+  }
+}
