@@ -21,7 +21,8 @@ export type CallerIdentity =
 const ANONYMOUS: CallerIdentity = { kind: 'anonymous' };
 
 const keysCache = new WeakMap<object, { session: SessionKeys; apiKey: Buffer }>();
-function keysFor(ctx: AppContext) {
+/** The per-purpose keys derived from SECRET_KEY, once per configuration. */
+export function keysFor(ctx: AppContext) {
   let keys = keysCache.get(ctx.deps.config);
   if (!keys) {
     keys = {

@@ -8,10 +8,11 @@ export interface Storage {
   key(...parts: string[]): string;
 }
 
-export function createStorage(config: Config): Storage {
-  const url = new URL(config.s3.endpoint);
+/** An S3 client for `endpoint` with the configured credentials and region. */
+export function s3Client(config: Config, endpoint: string = config.s3.endpoint): Minio.Client {
+  const url = new URL(endpoint);
   const useSSL = url.protocol === 'https:';
-  const client = new Minio.Client({
+  return new Minio.Client({
     endPoint: url.hostname,
     port: url.port ? Number(url.port) : useSSL ? 443 : 80,
     useSSL,
@@ -20,6 +21,10 @@ export function createStorage(config: Config): Storage {
     region: config.s3.region,
     pathStyle: true,
   });
+}
+
+export function createStorage(config: Config): Storage {
+  const client = s3Client(config);
   return {
     client,
     bucket: config.s3.bucket,

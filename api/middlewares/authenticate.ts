@@ -1,10 +1,9 @@
 import type { Knex } from 'knex';
 import { ForbiddenError, UnauthorizedError } from '../../common/errors';
-import { constantTimeEqual, deriveKey, fingerprint } from '../../common/secrets';
+import { constantTimeEqual, fingerprint } from '../../common/secrets';
 import type { PlanName } from '../../common/plans';
 import { isApiKeyToken, parseKey } from '../auth/apiKeys';
-import { accessClaimsFor, apiKeyRowFor } from '../callers';
-import { sessionKeys, type SessionKeys } from '../auth/sessions';
+import { accessClaimsFor, apiKeyRowFor, keysFor } from '../callers';
 import type { AppContext, Principal } from '../context';
 import { mayHoldScope } from '../policies/scopes';
 import type { Role, RouteMiddlewareFactory } from '../routing';
@@ -28,19 +27,6 @@ function bearer(ctx: AppContext): string | null {
   const header = ctx.get('Authorization');
   const match = /^Bearer ([^\s]+)$/i.exec(header);
   return match ? match[1] : null;
-}
-
-const keysCache = new WeakMap<object, { session: SessionKeys; apiKey: Buffer }>();
-function keysFor(ctx: AppContext) {
-  let keys = keysCache.get(ctx.deps.config);
-  if (!keys) {
-    keys = {
-      session: sessionKeys(ctx.deps.config.secretKey),
-      apiKey: deriveKey(ctx.deps.config.secretKey, 'api-key'),
-    };
-    keysCache.set(ctx.deps.config, keys);
-  }
-  return keys;
 }
 
 async function sessionPrincipal(ctx: AppContext, knex: Knex, token: string): Promise<Principal> {

@@ -1,5 +1,6 @@
 import * as Minio from 'minio';
 import type { Config } from '../config';
+import { s3Client } from '../storage';
 
 const presigners = new WeakMap<Config, Minio.Client>();
 
@@ -10,17 +11,7 @@ const presigners = new WeakMap<Config, Minio.Client>();
 function presigner(config: Config): Minio.Client {
   let client = presigners.get(config);
   if (!client) {
-    const url = new URL(config.s3.publicEndpoint);
-    const useSSL = url.protocol === 'https:';
-    client = new Minio.Client({
-      endPoint: url.hostname,
-      port: url.port ? Number(url.port) : useSSL ? 443 : 80,
-      useSSL,
-      accessKey: config.s3.accessKey,
-      secretKey: config.s3.secretKey,
-      region: config.s3.region,
-      pathStyle: true,
-    });
+    client = s3Client(config, config.s3.publicEndpoint);
     presigners.set(config, client);
   }
   return client;
