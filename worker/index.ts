@@ -4,7 +4,12 @@ import { Client } from '@temporalio/client';
 import { loadConfig, ConfigError } from '../common/config';
 import { createLogger } from '../common/logger';
 import { createKnex } from '../db/knex';
-import { createWorker, ensureOutboxDispatcher, ensureWebhookRetentionSchedule } from './worker';
+import {
+  createWorker,
+  ensureOutboxDispatcher,
+  ensureWebhookRetentionSchedule,
+  ensureFileOrphanSweepSchedule,
+} from './worker';
 import { installTemporalRuntime } from './runtime';
 
 async function main(): Promise<void> {
@@ -21,7 +26,11 @@ async function main(): Promise<void> {
   const running = worker.run();
   const dispatcherId = await ensureOutboxDispatcher(client, config);
   const retentionScheduleId = await ensureWebhookRetentionSchedule(client, config);
-  logger.info({ taskQueue: config.temporal.taskQueue, dispatcherId, retentionScheduleId }, 'worker running');
+  const orphanSweepScheduleId = await ensureFileOrphanSweepSchedule(client, config);
+  logger.info(
+    { taskQueue: config.temporal.taskQueue, dispatcherId, retentionScheduleId, orphanSweepScheduleId },
+    'worker running',
+  );
   try {
     await running;
   } finally {

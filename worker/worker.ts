@@ -8,7 +8,6 @@ import { createActivities } from '../activities';
 import type { FanOut } from '../activities/outbox';
 import { outboxDispatcherWorkflow } from '../workflows/outboxDispatcher';
 import { SYSTEM_COMPANY, workflowIdentity } from '../workflows/shared';
-import type { webhookDeliveryRetentionWorkflow } from '../workflows/webhookRetention';
 import type { Resolver } from '../common/webhookTargets';
 
 export interface WorkerDeps {
@@ -66,26 +65,30 @@ export function webhookRetentionScheduleId(config: Config): string {
 }
 
 /**
- * The Temporal Schedule that removes delivery records older than 30 days, every hour. Created once per
- * task queue; a worker that finds it already there leaves it as it is.
+ * A system Temporal Schedule `retention:<name>:<task queue>` that starts `workflowType` every `every`.
+ * Created once per task queue; a worker that finds it already there leaves it as it is.
  */
-export async function ensureWebhookRetentionSchedule(client: Client, config: Config): Promise<string> {
-  const scheduleId = webhookRetentionScheduleId(config);
+async function ensureRetentionSchedule(
+  client: Client,
+  config: Config,
+  params: { name: string; workflowType: string; every: '1 hour' },
+): Promise<string> {
   const identity = workflowIdentity({
     kind: 'retention',
-    parts: ['webhook-deliveries', config.temporal.taskQueue],
+    parts: [params.name, config.temporal.taskQueue],
     companyId: SYSTEM_COMPANY,
     taskQueue: config.temporal.taskQueue,
   });
+  const scheduleId = identity.workflowId;
   try {
     await client.schedule.create({
       scheduleId,
-      spec: { intervals: [{ every: '1 hour' }] },
+      spec: { intervals: [{ every: params.every }] },
       policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
       action: {
         type: 'startWorkflow',
-        workflowType: 'webhookDeliveryRetentionWorkflow',
-        args: [] as Parameters<typeof webhookDeliveryRetentionWorkflow>,
+        workflowType: params.workflowType,
+        args: [],
         workflowId: identity.workflowId,
         taskQueue: identity.taskQueue,
         typedSearchAttributes: identity.typedSearchAttributes,
@@ -95,4 +98,22 @@ export async function ensureWebhookRetentionSchedule(client: Client, config: Con
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
   }
   return scheduleId;
+}
+
+/** Every hour: removes webhook delivery records older than 30 days. */
+export function ensureWebhookRetentionSchedule(client: Client, config: Config): Promise<string> {
+  return ensureRetentionSchedule(client, config, {
+    name: 'webhook-deliveries',
+    workflowType: 'webhookDeliveryRetentionWorkflow',
+    every: '1 hour',
+  });
+}
+
+/** Every hour: removes objects of file versions that never committed (crashes between upload and commit). */
+export function ensureFileOrphanSweepSchedule(client: Client, config: Config): Promise<string> {
+  return ensureRetentionSchedule(client, config, {
+    name: 'file-orphans',
+    workflowType: 'fileOrphanSweepWorkflow',
+    every: '1 hour',
+  });
 }

@@ -3,3 +3,4 @@ export { outboxDispatcherWorkflow } from './outboxDispatcher';
 export { reportWorkflow } from './report';
 export { webhookDeliveryWorkflow } from './webhookDelivery';
 export { webhookDeliveryRetentionWorkflow } from './webhookRetention';
+export { fileOrphanSweepWorkflow } from './fileOrphanSweep';

@@ -1,7 +1,10 @@
 import { expect } from 'chai';
 import { sweepOrphanObjects } from '../../common/files/sweep';
 import { uuidv7 } from '../../common/ids';
-import { testEnv } from '../helpers/env';
+import { startWorker, testEnv } from '../helpers/env';
+import { ensureFileOrphanSweepSchedule } from '../../worker/worker';
+import { fileOrphanSweepWorkflow } from '../../workflows/fileOrphanSweep';
+import { workflowIdentity } from '../../workflows/shared';
 import { createTeam } from '../helpers/factories';
 import { csv, objectsOf, uploadFile } from '../helpers/files';
 
@@ -27,5 +30,42 @@ describe('orphan sweep (real MinIO and PostgreSQL)', function () {
     expect(left).to.have.lengthOf(1);
     const version = await knex('fileVersions').where({ fileId: saved.body.id }).first();
     expect(left[0]).to.equal(version.objectKey);
+  });
+
+  it('runs as the hourly Temporal Schedule retention:file-orphans:<task queue>, created idempotently', async () => {
+    const { knex, storage, temporal, config } = testEnv();
+    // its own worker, stopped at the end: a worker left polling this run's task queue would take other tests' tasks
+    const worker = await startWorker();
+    const a = await createTeam({ plan: 'premium' });
+    const orphanKey = storage.key('files', a.company.id, uuidv7(), uuidv7());
+    await storage.client.putObject(storage.bucket, orphanKey, Buffer.from('a,b\n1,2\n'));
+    const result = await temporal.workflow
+      .execute(fileOrphanSweepWorkflow, {
+        ...workflowIdentity({
+          kind: 'retention',
+          parts: ['file-orphans-test', uuidv7()],
+          companyId: '_system',
+          taskQueue: config.temporal.taskQueue,
+        }),
+        args: [{ olderThanMs: 0 }],
+      })
+      .finally(() => worker.stop());
+    expect(result.objectsRemoved).to.be.at.least(1);
+    expect(await objectsOf(a.company.id)).to.deep.equal([]);
+    expect(await knex('fileVersions').where({ objectKey: orphanKey })).to.have.lengthOf(0);
+
+    const id = await ensureFileOrphanSweepSchedule(temporal, config);
+    expect(await ensureFileOrphanSweepSchedule(temporal, config)).to.equal(id);
+    expect(id).to.equal(`retention:file-orphans:${config.temporal.taskQueue}`);
+    const handle = temporal.schedule.getHandle(id);
+    try {
+      const description = await handle.describe();
+      expect((description.action as { workflowType: string }).workflowType).to.equal(
+        'fileOrphanSweepWorkflow',
+      );
+      expect(description.spec.intervals?.[0]?.every).to.equal(3600_000);
+    } finally {
+      await handle.delete();
+    }
   });
 });
