@@ -68,10 +68,18 @@ describe('processes', function () {
     child.kill('SIGTERM');
     expect(await exited).to.equal(0);
     await waitForLine(lines, /worker stopped/, 1000);
-    // its dispatcher workflow belongs to its task queue; end it so it does not linger
-    await testEnv()
-      .temporal.workflow.getHandle(`outbox-dispatcher:${testEnv().config.temporal.taskQueue}-proc`)
+    // its dispatcher workflow and its schedules belong to its task queue; remove them so they do not linger
+    const { temporal, config } = testEnv();
+    const queue = `${config.temporal.taskQueue}-proc`;
+    await temporal.workflow
+      .getHandle(`outbox-dispatcher:${queue}`)
       .terminate('test done')
       .catch(() => undefined);
+    for (const name of ['webhook-deliveries', 'file-orphans']) {
+      await temporal.schedule
+        .getHandle(`retention:${name}:${queue}`)
+        .delete()
+        .catch(() => undefined);
+    }
   });
 });
