@@ -1,5 +1,24 @@
 import type { Config } from '../../common/config';
 import type { Mail } from '../../common/mailer';
+import type { AppContext } from '../context';
+
+/**
+ * Sends a mail once the change that needs it has committed. A mail server that is down does not undo the
+ * change: the failure is logged with the correlation id and the person can ask again (resend activation,
+ * forgot password). With `wait: false` the answer does not wait for SMTP, so endpoints that answer the same
+ * for known and unknown addresses do not tell them apart by their timing either.
+ */
+export async function mailAfterCommit(
+  ctx: AppContext,
+  mail: Mail,
+  options: { wait: boolean },
+): Promise<void> {
+  const log = ctx.state.log;
+  const sending = ctx.deps.mailer.send(mail).catch((err: unknown) => {
+    log.error({ err, to: mail.to, subject: mail.subject }, 'mail could not be sent');
+  });
+  if (options.wait) await sending;
+}
 
 /**
  * The service has no front end of its own: each mail carries the token and the API call that uses it,

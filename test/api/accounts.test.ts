@@ -1,7 +1,11 @@
 import { execFile } from 'node:child_process';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { createApp } from '../../api/app';
+import { createMailer } from '../../common/mailer';
 import { createCompany, createPerson, signIn } from '../helpers/factories';
 import { ROOT, testEnv } from '../helpers/env';
 import { call, expectErrorBody } from '../helpers/http';
@@ -105,6 +109,40 @@ describe('accounts: registration, activation, password reset', () => {
     expect((await call('POST', '/auth/forgot-password', { json: { email } })).status).to.equal(202);
     await new Promise((r) => setTimeout(r, 200));
     expect(mailsTo(email)).to.have.lengthOf(0);
+  });
+
+  it('forgot password and resend activation do not wait for the mail server (no timing hint that an address exists)', async () => {
+    // a mail server that accepts connections and never says a word: waiting on it would take 5 s (greeting timeout)
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as AddressInfo).port;
+    const { deps } = testEnv();
+    const config = { ...deps.config, mail: { ...deps.config.mail, smtpUrl: `smtp://127.0.0.1:${port}` } };
+    const app = createApp({ ...deps, config, mailer: createMailer(config, deps.logger) });
+    const server = http.createServer(app.callback());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const person = await createPerson(await createCompany());
+      const { email: pending } = await register();
+      for (const [path, email] of [
+        ['/auth/forgot-password', person.email],
+        ['/auth/resend-activation', pending],
+      ]) {
+        const started = Date.now();
+        const res = await fetch(base + path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email }),
+        });
+        expect(res.status).to.equal(202);
+        expect(Date.now() - started, path).to.be.below(2000);
+      }
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await new Promise<void>((r) => silent.close(() => r()));
+    }
   });
 
   it('the operator command creates an active company whose admin can sign in at once', async () => {

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, ForbiddenError, UnauthorizedError } from '../../../common/errors';
-import type { Mail } from '../../../common/mailer';
 import { recordAudit } from '../../../db/audit';
 import { isUniqueViolation } from '../../../db/errors';
-import { activationMail, passwordResetMail } from '../../auth/mails';
+import { activationMail, mailAfterCommit, passwordResetMail } from '../../auth/mails';
 import { consumeOneTimeToken, issueOneTimeToken } from '../../auth/oneTimeTokens';
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../auth/passwords';
 import { endSession, sessionKeys, startSession } from '../../auth/sessions';
@@ -17,18 +16,6 @@ const INVALID_TOKEN = 'invalid or expired token';
 const email = { type: 'string', format: 'email', maxLength: 320 } as const;
 const password = { type: 'string', minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH } as const;
 const token = { type: 'string', minLength: 1, maxLength: 200 } as const;
-
-/**
- * Mail goes out after the change commits. A mail server that is down does not undo the change: the failure
- * is logged with the correlation id and the person can ask again (resend activation, forgot password).
- */
-async function sendAfterCommit(ctx: AppContext, mail: Mail): Promise<void> {
-  try {
-    await ctx.deps.mailer.send(mail);
-  } catch (err) {
-    ctx.state.log.error({ err, to: mail.to, subject: mail.subject }, 'mail could not be sent');
-  }
-}
 
 const isEmailTaken = (err: unknown) => isUniqueViolation(err, 'people_email_unique');
 
@@ -122,7 +109,7 @@ export const accountRoutes = [
         if (isEmailTaken(err)) throw new ConflictError('an account with this address already exists');
         throw err;
       }
-      await sendAfterCommit(ctx, activationMail(config, body.email.trim(), activation.token));
+      await mailAfterCommit(ctx, activationMail(config, body.email.trim(), activation.token), { wait: true });
       return { status: 201, body: { companyId, personId, status: 'not_activated' } };
     },
   }),
@@ -187,7 +174,7 @@ export const accountRoutes = [
               purpose: 'activation',
             }),
           );
-          await sendAfterCommit(ctx, activationMail(config, person.email, issued.token));
+          await mailAfterCommit(ctx, activationMail(config, person.email, issued.token), { wait: false });
         }
       }
       return { status: 202, body: { status: 'accepted' } };
@@ -213,7 +200,7 @@ export const accountRoutes = [
             purpose: 'password_reset',
           }),
         );
-        await sendAfterCommit(ctx, passwordResetMail(config, person.email, issued.token));
+        await mailAfterCommit(ctx, passwordResetMail(config, person.email, issued.token), { wait: false });
       }
       return { status: 202, body: { status: 'accepted' } };
     },

@@ -4,7 +4,7 @@ import { ConflictError, NotFoundError } from '../../../common/errors';
 import { planLimits } from '../../../common/plans';
 import { recordAudit } from '../../../db/audit';
 import { isUniqueViolation } from '../../../db/errors';
-import { invitationMail } from '../../auth/mails';
+import { invitationMail, mailAfterCommit } from '../../auth/mails';
 import { issueOneTimeToken } from '../../auth/oneTimeTokens';
 import { endSession } from '../../auth/sessions';
 import type { Principal } from '../../context';
@@ -161,13 +161,13 @@ export const peopleRoutes = [
           throw new ConflictError('an account with this address already exists');
         throw err;
       }
-      try {
-        await ctx.deps.mailer.send(
-          invitationMail(config, result.person.email, result.token, result.companyName),
-        );
-      } catch (err) {
-        ctx.state.log.error({ err }, 'invitation mail could not be sent');
-      }
+      await mailAfterCommit(
+        ctx,
+        invitationMail(config, result.person.email, result.token, result.companyName),
+        {
+          wait: true,
+        },
+      );
       return {
         status: 201,
         body: { ...present(result.person), invitationExpiresAt: result.expiresAt.toISOString() },
