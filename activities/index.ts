@@ -35,6 +35,7 @@ export function createActivities(deps: ActivityDeps) {
           knex: deps.knex,
           logger: deps.logger,
           temporal: deps.temporal,
+          eagerStart: deps.temporalIsWorkerConnection,
         })
       : undefined;
   return {

@@ -70,8 +70,8 @@ export function createOutboxActivities(deps: OutboxDeps) {
     return count;
   }
 
-  /** Resolves when an outbox row commits (NOTIFY from the insert trigger) or after `ms`. */
-  async function waitForEvents(ms: number): Promise<void> {
+  /** Resolves when an outbox row commits (NOTIFY from the insert trigger), after `ms`, or on `abort`. */
+  async function waitForEvents(ms: number, abort: AbortSignal): Promise<void> {
     const client = knex.client as {
       acquireConnection(): Promise<PgConnection>;
       releaseConnection(c: PgConnection): Promise<void>;
@@ -79,15 +79,19 @@ export function createOutboxActivities(deps: OutboxDeps) {
     const conn = await client.acquireConnection();
     let timer: NodeJS.Timeout | undefined;
     let onNotify: (() => void) | undefined;
+    let onAbort: (() => void) | undefined;
     try {
       await conn.query('LISTEN outbox');
       await new Promise<void>((resolve) => {
         onNotify = resolve;
         conn.on('notification', onNotify);
         timer = setTimeout(resolve, ms);
+        onAbort = resolve;
+        abort.addEventListener('abort', onAbort);
       });
     } finally {
       if (timer) clearTimeout(timer);
+      if (onAbort) abort.removeEventListener('abort', onAbort);
       if (onNotify) conn.removeListener('notification', onNotify);
       await conn.query('UNLISTEN outbox').catch(() => undefined);
       await client.releaseConnection(conn);
@@ -96,20 +100,28 @@ export function createOutboxActivities(deps: OutboxDeps) {
 
   return {
     /**
-     * One dispatcher iteration: dispatch what is waiting; when nothing is, wait (heartbeating) for a new
-     * event up to the idle wait and dispatch once more.
+     * One dispatcher iteration: for up to the idle wait, dispatch what is waiting, batch after batch, and
+     * when nothing is, wait (heartbeating) for a new event. One activity serves many batches, so a busy
+     * outbox costs Temporal one activity per idle wait, not one per batch. Stops early when the
+     * dispatcher workflow is gone (the heartbeat reports it cancelled).
      */
     async dispatchOutbox(): Promise<DispatchResult> {
-      await sweep();
-      let dispatched = await claimAndDispatch();
-      if (dispatched > 0) return { dispatched };
-      const heartbeat = setInterval(() => Context.current().heartbeat(), 5_000);
+      const context = Context.current();
+      const until = Date.now() + idleWaitMs;
+      const heartbeat = setInterval(() => context.heartbeat(), 2_000);
+      let dispatched = 0;
       try {
-        await waitForEvents(idleWaitMs);
+        await sweep();
+        while (!context.cancellationSignal.aborted) {
+          const count = await claimAndDispatch();
+          dispatched += count;
+          const left = until - Date.now();
+          if (left <= 0) break;
+          if (count === 0) await waitForEvents(left, context.cancellationSignal);
+        }
       } finally {
         clearInterval(heartbeat);
       }
-      dispatched = await claimAndDispatch();
       return { dispatched };
     },
   };

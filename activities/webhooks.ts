@@ -16,7 +16,7 @@ import {
 import { webhookSecretBox } from '../common/webhookSecret';
 import { signWebhook } from '../common/webhookSignature';
 import type { Resolver } from '../common/webhookTargets';
-import { startDeliveryWorkflows, type DeliveryToStart } from '../common/webhookDeliveryStart';
+import { startDeliveryBatches, type DeliveryToStart } from '../common/webhookDeliveryStart';
 import type { AfterCommit, FanOut } from './outbox';
 import { createWebhookSender, type WebhookSender } from './webhookHttp';
 import { attemptFailedSignal, type AttemptRecord } from '../workflows/webhookDelivery';
@@ -44,6 +44,46 @@ export interface CompleteInput {
   error: string | null;
 }
 
+/** How many first attempts one batch activity has in flight at once. */
+const FIRST_ATTEMPTS_IN_FLIGHT = 32;
+
+/** What an attempt came to; the caller (a delivery's workflow, or a batch) decides what follows. */
+type AttemptOutcome =
+  | { kind: 'succeeded'; attempt: number; responseStatus: number }
+  /** failed; attempts remain */
+  | { kind: 'retry'; record: AttemptRecord }
+  /** the last attempt failed */
+  | { kind: 'failed'; record: AttemptRecord }
+  /** the receiver answered 410: the endpoint is disabled, the delivery fails */
+  | { kind: 'gone'; record: AttemptRecord }
+  /** the endpoint is disabled or deleted: nothing was sent */
+  | { kind: 'inactive'; message: string };
+
+export interface FirstAttemptsResult {
+  succeeded: number;
+  failed: number;
+  cancelled: number;
+  /** first attempt failed: each continues in a workflow of its own */
+  retry: Array<{ deliveryId: string; attempt: AttemptRecord }>;
+}
+
+/** The workflow an activity runs for: the one that owns the deliveries it attempts. */
+function ownerOf(info: { workflowExecution?: { workflowId: string } }): string {
+  const id = info.workflowExecution?.workflowId;
+  if (!id) throw ApplicationFailure.nonRetryable('webhook attempts run inside a workflow only');
+  return id;
+}
+
+/** A recorded attempt read back from the delivery row. */
+function recordOf(row: DeliveryRow): AttemptRecord {
+  return {
+    attempt: row.attempts,
+    responseStatus: row.responseStatus,
+    error: row.lastError,
+    at: new Date(row.lastAttemptAt ?? Date.now()).toISOString(),
+  };
+}
+
 interface DeliveryRow {
   id: string;
   companyId: string;
@@ -56,6 +96,8 @@ interface DeliveryRow {
   status: string;
   attempts: number;
   responseStatus: number | null;
+  lastError: string | null;
+  lastAttemptAt: Date | null;
   url: string | null;
   active: boolean | null;
   secretEncrypted: string | null;
@@ -90,26 +132,42 @@ export function createWebhookActivities(deps: WebhookDeps) {
       resolver: deps.resolver,
     });
 
+  const deliveryColumns = [
+    'd.id',
+    'd.companyId',
+    'd.endpointId',
+    'd.eventId',
+    'd.eventType',
+    'd.eventData',
+    'd.eventCreatedAt',
+    'd.completedAt',
+    'd.status',
+    'd.attempts',
+    'd.responseStatus',
+    'd.lastError',
+    'd.lastAttemptAt',
+    'e.url',
+    'e.active',
+    'e.secretEncrypted',
+  ];
+
+  function deliveriesWithEndpoints() {
+    return knex('webhookDeliveries as d').leftJoin('webhookEndpoints as e', 'e.id', 'd.endpointId');
+  }
+
   async function loadDelivery(deliveryId: string): Promise<DeliveryRow | undefined> {
-    return knex('webhookDeliveries as d')
-      .leftJoin('webhookEndpoints as e', 'e.id', 'd.endpointId')
+    return deliveriesWithEndpoints()
       .where('d.id', deliveryId)
-      .first<DeliveryRow | undefined>(
-        'd.id',
-        'd.companyId',
-        'd.endpointId',
-        'd.eventId',
-        'd.eventType',
-        'd.eventData',
-        'd.eventCreatedAt',
-        'd.completedAt',
-        'd.status',
-        'd.attempts',
-        'd.responseStatus',
-        'e.url',
-        'e.active',
-        'e.secretEncrypted',
-      );
+      .first<DeliveryRow | undefined>(deliveryColumns);
+  }
+
+  /** In creation order, so a batch posts its deliveries in the order their events were committed. */
+  async function loadDeliveries(ids: string[]): Promise<DeliveryRow[]> {
+    if (ids.length === 0) return [];
+    return deliveriesWithEndpoints()
+      .whereIn('d.id', ids)
+      .orderBy([{ column: 'd.createdAt' }, { column: 'd.id' }])
+      .select<DeliveryRow[]>(deliveryColumns);
   }
 
   /** Disables an active endpoint for a reason the service found; audited, and shown on the endpoint. */
@@ -146,144 +204,258 @@ export function createWebhookActivities(deps: WebhookDeps) {
     }
   }
 
-  return {
+  /**
+   * Finishes a delivery that did not succeed, once: `completed_at` guards it, so a retried call changes
+   * nothing. A failed delivery adds one to the endpoint's failures in a row; the update holds the
+   * endpoint's row lock, so concurrent deliveries count one by one, and the 20th disables it.
+   */
+  async function finishDelivery(
+    input: CompleteInput,
+  ): Promise<{ attempts: number; responseStatus: number | null }> {
+    return knex.transaction(async (trx) => {
+      const finished = await trx('webhookDeliveries')
+        .where({ id: input.deliveryId })
+        .whereNull('completedAt')
+        .update({
+          status: input.outcome,
+          completedAt: trx.fn.now(),
+          updatedAt: trx.fn.now(),
+          ...(input.error ? { lastError: input.error } : {}),
+        })
+        .returning<
+          Array<{ endpointId: string; eventId: string; attempts: number; responseStatus: number | null }>
+        >(['endpointId', 'eventId', 'attempts', 'responseStatus']);
+      if (finished.length === 0) {
+        const current = await trx('webhookDeliveries')
+          .where({ id: input.deliveryId })
+          .first<{ attempts: number; responseStatus: number | null } | undefined>(
+            'attempts',
+            'responseStatus',
+          );
+        return { attempts: current?.attempts ?? 0, responseStatus: current?.responseStatus ?? null };
+      }
+      const delivery = finished[0];
+      if (input.outcome === 'failed') {
+        const counted = await trx('webhookEndpoints')
+          .where({ id: delivery.endpointId })
+          .increment('consecutiveFailures', 1)
+          .returning<Array<{ consecutiveFailures: number; active: boolean }>>([
+            'consecutiveFailures',
+            'active',
+          ]);
+        const endpoint = counted[0];
+        if (endpoint?.active && endpoint.consecutiveFailures >= WEBHOOK_FAILURES_BEFORE_DISABLE) {
+          await disableEndpoint(trx, delivery.endpointId, 'consecutive_failures', {
+            consecutiveFailures: endpoint.consecutiveFailures,
+            lastDeliveryId: input.deliveryId,
+            eventId: delivery.eventId,
+          });
+        }
+      }
+      return { attempts: delivery.attempts, responseStatus: delivery.responseStatus };
+    });
+  }
+
+  /**
+   * Makes attempt number `attempt` of a loaded delivery and records it: reads nothing more, throws nothing
+   * for a receiver's failure; the caller decides what follows from the outcome.
+   */
+  async function attemptOnce(row: DeliveryRow, attempt: number): Promise<AttemptOutcome> {
+    if (!row.url || !row.active || !row.secretEncrypted) {
+      return {
+        kind: 'inactive',
+        message: row.url ? 'the endpoint is disabled: nothing more is sent' : 'the endpoint was deleted',
+      };
+    }
+    const body = envelopeBody(row);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const secret = box.open(row.endpointId, row.secretEncrypted);
+    const outcome = await sender.post(
+      row.url,
+      {
+        'content-type': 'application/json',
+        'user-agent': WEBHOOK_USER_AGENT,
+        'webhook-id': row.eventId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signWebhook(secret, timestamp, body),
+      },
+      body,
+    );
+
+    const status = outcome.status;
+    if (status !== null && status >= 200 && status < 300) {
+      // finish in one statement: the delivery, and the endpoint's failure count back to 0
+      await knex.raw(
+        `with d as (
+           update webhook_deliveries
+              set status = 'succeeded', attempts = greatest(attempts, ?), response_status = ?,
+                  last_attempt_at = now(), completed_at = now(), updated_at = now()
+            where id = ? and completed_at is null
+        returning endpoint_id)
+         update webhook_endpoints e set consecutive_failures = 0
+           from d where e.id = d.endpoint_id and e.consecutive_failures <> 0`,
+        [attempt, status, row.id],
+      );
+      return { kind: 'succeeded', attempt, responseStatus: status };
+    }
+
+    const gone = status === 410;
+    const error = `attempt ${attempt}: ${
+      status !== null
+        ? `receiver answered ${status}${gone ? ' Gone; endpoint disabled' : ''}`
+        : (outcome.error ?? 'no answer')
+    }`;
+    const willRetry = !gone && attempt < WEBHOOK_MAX_ATTEMPTS;
+    await knex.transaction(async (trx) => {
+      await trx('webhookDeliveries')
+        .where({ id: row.id })
+        .whereNull('completedAt')
+        .update({
+          status: willRetry ? 'retrying' : 'failed',
+          attempts: trx.raw('greatest(attempts, ?)', [attempt]),
+          responseStatus: status,
+          lastError: error,
+          lastAttemptAt: trx.fn.now(),
+          updatedAt: trx.fn.now(),
+        });
+      if (gone) {
+        await disableEndpoint(trx, row.endpointId, 'receiver_gone', {
+          deliveryId: row.id,
+          eventId: row.eventId,
+          responseStatus: 410,
+        });
+      }
+    });
+    const record = { attempt, responseStatus: status, error, at: new Date().toISOString() };
+    return { kind: gone ? 'gone' : willRetry ? 'retry' : 'failed', record };
+  }
+
+  /** The record of an attempt begun but not finished by an earlier, lost run of a batch activity. */
+  async function lostAttempt(row: DeliveryRow): Promise<AttemptRecord> {
+    if (row.status !== 'pending') return recordOf(row);
+    const error = `attempt ${row.attempts}: no outcome recorded (the worker making it was lost)`;
+    await knex('webhookDeliveries')
+      .where({ id: row.id, status: 'pending' })
+      .whereNull('completedAt')
+      .update({ status: 'retrying', lastError: error, updatedAt: knex.fn.now() });
+    return { ...recordOf(row), error, responseStatus: null };
+  }
+
+  /**
+   * Makes `owner` the one workflow that may attempt the delivery: it must own it already, or nobody
+   * does, or the workflow that hands it over (`previousOwner`). False when another workflow owns it.
+   */
+  async function claim(deliveryId: string, owner: string, previousOwner?: string): Promise<boolean> {
+    const owners = previousOwner ? [owner, previousOwner] : [owner];
+    const claimed = await knex('webhookDeliveries')
+      .where({ id: deliveryId })
+      .where((q) => q.whereNull('ownerWorkflowId').orWhereIn('ownerWorkflowId', owners))
+      .update({ ownerWorkflowId: owner });
+    return claimed > 0;
+  }
+
+  const activities = {
     /**
-     * One attempt: reads the endpoint now (so a rotated secret or a disable applies at once), signs the
-     * envelope, posts it and records the attempt. Throws to let Temporal's retry policy decide what next.
+     * One attempt of a delivery's own workflow: reads the endpoint now (so a rotated secret or a disable
+     * applies at once), signs the envelope, posts it and records the attempt. Throws to let Temporal's
+     * retry policy decide what next. The attempt number counts the attempts made before this workflow.
      */
-    async attemptWebhookDelivery(input: { deliveryId: string }): Promise<AttemptResult> {
-      const attempt = Context.current().info.attempt;
-      const row = await loadDelivery(input.deliveryId);
+    async attemptWebhookDelivery(input: {
+      deliveryId: string;
+      attemptsDone?: number;
+      handedOverBy?: string;
+    }): Promise<AttemptResult> {
+      const info = Context.current().info;
+      const attempt = (input.attemptsDone ?? 0) + info.attempt;
+      const owner = ownerOf(info);
+      let row = await loadDelivery(input.deliveryId);
+      if (row && !row.completedAt && !(await claim(row.id, owner, input.handedOverBy))) row = undefined;
       if (!row) throw ApplicationFailure.nonRetryable('the delivery no longer exists', FAILURE.deliveryGone);
       if (row.completedAt) {
         // finished by an earlier run of this attempt whose completion Temporal did not hear of
         if (row.status === 'succeeded') return { attempt: row.attempts, responseStatus: row.responseStatus };
         throw ApplicationFailure.nonRetryable(`the delivery is already ${row.status}`, FAILURE.deliveryGone);
       }
-      if (!row.url || !row.active || !row.secretEncrypted) {
-        throw ApplicationFailure.nonRetryable(
-          row.url ? 'the endpoint is disabled: nothing more is sent' : 'the endpoint was deleted',
-          FAILURE.endpointInactive,
-        );
+      const outcome = await attemptOnce(row, attempt);
+      switch (outcome.kind) {
+        case 'succeeded':
+          return { attempt, responseStatus: outcome.responseStatus };
+        case 'inactive':
+          throw ApplicationFailure.nonRetryable(outcome.message, FAILURE.endpointInactive);
+        case 'gone':
+          throw ApplicationFailure.nonRetryable(outcome.record.error, FAILURE.receiverGone);
+        case 'retry':
+          await signalFailedAttempt(outcome.record);
+          throw ApplicationFailure.retryable(outcome.record.error, FAILURE.attemptFailed);
+        case 'failed':
+          throw ApplicationFailure.retryable(outcome.record.error, FAILURE.attemptFailed);
       }
-
-      const body = envelopeBody(row);
-      const timestamp = Math.floor(Date.now() / 1000);
-      const secret = box.open(row.endpointId, row.secretEncrypted);
-      const outcome = await sender.post(
-        row.url,
-        {
-          'content-type': 'application/json',
-          'user-agent': WEBHOOK_USER_AGENT,
-          'webhook-id': row.eventId,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': signWebhook(secret, timestamp, body),
-        },
-        body,
-      );
-
-      const status = outcome.status;
-      if (status !== null && status >= 200 && status < 300) {
-        // finish in one statement: the delivery, and the endpoint's failure count back to 0
-        await knex.raw(
-          `with d as (
-             update webhook_deliveries
-                set status = 'succeeded', attempts = greatest(attempts, ?), response_status = ?,
-                    last_attempt_at = now(), completed_at = now(), updated_at = now()
-              where id = ? and completed_at is null
-          returning endpoint_id)
-           update webhook_endpoints e set consecutive_failures = 0
-             from d where e.id = d.endpoint_id and e.consecutive_failures <> 0`,
-          [attempt, status, row.id],
-        );
-        return { attempt, responseStatus: status };
-      }
-
-      const gone = status === 410;
-      const error = `attempt ${attempt}: ${
-        status !== null
-          ? `receiver answered ${status}${gone ? ' Gone; endpoint disabled' : ''}`
-          : (outcome.error ?? 'no answer')
-      }`;
-      const willRetry = !gone && attempt < WEBHOOK_MAX_ATTEMPTS;
-      await knex.transaction(async (trx) => {
-        await trx('webhookDeliveries')
-          .where({ id: row.id })
-          .whereNull('completedAt')
-          .update({
-            status: willRetry ? 'retrying' : 'failed',
-            attempts: trx.raw('greatest(attempts, ?)', [attempt]),
-            responseStatus: status,
-            lastError: error,
-            lastAttemptAt: trx.fn.now(),
-            updatedAt: trx.fn.now(),
-          });
-        if (gone) {
-          await disableEndpoint(trx, row.endpointId, 'receiver_gone', {
-            deliveryId: row.id,
-            eventId: row.eventId,
-            responseStatus: 410,
-          });
-        }
-      });
-      if (gone) throw ApplicationFailure.nonRetryable(error, FAILURE.receiverGone);
-      if (willRetry) {
-        await signalFailedAttempt({ attempt, responseStatus: status, error, at: new Date().toISOString() });
-      }
-      throw ApplicationFailure.retryable(error, FAILURE.attemptFailed);
     },
 
     /**
-     * Finishes a delivery that did not succeed, once: `completed_at` guards it, so a retried call changes
-     * nothing. A failed delivery adds one to the endpoint's failures in a row; the update holds the
-     * endpoint's row lock, so concurrent deliveries count one by one, and the 20th disables it.
+     * The first attempt of each delivery of a batch, side by side (at most `FIRST_ATTEMPTS_IN_FLIGHT` at
+     * once), each recorded as it ends. Deliveries that succeed, or end for good (410, endpoint disabled
+     * or deleted), are finished here; those to retry are returned, for the batch workflow to hand each
+     * to a workflow of its own. Run again after a lost worker, it attempts only what is not attempted
+     * yet, and returns the deliveries attempted before as to retry (still owned by this batch).
      */
-    async completeWebhookDelivery(
-      input: CompleteInput,
-    ): Promise<{ attempts: number; responseStatus: number | null }> {
-      return knex.transaction(async (trx) => {
-        const finished = await trx('webhookDeliveries')
-          .where({ id: input.deliveryId })
+    async deliverFirstAttempts(input: { deliveryIds: string[] }): Promise<FirstAttemptsResult> {
+      const context = Context.current();
+      const owner = ownerOf(context.info);
+      const heartbeat = setInterval(() => context.heartbeat(), 1_000);
+      const result: FirstAttemptsResult = { succeeded: 0, failed: 0, cancelled: 0, retry: [] };
+      try {
+        const claimed = await knex('webhookDeliveries')
+          .whereIn('id', input.deliveryIds)
           .whereNull('completedAt')
-          .update({
-            status: input.outcome,
-            completedAt: trx.fn.now(),
-            updatedAt: trx.fn.now(),
-            ...(input.error ? { lastError: input.error } : {}),
-          })
-          .returning<
-            Array<{ endpointId: string; eventId: string; attempts: number; responseStatus: number | null }>
-          >(['endpointId', 'eventId', 'attempts', 'responseStatus']);
-        if (finished.length === 0) {
-          const current = await trx('webhookDeliveries')
-            .where({ id: input.deliveryId })
-            .first<{ attempts: number; responseStatus: number | null } | undefined>(
-              'attempts',
-              'responseStatus',
-            );
-          return { attempts: current?.attempts ?? 0, responseStatus: current?.responseStatus ?? null };
-        }
-        const delivery = finished[0];
-        if (input.outcome === 'failed') {
-          const counted = await trx('webhookEndpoints')
-            .where({ id: delivery.endpointId })
-            .increment('consecutiveFailures', 1)
-            .returning<Array<{ consecutiveFailures: number; active: boolean }>>([
-              'consecutiveFailures',
-              'active',
-            ]);
-          const endpoint = counted[0];
-          if (endpoint?.active && endpoint.consecutiveFailures >= WEBHOOK_FAILURES_BEFORE_DISABLE) {
-            await disableEndpoint(trx, delivery.endpointId, 'consecutive_failures', {
-              consecutiveFailures: endpoint.consecutiveFailures,
-              lastDeliveryId: input.deliveryId,
-              eventId: delivery.eventId,
-            });
+          .where((q) => q.whereNull('ownerWorkflowId').orWhere('ownerWorkflowId', owner))
+          .update({ ownerWorkflowId: owner })
+          .returning<Array<{ id: string }>>('id');
+        const rows = await loadDeliveries(claimed.map((c) => c.id));
+        let next = 0;
+        const lane = async () => {
+          while (next < rows.length) {
+            const row = rows[next++];
+            if (row.attempts > 0) {
+              // begun by an earlier run of this activity, which was lost: it goes on to retry, and an
+              // attempt that never recorded its outcome counts as failed
+              result.retry.push({ deliveryId: row.id, attempt: await lostAttempt(row) });
+              continue;
+            }
+            // counted before it is sent, so a lost worker leaves a record of the attempt the receiver saw
+            const begun = await knex('webhookDeliveries')
+              .where({ id: row.id, attempts: 0 })
+              .whereNull('completedAt')
+              .update({ attempts: 1, lastAttemptAt: knex.fn.now(), updatedAt: knex.fn.now() });
+            if (begun === 0) continue;
+            const outcome = await attemptOnce(row, 1);
+            switch (outcome.kind) {
+              case 'succeeded':
+                result.succeeded++;
+                break;
+              case 'retry':
+                result.retry.push({ deliveryId: row.id, attempt: outcome.record });
+                break;
+              case 'gone':
+              case 'failed':
+                await finishDelivery({ deliveryId: row.id, outcome: 'failed', error: null });
+                result.failed++;
+                break;
+              case 'inactive':
+                await finishDelivery({ deliveryId: row.id, outcome: 'cancelled', error: outcome.message });
+                result.cancelled++;
+                break;
+            }
           }
-        }
-        return { attempts: delivery.attempts, responseStatus: delivery.responseStatus };
-      });
+        };
+        await Promise.all(Array.from({ length: Math.min(FIRST_ATTEMPTS_IN_FLIGHT, rows.length) }, lane));
+      } finally {
+        clearInterval(heartbeat);
+      }
+      return result;
     },
+
+    completeWebhookDelivery: finishDelivery,
 
     /** Removes delivery records older than 30 days, in batches (run by the retention Schedule). */
     async deleteExpiredWebhookDeliveries(): Promise<{ deleted: number }> {
@@ -302,6 +474,7 @@ export function createWebhookActivities(deps: WebhookDeps) {
       return { deleted };
     },
   };
+  return activities;
 }
 
 export type WebhookActivities = ReturnType<typeof createWebhookActivities>;
@@ -310,7 +483,7 @@ export type WebhookActivities = ReturnType<typeof createWebhookActivities>;
  * The outbox fan-out for webhooks. Inside the claiming transaction: one delivery record per active
  * endpoint of the event's company subscribed to its type (a `ping` goes to the pinged endpoint only);
  * the unique (event, endpoint) index makes a second run of the same batch create nothing. After commit:
- * start one workflow per new delivery.
+ * start the first attempts, one batch workflow per company (see `webhookBatchWorkflow`).
  */
 export function createWebhookFanOut(deps: {
   config: Config;
@@ -325,7 +498,7 @@ export function createWebhookFanOut(deps: {
 
   async function start(deliveries: DeliveryToStart[]): Promise<void> {
     if (deliveries.length === 0) return;
-    const { errors } = await startDeliveryWorkflows(temporal, knex, config, deliveries, { eager });
+    const { errors } = await startDeliveryBatches(temporal, knex, config, deliveries, { eager });
     // the deliveries stay unmarked; startLeftBehind retries them on a later dispatcher iteration
     if (errors.length > 0)
       logger.error({ err: errors[0], count: errors.length }, 'delivery workflow start failed');
@@ -373,7 +546,7 @@ export function createWebhookFanOut(deps: {
       .select<DeliveryToStart[]>('id', 'companyId');
     if (rows.length === 0) return 0;
     logger.warn({ count: rows.length }, 'starting delivery workflows left behind');
-    const { started, errors } = await startDeliveryWorkflows(temporal, knex, config, rows, { eager });
+    const { started, errors } = await startDeliveryBatches(temporal, knex, config, rows, { eager });
     if (errors.length > 0)
       logger.error({ err: errors[0], count: errors.length }, 'delivery workflow start failed');
     return started;

@@ -1,8 +1,11 @@
 /**
- * Starting delivery workflows, shared by the outbox fan-out (worker) and redelivery and ping (API).
- * The workflow id derives from the delivery id, so starting twice is harmless: a running workflow is
- * reused, a finished one is not started again. A delivery is marked started only after Temporal accepted
- * it; the dispatcher starts any delivery left unmarked (a crash between commit and start).
+ * Starting delivery workflows. The outbox fan-out (worker) starts batches: one `webhook-batch` workflow
+ * per company and dispatcher pass makes the first attempts, and hands each delivery that fails to a
+ * `webhook-delivery:<deliveryId>` workflow. A redelivery (API) starts its `webhook-delivery` workflow
+ * directly. Ids derive from delivery ids, so starting twice is harmless: a running workflow is reused, a
+ * finished one is not started again, and a delivery is attempted only by the workflow that owns it. A
+ * delivery is marked started only after Temporal accepted it; the dispatcher starts any left unmarked (a
+ * crash between commit and start) in a batch.
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
@@ -11,6 +14,7 @@ import type { Config } from './config';
 import { deliveryPolicy } from './webhookPolicy';
 import { workflowIdentity } from '../workflows/shared';
 import type { webhookDeliveryWorkflow } from '../workflows/webhookDelivery';
+import type { webhookBatchWorkflow } from '../workflows/webhookBatch';
 
 export interface DeliveryToStart {
   id: string;
@@ -19,6 +23,8 @@ export interface DeliveryToStart {
 }
 
 const PARALLEL_STARTS = 32;
+/** At most this many deliveries in one batch workflow (its input and result stay small). */
+const BATCH_MAX = 500;
 
 export function deliveryWorkflowId(deliveryId: string): string {
   return `webhook-delivery:${deliveryId}`;
@@ -69,11 +75,75 @@ export async function startDeliveryWorkflows(
       else errors.push(r.reason);
     }
   }
-  if (started.length > 0) {
-    await knex('webhookDeliveries')
-      .whereIn('id', started)
-      .whereNull('workflowStartedAt')
-      .update({ workflowStartedAt: knex.fn.now() });
-  }
+  await markStarted(knex, started);
   return { started: started.length, errors };
+}
+
+/**
+ * Starts the first attempts of fresh deliveries: one `webhook-batch:<first delivery id>` workflow per
+ * company (and per BATCH_MAX deliveries), carrying that company's `CompanyId`, then marks them started.
+ */
+export async function startDeliveryBatches(
+  client: Client,
+  knex: Knex,
+  config: Config,
+  deliveries: readonly DeliveryToStart[],
+  options: { eager?: boolean } = {},
+): Promise<{ started: number; errors: unknown[] }> {
+  const policy = deliveryPolicy(config.webhooks);
+  const byCompany = new Map<string, DeliveryToStart[]>();
+  for (const d of deliveries) {
+    const list = byCompany.get(d.companyId) ?? [];
+    list.push(d);
+    byCompany.set(d.companyId, list);
+  }
+  const batches: DeliveryToStart[][] = [];
+  for (const list of byCompany.values())
+    for (let i = 0; i < list.length; i += BATCH_MAX) batches.push(list.slice(i, i + BATCH_MAX));
+
+  const started: string[] = [];
+  const errors: unknown[] = [];
+  for (let i = 0; i < batches.length; i += PARALLEL_STARTS) {
+    const results = await Promise.allSettled(
+      batches.slice(i, i + PARALLEL_STARTS).map(async (batch) => {
+        try {
+          await client.workflow.start<typeof webhookBatchWorkflow>('webhookBatchWorkflow', {
+            ...workflowIdentity({
+              kind: 'webhook-batch',
+              parts: [batch[0].id],
+              companyId: batch[0].companyId,
+              taskQueue: config.temporal.taskQueue,
+            }),
+            args: [
+              {
+                companyId: batch[0].companyId,
+                deliveries: batch.map((d) => ({ id: d.id, correlationId: d.correlationId ?? null })),
+                policy,
+              },
+            ],
+            workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+            workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+            ...(options.eager ? { requestEagerStart: true } : {}),
+          });
+        } catch (err) {
+          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        }
+        return batch.map((d) => d.id);
+      }),
+    );
+    for (const r of results) {
+      if (r.status === 'fulfilled') started.push(...r.value);
+      else errors.push(r.reason);
+    }
+  }
+  await markStarted(knex, started);
+  return { started: started.length, errors };
+}
+
+async function markStarted(knex: Knex, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await knex('webhookDeliveries')
+    .whereIn('id', ids)
+    .whereNull('workflowStartedAt')
+    .update({ workflowStartedAt: knex.fn.now() });
 }

@@ -2,9 +2,9 @@ import { continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workfl
 import type { OutboxActivities } from '../activities/outbox';
 
 const { dispatchOutbox } = proxyActivities<OutboxActivities>({
-  // dispatchOutbox waits for new events for a while when the outbox is empty, heartbeating as it waits
+  // dispatchOutbox dispatches and waits for new events for up to the idle wait, heartbeating
   startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 

@@ -12,7 +12,8 @@ export const COMPANY_ID = defineSearchAttributeKey('CompanyId', SearchAttributeT
 /** Workflows that belong to no company (the outbox dispatcher, schedules) carry this CompanyId. */
 export const SYSTEM_COMPANY = '_system';
 
-export type WorkflowKind = 'outbox-dispatcher' | 'webhook-delivery' | 'report' | 'comparison' | 'retention';
+export type WorkflowKind =
+  'outbox-dispatcher' | 'webhook-batch' | 'webhook-delivery' | 'report' | 'comparison' | 'retention';
 
 /**
  * Readable, deterministic ids that name the business object, e.g. `webhook-delivery:<deliveryId>`.

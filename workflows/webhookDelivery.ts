@@ -5,13 +5,23 @@ import {
   defineSignal,
   proxyActivities,
   setHandler,
+  sleep,
 } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks';
-import { FAILURE, WEBHOOK_MAX_ATTEMPTS, type DeliveryPolicy } from '../common/webhookPolicy';
+import { FAILURE, retryDelaysMs, WEBHOOK_MAX_ATTEMPTS, type DeliveryPolicy } from '../common/webhookPolicy';
 
 export interface WebhookDeliveryInput {
   deliveryId: string;
   policy: DeliveryPolicy;
+  /**
+   * Attempts already made elsewhere: 1 when a delivery batch hands over a delivery whose first attempt
+   * failed (the batch workflow starts this one as its child). 0 or absent: this workflow makes them all.
+   */
+  attemptsDone?: number;
+  /** the earlier attempts, so this workflow's history and `attempts` query show every attempt */
+  earlierAttempts?: AttemptRecord[];
+  /** the batch workflow that owned the delivery until now (the attempt activity takes it over) */
+  handedOverBy?: string;
 }
 
 /** One attempt as operators see it in the workflow's history (a signal per failed attempt before the last). */
@@ -33,26 +43,33 @@ export const attemptFailedSignal = defineSignal<[AttemptRecord]>('attemptFailed'
 export const attemptsQuery = defineQuery<AttemptRecord[]>('attempts');
 
 /**
- * One webhook delivery: at most 5 attempts in all, the delays between them grown by Temporal's activity
+ * One webhook delivery's attempts: at most 5 in all, the delays between them grown by Temporal's activity
  * retry policy (no loop of our own). Each attempt reads the endpoint afresh (URL, active, current secret),
  * signs, posts and records itself. 410 and a disabled or deleted endpoint stop at once (non-retryable).
  * After a failure the delivery is finished (status, consecutive-failure count, automatic disable) by
  * `completeWebhookDelivery`, whose retries never give up, so the record always reaches a final status.
+ *
+ * Started by a delivery batch for a delivery whose first attempt failed (`attemptsDone` 1: a durable
+ * timer waits the first delay, then the retry policy covers attempts 2 to 5 with the later delays), and
+ * by the API for a redelivery (all 5 attempts here).
  */
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
-  const attempts: AttemptRecord[] = [];
+  const attempts: AttemptRecord[] = [...(input.earlierAttempts ?? [])];
   setHandler(attemptFailedSignal, (record) => {
     attempts.push(record);
   });
   setHandler(attemptsQuery, () => attempts);
 
   const { policy } = input;
+  const attemptsDone = Math.min(Math.max(input.attemptsDone ?? 0, 0), WEBHOOK_MAX_ATTEMPTS - 1);
+  const delays = retryDelaysMs(policy);
+  if (attemptsDone > 0) await sleep(delays[attemptsDone - 1]);
   const { attemptWebhookDelivery } = proxyActivities<WebhookActivities>({
     // the HTTP request has its own timeout (policy.attemptTimeoutMs); this one only catches a lost worker
     startToCloseTimeout: policy.attemptTimeoutMs + 5_000,
     retry: {
-      maximumAttempts: WEBHOOK_MAX_ATTEMPTS,
-      initialInterval: policy.initialIntervalMs,
+      maximumAttempts: WEBHOOK_MAX_ATTEMPTS - attemptsDone,
+      initialInterval: attemptsDone > 0 ? delays[attemptsDone] : policy.initialIntervalMs,
       backoffCoefficient: policy.backoffCoefficient,
       maximumInterval: policy.maximumIntervalMs,
       nonRetryableErrorTypes: [FAILURE.receiverGone, FAILURE.endpointInactive, FAILURE.deliveryGone],
@@ -64,7 +81,11 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
   });
 
   try {
-    const result = await attemptWebhookDelivery({ deliveryId: input.deliveryId });
+    const result = await attemptWebhookDelivery({
+      deliveryId: input.deliveryId,
+      attemptsDone,
+      handedOverBy: input.handedOverBy,
+    });
     return { status: 'succeeded', attempts: result.attempt, responseStatus: result.responseStatus };
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : undefined;

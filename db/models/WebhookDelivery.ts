@@ -21,4 +21,5 @@ export class WebhookDelivery extends TenantModel {
   lastAttemptAt!: Date | null;
   completedAt!: Date | null;
   workflowStartedAt!: Date | null;
+  ownerWorkflowId!: string | null;
 }

@@ -6,11 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { transact } from '../../db/transaction';
 import { OutboxEvent, WebhookDelivery, WebhookEndpoint } from '../../db/models';
 import { webhookSecretBox, generateWebhookSecret } from '../../common/webhookSecret';
-import { deliveryWorkflowId } from '../../common/webhookDeliveryStart';
+import { deliveryWorkflowId, startDeliveryBatches } from '../../common/webhookDeliveryStart';
 import { COMPANY_ID } from '../../workflows/shared';
 import { attemptsQuery } from '../../workflows/webhookDelivery';
 import { createWebhookFanOut } from '../../activities/webhooks';
@@ -107,13 +108,25 @@ describe('webhook delivery (outbox → Temporal → HTTP)', function () {
       'data',
     ]);
 
-    // operators: the workflow id names the delivery and carries the company
-    const handle = testEnv().temporal.workflow.getHandle(deliveryWorkflowId(delivery.id));
-    expect(await handle.result()).to.deep.equal({ status: 'succeeded', attempts: 1, responseStatus: 200 });
-    const description = await handle.describe();
-    expect(description.workflowId).to.equal(`webhook-delivery:${delivery.id}`);
+    // operators: the first attempt ran in the company's batch, named by its first delivery, carrying the
+    // company; a delivery that succeeds at once needs no workflow of its own
+    const batch = testEnv().temporal.workflow.getHandle(`webhook-batch:${delivery.id}`);
+    expect(await batch.result()).to.deep.equal({
+      deliveries: 1,
+      succeeded: 1,
+      failed: 0,
+      cancelled: 0,
+      retrying: [],
+    });
+    const description = await batch.describe();
     expect(description.typedSearchAttributes.get(COMPANY_ID)).to.equal(company.id);
     expect(description.status.name).to.equal('COMPLETED');
+    const own = testEnv().temporal.workflow.getHandle(deliveryWorkflowId(delivery.id));
+    const missing = await own.describe().then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(missing).to.be.instanceOf(WorkflowNotFoundError);
   });
 
   it('retries a 500 and succeeds on the second attempt; a success resets the failures in a row', async () => {
@@ -152,8 +165,14 @@ describe('webhook delivery (outbox → Temporal → HTTP)', function () {
     [100, 200, 400, 800].forEach((delay, i) => expect(gaps[i]).to.be.at.least(delay * 0.9));
     expect((await endpointRow(endpoint.id)).consecutiveFailures).to.equal(1);
 
-    // operators: the workflow's history holds each failed attempt (signals) and the last one's failure
+    // operators: the batch handed the delivery to a workflow of its own, whose history holds each failed
+    // attempt (the first in its input, the next ones as signals), the first delay as a timer, the retry
+    // policy for attempts 2 to 5, and the last attempt's failure
+    const batch = testEnv().temporal.workflow.getHandle(`webhook-batch:${delivery.id}`);
+    expect((await batch.result()).retrying).to.deep.equal([delivery.id]);
     const handle = testEnv().temporal.workflow.getHandle(deliveryWorkflowId(delivery.id));
+    const description = await handle.describe();
+    expect(description.typedSearchAttributes.get(COMPANY_ID)).to.equal(company.id);
     const attempts = await handle.query(attemptsQuery);
     expect(attempts.map((a) => [a.attempt, a.responseStatus])).to.deep.equal([
       [1, 500],
@@ -163,17 +182,19 @@ describe('webhook delivery (outbox → Temporal → HTTP)', function () {
     ]);
     const history = await handle.fetchHistory();
     const events = history.events ?? [];
-    expect(events.filter((e) => e.workflowExecutionSignaledEventAttributes)).to.have.lengthOf(4);
+    expect(events.filter((e) => e.workflowExecutionSignaledEventAttributes)).to.have.lengthOf(3);
+    const timer = events.find((e) => e.timerStartedEventAttributes)!.timerStartedEventAttributes!;
+    expect(Number(timer.startToFireTimeout?.nanos)).to.equal(100_000_000);
     const started = events.find(
-      (e) => e.activityTaskStartedEventAttributes && e.activityTaskStartedEventAttributes.attempt === 5,
+      (e) => e.activityTaskStartedEventAttributes && e.activityTaskStartedEventAttributes.attempt === 4,
     );
-    expect(started, 'ActivityTaskStarted of attempt 5').to.exist;
+    expect(started, 'ActivityTaskStarted of attempt 5 (the 4th of this workflow)').to.exist;
     const scheduled = events.find(
       (e) => e.activityTaskScheduledEventAttributes,
     )!.activityTaskScheduledEventAttributes!;
     expect(scheduled.activityType?.name).to.equal('attemptWebhookDelivery');
-    expect(scheduled.retryPolicy).to.deep.include({ backoffCoefficient: 2, maximumAttempts: 5 });
-    expect(Number(scheduled.retryPolicy?.initialInterval?.nanos)).to.equal(100_000_000);
+    expect(scheduled.retryPolicy).to.deep.include({ backoffCoefficient: 2, maximumAttempts: 4 });
+    expect(Number(scheduled.retryPolicy?.initialInterval?.nanos)).to.equal(200_000_000);
     expect(await handle.result()).to.deep.equal({ status: 'failed', attempts: 5, responseStatus: 500 });
   });
 
@@ -230,13 +251,14 @@ describe('webhook delivery (outbox → Temporal → HTTP)', function () {
     expect(row.active).to.equal(false);
     expect(row.disabledReason).to.equal('consecutive_failures');
     expect(row.consecutiveFailures).to.equal(20);
-    // disabled by the 20th failure, not before: in the same transaction that finished the last delivery
-    const lastCompleted = Math.max(...all.map((d) => new Date(d.completedAt!).getTime()));
-    expect(new Date(row.disabledAt!).getTime()).to.equal(lastCompleted);
     const audit = await testEnv()
       .knex('auditLog')
       .where({ companyId: company.id, action: 'webhook_endpoint.disabled' });
     expect(audit).to.have.lengthOf(1);
+    // disabled by the 20th failure, not before: in the same transaction that finished the delivery counted
+    // 20th (now() is that transaction's start; the count is serialised by the endpoint's row lock)
+    const twentieth = all.find((d) => d.id === audit[0].details.lastDeliveryId)!;
+    expect(new Date(row.disabledAt!).getTime()).to.equal(new Date(twentieth.completedAt!).getTime());
     expect(audit[0]).to.include({ actorPersonId: null, resourceId: endpoint.id });
     expect(audit[0].details).to.include({
       reason: 'consecutive_failures',
@@ -408,6 +430,43 @@ describe('webhook fan-out: a dispatcher crash neither loses nor duplicates a del
     // no dispatcher ran here: mark the event sent so no later dispatcher picks it up
     await OutboxEvent.query(knex).findById(eventId).patch({ dispatchedAt: new Date() });
   });
+  it('posts a delivery once even when two batches claim it (only the workflow that owns a delivery attempts it)', async () => {
+    const { knex, temporal } = testEnv();
+    const company = await newCompany();
+    const receiver = await startReceiver();
+    const { endpoint, secret } = await insertEndpoint(running.config, company.id, { url: receiver.url });
+    receiver.secrets = [secret];
+    const events = await emit(company.id, 'file.uploaded', 3);
+    const rows = await OutboxEvent.query(knex).whereIn('id', events);
+    const { fanOut } = createWebhookFanOut({
+      config: running.config,
+      knex,
+      logger: testEnv().logger,
+      temporal,
+    });
+    await knex.transaction((trx: Knex.Transaction) => fanOut(trx, rows));
+    const deliveries = await deliveriesOf(endpoint.id);
+    expect(deliveries).to.have.lengthOf(3);
+    const [d1, d2, d3] = deliveries.map((d) => ({ id: d.id, companyId: company.id }));
+
+    // e.g. a batch started, its mark lost, and the sweep grouping the same deliveries differently
+    await Promise.all([
+      startDeliveryBatches(temporal, knex, running.config, [d1, d2, d3]),
+      startDeliveryBatches(temporal, knex, running.config, [d2, d3]),
+      startDeliveryBatches(temporal, knex, running.config, [d3]),
+    ]);
+    const done = await finishedDeliveries(endpoint.id, 3);
+    expect(done.every((d) => d.status === 'succeeded' && d.attempts === 1)).to.equal(true);
+    const results = await Promise.all(
+      [d1, d2, d3].map((d) => temporal.workflow.getHandle(`webhook-batch:${d.id}`).result()),
+    );
+    expect(results.reduce((n, r) => n + r.succeeded, 0)).to.equal(3);
+    await sleep(300);
+    expect(receiver.requests.map((r) => r.headers['webhook-id']).sort()).to.deep.equal([...events].sort());
+    const owners = await WebhookDelivery.query(knex).whereIn('id', [d1.id, d2.id, d3.id]);
+    expect(owners.every((o) => o.ownerWorkflowId?.startsWith('webhook-batch:'))).to.equal(true);
+    await OutboxEvent.query(knex).whereIn('id', events).patch({ dispatchedAt: new Date() });
+  });
 });
 
 describe('webhook retention', function () {
@@ -483,7 +542,7 @@ describe('webhook delivery with a worker killed in the middle of an attempt', fu
 
   it('completes once another worker runs, with the record matching what the receiver saw', async () => {
     const { knex, temporal, logger } = testEnv();
-    // 3 s per attempt: Temporal gives the lost attempt up after 3 s + 5 s (its start-to-close timeout)
+    // 3 s per attempt: Temporal gives the lost batch activity up after 3 s + 5 s without a heartbeat
     const vars = webhookTestEnvVars('webhooks-crash', { WEBHOOK_ATTEMPT_TIMEOUT_MS: '3000' });
     const config = webhookTestConfig('webhooks-crash', { WEBHOOK_ATTEMPT_TIMEOUT_MS: '3000' });
     const child = await spawnWorkerProcess(vars);
@@ -511,22 +570,28 @@ describe('webhook delivery with a worker killed in the middle of an attempt', fu
     child.kill('SIGKILL');
     await exited;
     const [during] = await deliveriesOf(endpoint.id);
-    expect(during).to.include({ status: 'pending', attempts: 0, completedAt: null });
+    // the attempt the receiver saw is on record, its outcome not (the worker died waiting for it)
+    expect(during).to.include({ status: 'pending', attempts: 1, completedAt: null });
 
     await startWebhookWorker(config, { dispatcher: false });
     const [delivery] = await finishedDeliveries(endpoint.id, 1, 60_000);
     expect(delivery).to.include({ status: 'succeeded', attempts: 2, responseStatus: 200 });
+    expect(delivery.lastError).to.equal('attempt 1: no outcome recorded (the worker making it was lost)');
     expect(receiver.requests).to.have.lengthOf(2);
     expect(receiver.requests.map((r) => r.headers['webhook-id'])).to.deep.equal([eventId, eventId]);
     expect(receiver.requests.map((r) => r.verifiedWith)).to.deep.equal([0, 0]);
-    const handle = temporal.workflow.getHandle(deliveryWorkflowId(delivery.id));
-    expect(await handle.result()).to.deep.equal({ status: 'succeeded', attempts: 2, responseStatus: 200 });
-    const events = (await handle.fetchHistory()).events ?? [];
+    // the batch's activity ran again on the new worker once the lost one stopped heartbeating, and handed
+    // the delivery to its own workflow, which made attempt 2
+    const batch = temporal.workflow.getHandle(`webhook-batch:${delivery.id}`);
+    expect((await batch.result()).retrying).to.deep.equal([delivery.id]);
+    const events = (await batch.fetchHistory()).events ?? [];
     const started = events.find(
       (e) => e.activityTaskStartedEventAttributes,
     )!.activityTaskStartedEventAttributes!;
     expect(started.attempt).to.equal(2);
-    expect(started.lastFailure?.timeoutFailureInfo, 'attempt 1 was lost: start-to-close timeout').to.exist;
+    expect(started.lastFailure?.timeoutFailureInfo, 'the lost run: heartbeat timeout').to.exist;
+    const handle = temporal.workflow.getHandle(deliveryWorkflowId(delivery.id));
+    expect(await handle.result()).to.deep.equal({ status: 'succeeded', attempts: 2, responseStatus: 200 });
     await sleep(300);
     expect(receiver.requests).to.have.lengthOf(2);
   });
