@@ -44,8 +44,29 @@ export interface CompleteInput {
   error: string | null;
 }
 
-/** How many first attempts one batch activity has in flight at once. */
+/** How many first attempts one batch activity has in flight at once, and to one endpoint. */
 const FIRST_ATTEMPTS_IN_FLIGHT = 32;
+const PER_ENDPOINT_IN_FLIGHT = 8;
+
+/** At most `size` tasks at once; the others wait their turn in order. */
+class Slots {
+  private free: number;
+  private readonly waiting: Array<() => void> = [];
+  constructor(size: number) {
+    this.free = size;
+  }
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    }
+  }
+}
 
 /** What an attempt came to; the caller (a delivery's workflow, or a batch) decides what follows. */
 type AttemptOutcome =
@@ -354,6 +375,45 @@ export function createWebhookActivities(deps: WebhookDeps) {
     return claimed > 0;
   }
 
+  /** The first attempt of one delivery of a batch, its outcome added to `result`. */
+  async function firstAttempt(row: DeliveryRow, result: FirstAttemptsResult): Promise<void> {
+    if (row.attempts > 0) {
+      // begun by an earlier run of this activity, which was lost: it goes on to retry, and an attempt
+      // that never recorded its outcome counts as failed
+      result.retry.push({ deliveryId: row.id, attempt: await lostAttempt(row) });
+      return;
+    }
+    // counted before it is sent, so a lost worker leaves a record of the attempt the receiver saw; the
+    // same statement reads the endpoint as it is now (a 410, a disable or a rotation since the batch began)
+    const begun = await knex.raw<{ rows: Array<Pick<DeliveryRow, 'url' | 'active' | 'secretEncrypted'>> }>(
+      `update webhook_deliveries d
+          set attempts = 1, last_attempt_at = now(), updated_at = now()
+         from webhook_endpoints e
+        where d.id = ? and d.attempts = 0 and d.completed_at is null and e.id = d.endpoint_id
+    returning e.url, e.active, e.secret_encrypted as "secretEncrypted"`,
+      [row.id],
+    );
+    if (begun.rows.length === 0) return;
+    const outcome = await attemptOnce({ ...row, ...begun.rows[0] }, 1);
+    switch (outcome.kind) {
+      case 'succeeded':
+        result.succeeded++;
+        break;
+      case 'retry':
+        result.retry.push({ deliveryId: row.id, attempt: outcome.record });
+        break;
+      case 'gone':
+      case 'failed':
+        await finishDelivery({ deliveryId: row.id, outcome: 'failed', error: null });
+        result.failed++;
+        break;
+      case 'inactive':
+        await finishDelivery({ deliveryId: row.id, outcome: 'cancelled', error: outcome.message });
+        result.cancelled++;
+        break;
+    }
+  }
+
   const activities = {
     /**
      * One attempt of a delivery's own workflow: reads the endpoint now (so a rotated secret or a disable
@@ -394,7 +454,7 @@ export function createWebhookActivities(deps: WebhookDeps) {
 
     /**
      * The first attempt of each delivery of a batch, side by side (at most `FIRST_ATTEMPTS_IN_FLIGHT` at
-     * once), each recorded as it ends. Deliveries that succeed, or end for good (410, endpoint disabled
+     * once, `PER_ENDPOINT_IN_FLIGHT` to one endpoint), each recorded as it ends. Deliveries that succeed, or end for good (410, endpoint disabled
      * or deleted), are finished here; those to retry are returned, for the batch workflow to hand each
      * to a workflow of its own. Run again after a lost worker, it attempts only what is not attempted
      * yet, and returns the deliveries attempted before as to retry (still owned by this batch).
@@ -412,43 +472,26 @@ export function createWebhookActivities(deps: WebhookDeps) {
           .update({ ownerWorkflowId: owner })
           .returning<Array<{ id: string }>>('id');
         const rows = await loadDeliveries(claimed.map((c) => c.id));
-        let next = 0;
-        const lane = async () => {
-          while (next < rows.length) {
-            const row = rows[next++];
-            if (row.attempts > 0) {
-              // begun by an earlier run of this activity, which was lost: it goes on to retry, and an
-              // attempt that never recorded its outcome counts as failed
-              result.retry.push({ deliveryId: row.id, attempt: await lostAttempt(row) });
-              continue;
+        // each endpoint has its own lanes: a receiver that hangs holds up only its own deliveries
+        const byEndpoint = new Map<string, DeliveryRow[]>();
+        for (const row of rows) {
+          const queue = byEndpoint.get(row.endpointId) ?? [];
+          queue.push(row);
+          byEndpoint.set(row.endpointId, queue);
+        }
+        const slots = new Slots(FIRST_ATTEMPTS_IN_FLIGHT);
+        const lanes: Array<Promise<void>> = [];
+        for (const queue of byEndpoint.values()) {
+          let next = 0;
+          const lane = async () => {
+            while (next < queue.length) {
+              const row = queue[next++];
+              await slots.run(() => firstAttempt(row, result));
             }
-            // counted before it is sent, so a lost worker leaves a record of the attempt the receiver saw
-            const begun = await knex('webhookDeliveries')
-              .where({ id: row.id, attempts: 0 })
-              .whereNull('completedAt')
-              .update({ attempts: 1, lastAttemptAt: knex.fn.now(), updatedAt: knex.fn.now() });
-            if (begun === 0) continue;
-            const outcome = await attemptOnce(row, 1);
-            switch (outcome.kind) {
-              case 'succeeded':
-                result.succeeded++;
-                break;
-              case 'retry':
-                result.retry.push({ deliveryId: row.id, attempt: outcome.record });
-                break;
-              case 'gone':
-              case 'failed':
-                await finishDelivery({ deliveryId: row.id, outcome: 'failed', error: null });
-                result.failed++;
-                break;
-              case 'inactive':
-                await finishDelivery({ deliveryId: row.id, outcome: 'cancelled', error: outcome.message });
-                result.cancelled++;
-                break;
-            }
-          }
-        };
-        await Promise.all(Array.from({ length: Math.min(FIRST_ATTEMPTS_IN_FLIGHT, rows.length) }, lane));
+          };
+          for (let i = 0; i < Math.min(PER_ENDPOINT_IN_FLIGHT, queue.length); i++) lanes.push(lane());
+        }
+        await Promise.all(lanes);
       } finally {
         clearInterval(heartbeat);
       }

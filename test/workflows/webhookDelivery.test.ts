@@ -238,6 +238,29 @@ describe('webhook delivery (outbox → Temporal → HTTP)', function () {
     expect(receiver.requests[1].receivedAt - receiver.requests[0].receivedAt).to.be.at.least(1000);
   });
 
+  it('keeps a receiver that hangs from holding up another endpoint of the same company in the same batch', async () => {
+    const company = await newCompany();
+    const hanging = await startReceiver(() => 'hang');
+    const healthy = await startReceiver();
+    const a = await insertEndpoint(running.config, company.id, { url: hanging.url });
+    const b = await insertEndpoint(running.config, company.id, { url: healthy.url });
+    hanging.secrets = [a.secret];
+    healthy.secrets = [b.secret];
+    // 40 events in one transaction: one dispatcher pass, one batch of 80 deliveries; more hanging
+    // deliveries than the batch's 32 attempts in flight
+    await emit(company.id, 'file.uploaded', 40);
+
+    const done = await finishedDeliveries(b.endpoint.id, 40);
+    expect(done.every((d) => d.status === 'succeeded' && d.attempts === 1)).to.equal(true);
+    // the hanging endpoint's first attempts (1 s each, at most 8 at once) are still going
+    const other = await deliveriesOf(a.endpoint.id);
+    expect(other.every((d) => d.status === 'pending' && !d.completedAt)).to.equal(true);
+    expect(hanging.requests.length).to.be.at.most(8);
+    expect(new Set(done.map((d) => d.ownerWorkflowId)).size).to.equal(1);
+    expect(other.every((d) => d.ownerWorkflowId === done[0].ownerWorkflowId)).to.equal(true);
+    await WebhookEndpoint.query(testEnv().knex).findById(a.endpoint.id).patch({ active: false });
+  });
+
   it('disables an endpoint after 20 failed deliveries in a row (counted one by one while they run at once): audited, visible, the 21st event not sent', async () => {
     const company = await newCompany();
     const receiver = await startReceiver(() => 503);
