@@ -224,7 +224,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < 20; i++) await emitEvents(knex, companyId, warm);
     await waitFor(() => deliveredCount(receivers, warm.keys()) === 20 * RECEIVERS, 120_000, 'warm-up');
 
-    // 1. sustained throughput: a burst of EVENTS events, committed 10 to a transaction by 4 writers, so
+    // 1. sustained throughput: a burst of EVENTS events, committed 100 to a transaction by 4 writers, so
     // that the pipeline, not the writers, sets the pace
     const burst = new Map<string, number>();
     const started = performance.now();
@@ -232,7 +232,7 @@ async function main(): Promise<void> {
     await Promise.all(
       [0, 1, 2, 3].map(async () => {
         while (next < EVENTS) {
-          const n = Math.min(10, EVENTS - next);
+          const n = Math.min(100, EVENTS - next);
           next += n;
           await emitEvents(knex, companyId, burst, n);
         }

@@ -9,9 +9,9 @@ const { dispatchOutbox } = proxyActivities<OutboxActivities>({
 });
 
 /**
- * The outbox dispatcher: one long-running workflow per task queue. Each iteration claims a batch of
- * unsent outbox rows (or waits for one), hands them on, and marks them dispatched. History is bounded by
- * continuing as new.
+ * The outbox dispatcher: one long-running workflow per task queue. Each activity run claims batches of
+ * unsent outbox rows (waiting for a NOTIFY when there are none), hands them on, and marks them
+ * dispatched, for up to the idle wait. History is bounded by continuing as new.
  */
 export async function outboxDispatcherWorkflow(): Promise<void> {
   for (;;) {
