@@ -80,10 +80,20 @@ type AttemptOutcome =
   /** the endpoint is disabled or deleted: nothing was sent */
   | { kind: 'inactive'; message: string };
 
+/** One delivery's first attempt as the batch's history shows it. */
+export interface FirstAttemptOutcome {
+  deliveryId: string;
+  /** the delivery's status after its first attempt (`retrying`: handed to its own workflow) */
+  status: 'succeeded' | 'retrying' | 'failed' | 'cancelled';
+  responseStatus: number | null;
+}
+
 export interface FirstAttemptsResult {
   succeeded: number;
   failed: number;
   cancelled: number;
+  /** every delivery attempted, in the order the attempts ended */
+  outcomes: FirstAttemptOutcome[];
   /** first attempt failed: each continues in a workflow of its own */
   retry: Array<{ deliveryId: string; attempt: AttemptRecord }>;
 }
@@ -380,7 +390,13 @@ export function createWebhookActivities(deps: WebhookDeps) {
     if (row.attempts > 0) {
       // begun by an earlier run of this activity, which was lost: it goes on to retry, and an attempt
       // that never recorded its outcome counts as failed
-      result.retry.push({ deliveryId: row.id, attempt: await lostAttempt(row) });
+      const attempt = await lostAttempt(row);
+      result.retry.push({ deliveryId: row.id, attempt });
+      result.outcomes.push({
+        deliveryId: row.id,
+        status: 'retrying',
+        responseStatus: attempt.responseStatus,
+      });
       return;
     }
     // counted before it is sent, so a lost worker leaves a record of the attempt the receiver saw; the
@@ -395,21 +411,27 @@ export function createWebhookActivities(deps: WebhookDeps) {
     );
     if (begun.rows.length === 0) return;
     const outcome = await attemptOnce({ ...row, ...begun.rows[0] }, 1);
+    const add = (status: FirstAttemptOutcome['status'], responseStatus: number | null) =>
+      result.outcomes.push({ deliveryId: row.id, status, responseStatus });
     switch (outcome.kind) {
       case 'succeeded':
         result.succeeded++;
+        add('succeeded', outcome.responseStatus);
         break;
       case 'retry':
         result.retry.push({ deliveryId: row.id, attempt: outcome.record });
+        add('retrying', outcome.record.responseStatus);
         break;
       case 'gone':
       case 'failed':
         await finishDelivery({ deliveryId: row.id, outcome: 'failed', error: null });
         result.failed++;
+        add('failed', outcome.record.responseStatus);
         break;
       case 'inactive':
         await finishDelivery({ deliveryId: row.id, outcome: 'cancelled', error: outcome.message });
         result.cancelled++;
+        add('cancelled', null);
         break;
     }
   }
@@ -463,7 +485,13 @@ export function createWebhookActivities(deps: WebhookDeps) {
       const context = Context.current();
       const owner = ownerOf(context.info);
       const heartbeat = setInterval(() => context.heartbeat(), 1_000);
-      const result: FirstAttemptsResult = { succeeded: 0, failed: 0, cancelled: 0, retry: [] };
+      const result: FirstAttemptsResult = {
+        succeeded: 0,
+        failed: 0,
+        cancelled: 0,
+        outcomes: [],
+        retry: [],
+      };
       try {
         const claimed = await knex('webhookDeliveries')
           .whereIn('id', input.deliveryIds)

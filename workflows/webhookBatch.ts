@@ -1,6 +1,6 @@
 import { ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
 import { TypedSearchAttributes, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { WebhookActivities } from '../activities/webhooks';
+import type { FirstAttemptOutcome, WebhookActivities } from '../activities/webhooks';
 import type { DeliveryPolicy } from '../common/webhookPolicy';
 import { COMPANY_ID, workflowId } from './shared';
 import { webhookDeliveryWorkflow } from './webhookDelivery';
@@ -18,6 +18,8 @@ export interface WebhookBatchResult {
   cancelled: number;
   /** the deliveries whose first attempt failed and which continue in a workflow of their own */
   retrying: string[];
+  /** each delivery's first attempt: its status after it and the receiver's status code */
+  outcomes: FirstAttemptOutcome[];
 }
 
 /**
@@ -64,5 +66,6 @@ export async function webhookBatchWorkflow(input: WebhookBatchInput): Promise<We
     failed: result.failed,
     cancelled: result.cancelled,
     retrying: result.retry.map((r) => r.deliveryId),
+    outcomes: result.outcomes,
   };
 }

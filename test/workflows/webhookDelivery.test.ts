@@ -117,6 +117,7 @@ describe('webhook delivery (outbox → Temporal → HTTP)', function () {
       failed: 0,
       cancelled: 0,
       retrying: [],
+      outcomes: [{ deliveryId: delivery.id, status: 'succeeded', responseStatus: 200 }],
     });
     const description = await batch.describe();
     expect(description.typedSearchAttributes.get(COMPANY_ID)).to.equal(company.id);
@@ -169,7 +170,11 @@ describe('webhook delivery (outbox → Temporal → HTTP)', function () {
     // attempt (the first in its input, the next ones as signals), the first delay as a timer, the retry
     // policy for attempts 2 to 5, and the last attempt's failure
     const batch = testEnv().temporal.workflow.getHandle(`webhook-batch:${delivery.id}`);
-    expect((await batch.result()).retrying).to.deep.equal([delivery.id]);
+    const batchResult = await batch.result();
+    expect(batchResult.retrying).to.deep.equal([delivery.id]);
+    expect(batchResult.outcomes).to.deep.equal([
+      { deliveryId: delivery.id, status: 'retrying', responseStatus: 500 },
+    ]);
     const handle = testEnv().temporal.workflow.getHandle(deliveryWorkflowId(delivery.id));
     const description = await handle.describe();
     expect(description.typedSearchAttributes.get(COMPANY_ID)).to.equal(company.id);
