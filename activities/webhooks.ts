@@ -12,11 +12,16 @@ import {
   WEBHOOK_MAX_ATTEMPTS,
   WEBHOOK_SCHEMA_VERSION,
   WEBHOOK_USER_AGENT,
+  deliveryPolicy,
 } from '../common/webhookPolicy';
 import { webhookSecretBox } from '../common/webhookSecret';
 import { signWebhook } from '../common/webhookSignature';
 import type { Resolver } from '../common/webhookTargets';
-import { startDeliveryBatches, type DeliveryToStart } from '../common/webhookDeliveryStart';
+import {
+  startDeliveryBatches,
+  startDeliveryRetry,
+  type DeliveryToStart,
+} from '../common/webhookDeliveryStart';
 import type { AfterCommit, FanOut } from './outbox';
 import { createWebhookSender, type WebhookSender } from './webhookHttp';
 import { attemptFailedSignal, type AttemptRecord } from '../workflows/webhookDelivery';
@@ -92,10 +97,15 @@ export interface FirstAttemptsResult {
   succeeded: number;
   failed: number;
   cancelled: number;
-  /** every delivery attempted, in the order the attempts ended */
+  /** first attempt failed: each continues in a workflow of its own, started as soon as it failed */
+  retrying: string[];
+  /** every delivery of the batch this batch attempted, in the order the attempts ended */
   outcomes: FirstAttemptOutcome[];
-  /** first attempt failed: each continues in a workflow of its own */
-  retry: Array<{ deliveryId: string; attempt: AttemptRecord }>;
+}
+
+export interface FirstAttemptsInput {
+  companyId: string;
+  deliveries: Array<{ id: string; correlationId?: string | null }>;
 }
 
 /** The workflow an activity runs for: the one that owns the deliveries it attempts. */
@@ -192,11 +202,15 @@ export function createWebhookActivities(deps: WebhookDeps) {
       .first<DeliveryRow | undefined>(deliveryColumns);
   }
 
-  /** In creation order, so a batch posts its deliveries in the order their events were committed. */
-  async function loadDeliveries(ids: string[]): Promise<DeliveryRow[]> {
+  /**
+   * The deliveries among `ids` that `owner` owns, in creation order, so a batch posts them in the order
+   * their events were committed.
+   */
+  async function loadDeliveries(ids: string[], owner: string): Promise<DeliveryRow[]> {
     if (ids.length === 0) return [];
     return deliveriesWithEndpoints()
       .whereIn('d.id', ids)
+      .where('d.ownerWorkflowId', owner)
       .orderBy([{ column: 'd.createdAt' }, { column: 'd.id' }])
       .select<DeliveryRow[]>(deliveryColumns);
   }
@@ -385,18 +399,33 @@ export function createWebhookActivities(deps: WebhookDeps) {
     return claimed > 0;
   }
 
-  /** The first attempt of one delivery of a batch, its outcome added to `result`. */
-  async function firstAttempt(row: DeliveryRow, result: FirstAttemptsResult): Promise<void> {
+  /**
+   * The first attempt of one delivery of a batch, its outcome added to `result`; a failure that will be
+   * retried is handed over at once (`handOver` starts the delivery's own workflow).
+   */
+  async function firstAttempt(
+    row: DeliveryRow,
+    result: FirstAttemptsResult,
+    handOver: (attempt: AttemptRecord) => Promise<void>,
+  ): Promise<void> {
+    const add = (status: FirstAttemptOutcome['status'], responseStatus: number | null) =>
+      result.outcomes.push({ deliveryId: row.id, status, responseStatus });
+    const retry = async (attempt: AttemptRecord) => {
+      await handOver(attempt);
+      result.retrying.push(row.id);
+      add('retrying', attempt.responseStatus);
+    };
+    if (row.completedAt) {
+      // finished by an earlier run of this activity (which was lost before it could report)
+      const status = row.status as 'succeeded' | 'failed' | 'cancelled';
+      result[status]++;
+      add(status, row.responseStatus);
+      return;
+    }
     if (row.attempts > 0) {
-      // begun by an earlier run of this activity, which was lost: it goes on to retry, and an attempt
-      // that never recorded its outcome counts as failed
-      const attempt = await lostAttempt(row);
-      result.retry.push({ deliveryId: row.id, attempt });
-      result.outcomes.push({
-        deliveryId: row.id,
-        status: 'retrying',
-        responseStatus: attempt.responseStatus,
-      });
+      // begun by an earlier, lost run of this activity: it goes on to retry (again, if it was handed
+      // over already: starting is idempotent), and an attempt that never recorded its outcome failed
+      await retry(await lostAttempt(row));
       return;
     }
     // counted before it is sent, so a lost worker leaves a record of the attempt the receiver saw; the
@@ -411,16 +440,13 @@ export function createWebhookActivities(deps: WebhookDeps) {
     );
     if (begun.rows.length === 0) return;
     const outcome = await attemptOnce({ ...row, ...begun.rows[0] }, 1);
-    const add = (status: FirstAttemptOutcome['status'], responseStatus: number | null) =>
-      result.outcomes.push({ deliveryId: row.id, status, responseStatus });
     switch (outcome.kind) {
       case 'succeeded':
         result.succeeded++;
         add('succeeded', outcome.responseStatus);
         break;
       case 'retry':
-        result.retry.push({ deliveryId: row.id, attempt: outcome.record });
-        add('retrying', outcome.record.responseStatus);
+        await retry(outcome.record);
         break;
       case 'gone':
       case 'failed':
@@ -476,30 +502,36 @@ export function createWebhookActivities(deps: WebhookDeps) {
 
     /**
      * The first attempt of each delivery of a batch, side by side (at most `FIRST_ATTEMPTS_IN_FLIGHT` at
-     * once, `PER_ENDPOINT_IN_FLIGHT` to one endpoint), each recorded as it ends. Deliveries that succeed, or end for good (410, endpoint disabled
-     * or deleted), are finished here; those to retry are returned, for the batch workflow to hand each
-     * to a workflow of its own. Run again after a lost worker, it attempts only what is not attempted
-     * yet, and returns the deliveries attempted before as to retry (still owned by this batch).
+     * once, `PER_ENDPOINT_IN_FLIGHT` to one endpoint), each recorded as it ends. Deliveries that succeed, or
+     * end for good (410, endpoint disabled or deleted), are finished here; each one to retry is handed at
+     * once to a workflow of its own, `webhook-delivery:<deliveryId>`, which waits the first delay and makes
+     * attempts 2 to 5. Run again after a lost worker, it attempts only what is not attempted yet, hands over
+     * again what was attempted (starting is idempotent), and reports what was finished before.
      */
-    async deliverFirstAttempts(input: { deliveryIds: string[] }): Promise<FirstAttemptsResult> {
+    async deliverFirstAttempts(input: FirstAttemptsInput): Promise<FirstAttemptsResult> {
       const context = Context.current();
       const owner = ownerOf(context.info);
+      const temporal = deps.temporal;
+      if (!temporal) throw ApplicationFailure.nonRetryable('batches need a Temporal client to hand over');
+      const policy = deliveryPolicy(config.webhooks);
+      const correlation = new Map(input.deliveries.map((d) => [d.id, d.correlationId ?? null]));
       const heartbeat = setInterval(() => context.heartbeat(), 1_000);
       const result: FirstAttemptsResult = {
         succeeded: 0,
         failed: 0,
         cancelled: 0,
+        retrying: [],
         outcomes: [],
-        retry: [],
       };
+      const errors: unknown[] = [];
       try {
-        const claimed = await knex('webhookDeliveries')
-          .whereIn('id', input.deliveryIds)
+        const ids = input.deliveries.map((d) => d.id);
+        await knex('webhookDeliveries')
+          .whereIn('id', ids)
           .whereNull('completedAt')
-          .where((q) => q.whereNull('ownerWorkflowId').orWhere('ownerWorkflowId', owner))
-          .update({ ownerWorkflowId: owner })
-          .returning<Array<{ id: string }>>('id');
-        const rows = await loadDeliveries(claimed.map((c) => c.id));
+          .whereNull('ownerWorkflowId')
+          .update({ ownerWorkflowId: owner });
+        const rows = await loadDeliveries(ids, owner);
         // each endpoint has its own lanes: a receiver that hangs holds up only its own deliveries
         const byEndpoint = new Map<string, DeliveryRow[]>();
         for (const row of rows) {
@@ -514,7 +546,21 @@ export function createWebhookActivities(deps: WebhookDeps) {
           const lane = async () => {
             while (next < queue.length) {
               const row = queue[next++];
-              await slots.run(() => firstAttempt(row, result));
+              const handOver = (attempt: AttemptRecord) =>
+                startDeliveryRetry(temporal, config, {
+                  deliveryId: row.id,
+                  companyId: input.companyId,
+                  correlationId: correlation.get(row.id) ?? null,
+                  policy,
+                  attempt,
+                  handedOverBy: owner,
+                });
+              // one delivery's error (database, Temporal) does not stop the others; the run fails after
+              await slots
+                .run(() => firstAttempt(row, result, handOver))
+                .catch((err: unknown) => {
+                  errors.push(err);
+                });
             }
           };
           for (let i = 0; i < Math.min(PER_ENDPOINT_IN_FLIGHT, queue.length); i++) lanes.push(lane());
@@ -522,6 +568,14 @@ export function createWebhookActivities(deps: WebhookDeps) {
         await Promise.all(lanes);
       } finally {
         clearInterval(heartbeat);
+      }
+      if (errors.length > 0) {
+        // run again: what was finished is reported, what was attempted is handed over (again), nothing
+        // is sent twice
+        logger.error({ err: errors[0], count: errors.length }, 'webhook batch: deliveries left unfinished');
+        throw ApplicationFailure.retryable(
+          `${errors.length} deliveries of the batch failed to finish: ${String(errors[0])}`,
+        );
       }
       return result;
     },

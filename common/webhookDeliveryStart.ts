@@ -11,9 +11,9 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Knex } from 'knex';
 import type { Config } from './config';
-import { deliveryPolicy } from './webhookPolicy';
+import { deliveryPolicy, type DeliveryPolicy } from './webhookPolicy';
 import { workflowIdentity } from '../workflows/shared';
-import type { webhookDeliveryWorkflow } from '../workflows/webhookDelivery';
+import type { AttemptRecord, webhookDeliveryWorkflow } from '../workflows/webhookDelivery';
 import type { webhookBatchWorkflow } from '../workflows/webhookBatch';
 
 export interface DeliveryToStart {
@@ -146,4 +146,46 @@ async function markStarted(knex: Knex, ids: string[]): Promise<void> {
     .whereIn('id', ids)
     .whereNull('workflowStartedAt')
     .update({ workflowStartedAt: knex.fn.now() });
+}
+
+/**
+ * Hands a delivery whose first attempt (in a batch) failed to its own workflow, which waits the first delay
+ * and makes attempts 2 to 5. Idempotent: a running one is reused, a finished one is not started again.
+ */
+export async function startDeliveryRetry(
+  client: Client,
+  config: Config,
+  params: {
+    deliveryId: string;
+    companyId: string;
+    correlationId: string | null;
+    policy: DeliveryPolicy;
+    attempt: AttemptRecord;
+    handedOverBy: string;
+  },
+): Promise<void> {
+  try {
+    await client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
+      ...workflowIdentity({
+        kind: 'webhook-delivery',
+        parts: [params.deliveryId],
+        companyId: params.companyId,
+        taskQueue: config.temporal.taskQueue,
+        correlationId: params.correlationId ?? undefined,
+      }),
+      args: [
+        {
+          deliveryId: params.deliveryId,
+          policy: params.policy,
+          attemptsDone: 1,
+          earlierAttempts: [params.attempt],
+          handedOverBy: params.handedOverBy,
+        },
+      ],
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
 }

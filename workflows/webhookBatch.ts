@@ -1,9 +1,6 @@
-import { ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
-import { TypedSearchAttributes, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { proxyActivities } from '@temporalio/workflow';
 import type { FirstAttemptOutcome, WebhookActivities } from '../activities/webhooks';
 import type { DeliveryPolicy } from '../common/webhookPolicy';
-import { COMPANY_ID, workflowId } from './shared';
-import { webhookDeliveryWorkflow } from './webhookDelivery';
 
 export interface WebhookBatchInput {
   companyId: string;
@@ -25,8 +22,8 @@ export interface WebhookBatchResult {
 /**
  * The first attempt of a batch of one company's deliveries (those one dispatcher pass created): one
  * activity posts them side by side, each signed with its endpoint's current secret and recorded. A delivery
- * whose first attempt fails continues in `webhook-delivery:<deliveryId>`, a child workflow of its own that
- * makes attempts 2 to 5 under Temporal's retry policy and outlives this batch.
+ * whose first attempt fails is handed over at once to `webhook-delivery:<deliveryId>`, a workflow of its
+ * own that waits the first delay and makes attempts 2 to 5 under Temporal's retry policy.
  *
  * Why batches: a workflow per delivery from the start costs the Temporal server a workflow's worth of work
  * for every delivery, and on the 2-core machine this service is sized for that caps delivery at about 40
@@ -34,38 +31,12 @@ export interface WebhookBatchResult {
  * pass and company, and keeps a workflow per delivery exactly where operators need one: where it fails.
  */
 export async function webhookBatchWorkflow(input: WebhookBatchInput): Promise<WebhookBatchResult> {
-  const { policy } = input;
   const { deliverFirstAttempts } = proxyActivities<WebhookActivities>({
     // posts run side by side, each with the attempt timeout; the heartbeat notices a lost worker
     startToCloseTimeout: '30 minutes',
-    heartbeatTimeout: policy.attemptTimeoutMs + 5_000,
+    heartbeatTimeout: input.policy.attemptTimeoutMs + 5_000,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   });
-  const result = await deliverFirstAttempts({ deliveryIds: input.deliveries.map((d) => d.id) });
-
-  const batchId = workflowInfo().workflowId;
-  const correlation = new Map(input.deliveries.map((d) => [d.id, d.correlationId ?? undefined]));
-  await Promise.all(
-    result.retry.map(async ({ deliveryId, attempt }) => {
-      const correlationId = correlation.get(deliveryId);
-      await startChild(webhookDeliveryWorkflow, {
-        workflowId: workflowId('webhook-delivery', deliveryId),
-        args: [{ deliveryId, policy, attemptsDone: 1, earlierAttempts: [attempt], handedOverBy: batchId }],
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-        typedSearchAttributes: new TypedSearchAttributes([{ key: COMPANY_ID, value: input.companyId }]),
-        memo: correlationId ? { correlationId } : {},
-      }).catch((err: unknown) => {
-        // already running (or run): the delivery has its workflow
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      });
-    }),
-  );
-  return {
-    deliveries: input.deliveries.length,
-    succeeded: result.succeeded,
-    failed: result.failed,
-    cancelled: result.cancelled,
-    retrying: result.retry.map((r) => r.deliveryId),
-    outcomes: result.outcomes,
-  };
+  const result = await deliverFirstAttempts({ companyId: input.companyId, deliveries: input.deliveries });
+  return { deliveries: input.deliveries.length, ...result };
 }

@@ -266,6 +266,35 @@ describe('webhook delivery (outbox → Temporal → HTTP)', function () {
     await WebhookEndpoint.query(testEnv().knex).findById(a.endpoint.id).patch({ active: false });
   });
 
+  it('hands a failed first attempt to its own workflow at once, not when the rest of its batch is done', async () => {
+    const company = await newCompany();
+    const hanging = await startReceiver(() => 'hang');
+    // each event: 500 the first time, 200 after
+    const flaky = await startReceiver((_n, req) =>
+      flaky.requests.filter((r) => r.headers['webhook-id'] === req.headers['webhook-id']).length === 1
+        ? 500
+        : 200,
+    );
+    const a = await insertEndpoint(running.config, company.id, { url: hanging.url });
+    const b = await insertEndpoint(running.config, company.id, { url: flaky.url });
+    hanging.secrets = [a.secret];
+    flaky.secrets = [b.secret];
+    // one batch: 40 deliveries that hang (5 rounds of 8 × 1 s) and 40 that fail once, then succeed
+    await emit(company.id, 'file.uploaded', 40);
+
+    const done = await finishedDeliveries(b.endpoint.id, 40);
+    expect(done.every((d) => d.status === 'succeeded' && d.attempts === 2)).to.equal(true);
+    expect(done.every((d) => d.ownerWorkflowId === `webhook-delivery:${d.id}`)).to.equal(true);
+    // the batch still owns the hanging endpoint's deliveries and is still attempting them
+    const [stuck] = await deliveriesOf(a.endpoint.id);
+    expect(stuck.ownerWorkflowId).to.match(/^webhook-batch:/);
+    const batch = testEnv().temporal.workflow.getHandle(stuck.ownerWorkflowId!);
+    expect((await batch.describe()).status.name, 'the batch is still attempting').to.equal('RUNNING');
+    await WebhookEndpoint.query(testEnv().knex).findById(a.endpoint.id).patch({ active: false });
+    const result = await batch.result();
+    expect(result.retrying).to.include.members(done.map((d) => d.id));
+  });
+
   it('disables an endpoint after 20 failed deliveries in a row (counted one by one while they run at once): audited, visible, the 21st event not sent', async () => {
     const company = await newCompany();
     const receiver = await startReceiver(() => 503);
