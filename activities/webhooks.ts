@@ -430,9 +430,12 @@ export function createWebhookActivities(deps: WebhookDeps) {
     }
     // counted before it is sent, so a lost worker leaves a record of the attempt the receiver saw; the
     // same statement reads the endpoint as it is now (a 410, a disable or a rotation since the batch began)
+    // and counts nothing when the endpoint is no longer active (nothing will be sent)
     const begun = await knex.raw<{ rows: Array<Pick<DeliveryRow, 'url' | 'active' | 'secretEncrypted'>> }>(
       `update webhook_deliveries d
-          set attempts = 1, last_attempt_at = now(), updated_at = now()
+          set attempts = case when e.active then 1 else d.attempts end,
+              last_attempt_at = case when e.active then now() else d.last_attempt_at end,
+              updated_at = now()
          from webhook_endpoints e
         where d.id = ? and d.attempts = 0 and d.completed_at is null and e.id = d.endpoint_id
     returning e.url, e.active, e.secret_encrypted as "secretEncrypted"`,
@@ -476,9 +479,12 @@ export function createWebhookActivities(deps: WebhookDeps) {
       const info = Context.current().info;
       const attempt = (input.attemptsDone ?? 0) + info.attempt;
       const owner = ownerOf(info);
-      let row = await loadDelivery(input.deliveryId);
-      if (row && !row.completedAt && !(await claim(row.id, owner, input.handedOverBy))) row = undefined;
+      const row = await loadDelivery(input.deliveryId);
       if (!row) throw ApplicationFailure.nonRetryable('the delivery no longer exists', FAILURE.deliveryGone);
+      if (!row.completedAt && !(await claim(row.id, owner, input.handedOverBy))) {
+        // e.g. a batch of the start sweep took it first: that workflow attempts it, this one leaves it be
+        throw ApplicationFailure.nonRetryable('another workflow owns the delivery', FAILURE.ownedElsewhere);
+      }
       if (row.completedAt) {
         // finished by an earlier run of this attempt whose completion Temporal did not hear of
         if (row.status === 'succeeded') return { attempt: row.attempts, responseStatus: row.responseStatus };

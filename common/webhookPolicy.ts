@@ -51,4 +51,6 @@ export const FAILURE = {
   endpointInactive: 'WebhookEndpointInactive',
   /** the delivery record no longer exists (endpoint deleted, retention): nothing to do */
   deliveryGone: 'WebhookDeliveryGone',
+  /** another workflow owns the delivery and attempts it: this one leaves the record alone */
+  ownedElsewhere: 'WebhookDeliveryOwnedElsewhere',
 } as const;

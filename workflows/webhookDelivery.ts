@@ -33,7 +33,8 @@ export interface AttemptRecord {
 }
 
 export interface WebhookDeliveryResult {
-  status: 'succeeded' | 'failed' | 'cancelled';
+  /** `owned-elsewhere`: another workflow (a batch) attempts this delivery; the record was left alone */
+  status: 'succeeded' | 'failed' | 'cancelled' | 'owned-elsewhere';
   attempts: number;
   responseStatus: number | null;
 }
@@ -72,7 +73,12 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
       initialInterval: attemptsDone > 0 ? delays[attemptsDone] : policy.initialIntervalMs,
       backoffCoefficient: policy.backoffCoefficient,
       maximumInterval: policy.maximumIntervalMs,
-      nonRetryableErrorTypes: [FAILURE.receiverGone, FAILURE.endpointInactive, FAILURE.deliveryGone],
+      nonRetryableErrorTypes: [
+        FAILURE.receiverGone,
+        FAILURE.endpointInactive,
+        FAILURE.deliveryGone,
+        FAILURE.ownedElsewhere,
+      ],
     },
   });
   const { completeWebhookDelivery } = proxyActivities<WebhookActivities>({
@@ -90,6 +96,8 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : undefined;
     const type = cause instanceof ApplicationFailure ? cause.type : undefined;
+    if (type === FAILURE.ownedElsewhere)
+      return { status: 'owned-elsewhere', attempts: 0, responseStatus: null };
     const outcome =
       type === FAILURE.endpointInactive || type === FAILURE.deliveryGone ? 'cancelled' : 'failed';
     // an attempt that ended without recording itself (the worker was lost, a timeout, an unexpected error)

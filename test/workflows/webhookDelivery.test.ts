@@ -11,7 +11,11 @@ import type { Knex } from 'knex';
 import { transact } from '../../db/transaction';
 import { OutboxEvent, WebhookDelivery, WebhookEndpoint } from '../../db/models';
 import { webhookSecretBox, generateWebhookSecret } from '../../common/webhookSecret';
-import { deliveryWorkflowId, startDeliveryBatches } from '../../common/webhookDeliveryStart';
+import {
+  deliveryWorkflowId,
+  startDeliveryBatches,
+  startDeliveryWorkflows,
+} from '../../common/webhookDeliveryStart';
 import { COMPANY_ID } from '../../workflows/shared';
 import { attemptsQuery } from '../../workflows/webhookDelivery';
 import { createWebhookFanOut } from '../../activities/webhooks';
@@ -523,6 +527,73 @@ describe('webhook fan-out: a dispatcher crash neither loses nor duplicates a del
     const owners = await WebhookDelivery.query(knex).whereIn('id', [d1.id, d2.id, d3.id]);
     expect(owners.every((o) => o.ownerWorkflowId?.startsWith('webhook-batch:'))).to.equal(true);
     await OutboxEvent.query(knex).whereIn('id', events).patch({ dispatchedAt: new Date() });
+  });
+  it('counts no attempt for an endpoint disabled before its first attempt (cancelled, nothing sent)', async () => {
+    const { knex, temporal } = testEnv();
+    const company = await newCompany();
+    const receiver = await startReceiver();
+    const { endpoint } = await insertEndpoint(running.config, company.id, { url: receiver.url });
+    const [eventId] = await emit(company.id);
+    const event = (await OutboxEvent.query(knex).findById(eventId))!;
+    const { fanOut } = createWebhookFanOut({
+      config: running.config,
+      knex,
+      logger: testEnv().logger,
+      temporal,
+    });
+    const steps = await knex.transaction(async (trx: Knex.Transaction) => {
+      const after = await fanOut(trx, [event]);
+      await trx('outbox').where({ id: eventId }).update({ dispatchedAt: trx.fn.now() });
+      return after;
+    });
+    await WebhookEndpoint.query(knex).findById(endpoint.id).patch({ active: false });
+    for (const step of steps) await step();
+
+    const [delivery] = await finishedDeliveries(endpoint.id, 1);
+    expect(delivery).to.include({
+      status: 'cancelled',
+      attempts: 0,
+      lastAttemptAt: null,
+      responseStatus: null,
+    });
+    const result = await temporal.workflow.getHandle(`webhook-batch:${delivery.id}`).result();
+    expect(result).to.include({ deliveries: 1, cancelled: 1 });
+    expect(receiver.requests).to.have.lengthOf(0);
+  });
+
+  it('leaves a delivery another workflow owns alone (a delivery workflow started for it ends without touching it)', async () => {
+    const { knex, temporal } = testEnv();
+    const company = await newCompany();
+    const receiver = await startReceiver();
+    const { endpoint } = await insertEndpoint(running.config, company.id, { url: receiver.url });
+    const [eventId] = await emit(company.id);
+    const event = (await OutboxEvent.query(knex).findById(eventId))!;
+    const { fanOut } = createWebhookFanOut({
+      config: running.config,
+      knex,
+      logger: testEnv().logger,
+      temporal,
+    });
+    await knex.transaction(async (trx: Knex.Transaction) => {
+      await fanOut(trx, [event]);
+      await trx('outbox').where({ id: eventId }).update({ dispatchedAt: trx.fn.now() });
+    });
+    const [delivery] = await deliveriesOf(endpoint.id);
+    await WebhookDelivery.query(knex)
+      .findById(delivery.id)
+      .patch({ ownerWorkflowId: 'webhook-batch:elsewhere' });
+
+    const { errors } = await startDeliveryWorkflows(temporal, knex, running.config, [
+      { id: delivery.id, companyId: company.id },
+    ]);
+    expect(errors).to.have.lengthOf(0);
+    const outcome = await temporal.workflow.getHandle(deliveryWorkflowId(delivery.id)).result();
+    expect(outcome).to.deep.equal({ status: 'owned-elsewhere', attempts: 0, responseStatus: null });
+    const after = (await WebhookDelivery.query(knex).findById(delivery.id))!;
+    expect(after).to.include({ status: 'pending', attempts: 0, completedAt: null });
+    expect(after.ownerWorkflowId).to.equal('webhook-batch:elsewhere');
+    expect(receiver.requests).to.have.lengthOf(0);
+    await WebhookDelivery.query(knex).findById(delivery.id).delete();
   });
 });
 
