@@ -30,53 +30,100 @@ export function deliveryWorkflowId(deliveryId: string): string {
   return `webhook-delivery:${deliveryId}`;
 }
 
+interface StartOptions {
+  /**
+   * Eager start: the server hands the first workflow task straight back to this process's worker (one
+   * round trip less). Only for a client that shares the worker's NativeConnection (the fan-out).
+   */
+  eager?: boolean;
+}
+
+/**
+ * Starts a webhook workflow whose id names its deliveries: a running one is reused (`USE_EXISTING`), a
+ * finished one is not run again (`REJECT_DUPLICATE`, its error swallowed).
+ */
+async function startOnce(
+  client: Client,
+  config: Config,
+  workflow:
+    | { type: 'webhookBatchWorkflow'; args: Parameters<typeof webhookBatchWorkflow> }
+    | {
+        type: 'webhookDeliveryWorkflow';
+        args: Parameters<typeof webhookDeliveryWorkflow>;
+      },
+  identity: {
+    kind: 'webhook-batch' | 'webhook-delivery';
+    id: string;
+    companyId: string;
+    correlationId?: string | null;
+  },
+  options: StartOptions = {},
+): Promise<void> {
+  try {
+    await client.workflow.start(workflow.type, {
+      ...workflowIdentity({
+        kind: identity.kind,
+        parts: [identity.id],
+        companyId: identity.companyId,
+        taskQueue: config.temporal.taskQueue,
+        correlationId: identity.correlationId ?? undefined,
+      }),
+      args: workflow.args,
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      ...(options.eager ? { requestEagerStart: true } : {}),
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
+/** Runs `start` for each group, PARALLEL_STARTS at a time; marks the deliveries of the started ones. */
+async function startGroups(
+  knex: Knex,
+  groups: readonly DeliveryToStart[][],
+  start: (group: DeliveryToStart[]) => Promise<void>,
+): Promise<{ started: number; errors: unknown[] }> {
+  const started: string[] = [];
+  const errors: unknown[] = [];
+  for (let i = 0; i < groups.length; i += PARALLEL_STARTS) {
+    const chunk = groups.slice(i, i + PARALLEL_STARTS);
+    const results = await Promise.allSettled(chunk.map(start));
+    results.forEach((r, k) => {
+      if (r.status === 'fulfilled') started.push(...chunk[k].map((d) => d.id));
+      else errors.push(r.reason);
+    });
+  }
+  if (started.length > 0) {
+    await knex('webhookDeliveries')
+      .whereIn('id', started)
+      .whereNull('workflowStartedAt')
+      .update({ workflowStartedAt: knex.fn.now() });
+  }
+  return { started: started.length, errors };
+}
+
+/** Starts each delivery's own workflow (all 5 attempts there): redelivery and ping. */
 export async function startDeliveryWorkflows(
   client: Client,
   knex: Knex,
   config: Config,
   deliveries: readonly DeliveryToStart[],
-  options: {
-    /**
-     * Eager start: the server hands the first workflow task straight back to this process's worker (one
-     * round trip less). Only for a client that shares the worker's NativeConnection (the fan-out).
-     */
-    eager?: boolean;
-  } = {},
+  options: StartOptions = {},
 ): Promise<{ started: number; errors: unknown[] }> {
   const policy = deliveryPolicy(config.webhooks);
-  const started: string[] = [];
-  const errors: unknown[] = [];
-  for (let i = 0; i < deliveries.length; i += PARALLEL_STARTS) {
-    const chunk = deliveries.slice(i, i + PARALLEL_STARTS);
-    const results = await Promise.allSettled(
-      chunk.map(async (d) => {
-        try {
-          await client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
-            ...workflowIdentity({
-              kind: 'webhook-delivery',
-              parts: [d.id],
-              companyId: d.companyId,
-              taskQueue: config.temporal.taskQueue,
-              correlationId: d.correlationId ?? undefined,
-            }),
-            args: [{ deliveryId: d.id, policy }],
-            workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-            workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-            ...(options.eager ? { requestEagerStart: true } : {}),
-          });
-        } catch (err) {
-          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        }
-        return d.id;
-      }),
-    );
-    for (const r of results) {
-      if (r.status === 'fulfilled') started.push(r.value);
-      else errors.push(r.reason);
-    }
-  }
-  await markStarted(knex, started);
-  return { started: started.length, errors };
+  return startGroups(
+    knex,
+    deliveries.map((d) => [d]),
+    ([d]) =>
+      startOnce(
+        client,
+        config,
+        { type: 'webhookDeliveryWorkflow', args: [{ deliveryId: d.id, policy }] },
+        { kind: 'webhook-delivery', id: d.id, companyId: d.companyId, correlationId: d.correlationId },
+        options,
+      ),
+  );
 }
 
 /**
@@ -88,7 +135,7 @@ export async function startDeliveryBatches(
   knex: Knex,
   config: Config,
   deliveries: readonly DeliveryToStart[],
-  options: { eager?: boolean } = {},
+  options: StartOptions = {},
 ): Promise<{ started: number; errors: unknown[] }> {
   const policy = deliveryPolicy(config.webhooks);
   const byCompany = new Map<string, DeliveryToStart[]>();
@@ -100,52 +147,24 @@ export async function startDeliveryBatches(
   const batches: DeliveryToStart[][] = [];
   for (const list of byCompany.values())
     for (let i = 0; i < list.length; i += BATCH_MAX) batches.push(list.slice(i, i + BATCH_MAX));
-
-  const started: string[] = [];
-  const errors: unknown[] = [];
-  for (let i = 0; i < batches.length; i += PARALLEL_STARTS) {
-    const results = await Promise.allSettled(
-      batches.slice(i, i + PARALLEL_STARTS).map(async (batch) => {
-        try {
-          await client.workflow.start<typeof webhookBatchWorkflow>('webhookBatchWorkflow', {
-            ...workflowIdentity({
-              kind: 'webhook-batch',
-              parts: [batch[0].id],
-              companyId: batch[0].companyId,
-              taskQueue: config.temporal.taskQueue,
-            }),
-            args: [
-              {
-                companyId: batch[0].companyId,
-                deliveries: batch.map((d) => ({ id: d.id, correlationId: d.correlationId ?? null })),
-                policy,
-              },
-            ],
-            workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-            workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-            ...(options.eager ? { requestEagerStart: true } : {}),
-          });
-        } catch (err) {
-          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        }
-        return batch.map((d) => d.id);
-      }),
-    );
-    for (const r of results) {
-      if (r.status === 'fulfilled') started.push(...r.value);
-      else errors.push(r.reason);
-    }
-  }
-  await markStarted(knex, started);
-  return { started: started.length, errors };
-}
-
-async function markStarted(knex: Knex, ids: string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await knex('webhookDeliveries')
-    .whereIn('id', ids)
-    .whereNull('workflowStartedAt')
-    .update({ workflowStartedAt: knex.fn.now() });
+  return startGroups(knex, batches, (batch) =>
+    startOnce(
+      client,
+      config,
+      {
+        type: 'webhookBatchWorkflow',
+        args: [
+          {
+            companyId: batch[0].companyId,
+            deliveries: batch.map((d) => ({ id: d.id, correlationId: d.correlationId ?? null })),
+            policy,
+          },
+        ],
+      },
+      { kind: 'webhook-batch', id: batch[0].id, companyId: batch[0].companyId },
+      options,
+    ),
+  );
 }
 
 /**
@@ -164,15 +183,11 @@ export async function startDeliveryRetry(
     handedOverBy: string;
   },
 ): Promise<void> {
-  try {
-    await client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
-      ...workflowIdentity({
-        kind: 'webhook-delivery',
-        parts: [params.deliveryId],
-        companyId: params.companyId,
-        taskQueue: config.temporal.taskQueue,
-        correlationId: params.correlationId ?? undefined,
-      }),
+  await startOnce(
+    client,
+    config,
+    {
+      type: 'webhookDeliveryWorkflow',
       args: [
         {
           deliveryId: params.deliveryId,
@@ -182,10 +197,12 @@ export async function startDeliveryRetry(
           handedOverBy: params.handedOverBy,
         },
       ],
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-    });
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
+    },
+    {
+      kind: 'webhook-delivery',
+      id: params.deliveryId,
+      companyId: params.companyId,
+      correlationId: params.correlationId,
+    },
+  );
 }

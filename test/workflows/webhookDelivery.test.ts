@@ -19,12 +19,15 @@ import {
 import { COMPANY_ID } from '../../workflows/shared';
 import { attemptsQuery } from '../../workflows/webhookDelivery';
 import { createWebhookFanOut } from '../../activities/webhooks';
+import type { AfterCommit } from '../../activities/outbox';
+import type { Config } from '../../common/config';
 import { ensureWebhookRetentionSchedule } from '../../worker/worker';
 import { testEnv } from '../helpers/env';
 import { eventually } from '../helpers/temporal';
 import {
   deliveriesOf,
   finishedDeliveries,
+  type Behaviour,
   insertEndpoint,
   newCompany,
   sleep,
@@ -60,6 +63,29 @@ async function dispatched(eventIds: string[]): Promise<boolean> {
 
 async function endpointRow(id: string): Promise<WebhookEndpoint> {
   return (await WebhookEndpoint.query(testEnv().knex).findById(id))!;
+}
+
+/**
+ * The dispatcher's own steps, by hand: fans the events out in a claiming transaction that marks them
+ * dispatched, and returns the after-commit steps (starting the batches) without running them.
+ */
+async function fanOutByHand(config: Config, eventIds: string[]): Promise<AfterCommit[]> {
+  const { knex, temporal, logger } = testEnv();
+  const events = await OutboxEvent.query(knex).whereIn('id', eventIds);
+  const { fanOut } = createWebhookFanOut({ config, knex, logger, temporal });
+  return knex.transaction(async (trx: Knex.Transaction) => {
+    const after = await fanOut(trx, events);
+    await trx('outbox').whereIn('id', eventIds).update({ dispatchedAt: trx.fn.now() });
+    return after;
+  });
+}
+
+/** A receiver on loopback and an endpoint of the company pointing at it, its secret known to the receiver. */
+async function receivingEndpoint(config: Config, companyId: string, behaviour?: Behaviour) {
+  const receiver = await startReceiver(behaviour);
+  const { endpoint, secret } = await insertEndpoint(config, companyId, { url: receiver.url });
+  receiver.secrets = [secret];
+  return { receiver, endpoint };
 }
 
 describe('webhook delivery (outbox → Temporal → HTTP)', function () {
@@ -249,52 +275,50 @@ describe('webhook delivery (outbox → Temporal → HTTP)', function () {
 
   it('keeps a receiver that hangs from holding up another endpoint of the same company in the same batch', async () => {
     const company = await newCompany();
-    const hanging = await startReceiver(() => 'hang');
-    const healthy = await startReceiver();
-    const a = await insertEndpoint(running.config, company.id, { url: hanging.url });
-    const b = await insertEndpoint(running.config, company.id, { url: healthy.url });
-    hanging.secrets = [a.secret];
-    healthy.secrets = [b.secret];
+    const { receiver: hanging, endpoint: a } = await receivingEndpoint(
+      running.config,
+      company.id,
+      () => 'hang',
+    );
+    const { endpoint: b } = await receivingEndpoint(running.config, company.id);
     // 40 events in one transaction: one dispatcher pass, one batch of 80 deliveries; more hanging
     // deliveries than the batch's 32 attempts in flight
     await emit(company.id, 'file.uploaded', 40);
 
-    const done = await finishedDeliveries(b.endpoint.id, 40);
+    const done = await finishedDeliveries(b.id, 40);
     expect(done.every((d) => d.status === 'succeeded' && d.attempts === 1)).to.equal(true);
     // the hanging endpoint's first attempts (1 s each, at most 8 at once) are still going
-    const other = await deliveriesOf(a.endpoint.id);
+    const other = await deliveriesOf(a.id);
     expect(other.every((d) => d.status === 'pending' && !d.completedAt)).to.equal(true);
     expect(hanging.requests.length).to.be.at.most(8);
     expect(new Set(done.map((d) => d.ownerWorkflowId)).size).to.equal(1);
     expect(other.every((d) => d.ownerWorkflowId === done[0].ownerWorkflowId)).to.equal(true);
-    await WebhookEndpoint.query(testEnv().knex).findById(a.endpoint.id).patch({ active: false });
+    await WebhookEndpoint.query(testEnv().knex).findById(a.id).patch({ active: false });
   });
 
   it('hands a failed first attempt to its own workflow at once, not when the rest of its batch is done', async () => {
     const company = await newCompany();
-    const hanging = await startReceiver(() => 'hang');
+    const { endpoint: a } = await receivingEndpoint(running.config, company.id, () => 'hang');
     // each event: 500 the first time, 200 after
-    const flaky = await startReceiver((_n, req) =>
-      flaky.requests.filter((r) => r.headers['webhook-id'] === req.headers['webhook-id']).length === 1
-        ? 500
-        : 200,
-    );
-    const a = await insertEndpoint(running.config, company.id, { url: hanging.url });
-    const b = await insertEndpoint(running.config, company.id, { url: flaky.url });
-    hanging.secrets = [a.secret];
-    flaky.secrets = [b.secret];
+    const seen = new Set<string>();
+    const { endpoint: b } = await receivingEndpoint(running.config, company.id, (_n, req) => {
+      const id = String(req.headers['webhook-id']);
+      if (seen.has(id)) return 200;
+      seen.add(id);
+      return 500;
+    });
     // one batch: 40 deliveries that hang (5 rounds of 8 × 1 s) and 40 that fail once, then succeed
     await emit(company.id, 'file.uploaded', 40);
 
-    const done = await finishedDeliveries(b.endpoint.id, 40);
+    const done = await finishedDeliveries(b.id, 40);
     expect(done.every((d) => d.status === 'succeeded' && d.attempts === 2)).to.equal(true);
     expect(done.every((d) => d.ownerWorkflowId === `webhook-delivery:${d.id}`)).to.equal(true);
     // the batch still owns the hanging endpoint's deliveries and is still attempting them
-    const [stuck] = await deliveriesOf(a.endpoint.id);
+    const [stuck] = await deliveriesOf(a.id);
     expect(stuck.ownerWorkflowId).to.match(/^webhook-batch:/);
     const batch = testEnv().temporal.workflow.getHandle(stuck.ownerWorkflowId!);
     expect((await batch.describe()).status.name, 'the batch is still attempting').to.equal('RUNNING');
-    await WebhookEndpoint.query(testEnv().knex).findById(a.endpoint.id).patch({ active: false });
+    await WebhookEndpoint.query(testEnv().knex).findById(a.id).patch({ active: false });
     const result = await batch.result();
     expect(result.retrying).to.include.members(done.map((d) => d.id));
   });
@@ -533,19 +557,7 @@ describe('webhook fan-out: a dispatcher crash neither loses nor duplicates a del
     const company = await newCompany();
     const receiver = await startReceiver();
     const { endpoint } = await insertEndpoint(running.config, company.id, { url: receiver.url });
-    const [eventId] = await emit(company.id);
-    const event = (await OutboxEvent.query(knex).findById(eventId))!;
-    const { fanOut } = createWebhookFanOut({
-      config: running.config,
-      knex,
-      logger: testEnv().logger,
-      temporal,
-    });
-    const steps = await knex.transaction(async (trx: Knex.Transaction) => {
-      const after = await fanOut(trx, [event]);
-      await trx('outbox').where({ id: eventId }).update({ dispatchedAt: trx.fn.now() });
-      return after;
-    });
+    const steps = await fanOutByHand(running.config, await emit(company.id));
     await WebhookEndpoint.query(knex).findById(endpoint.id).patch({ active: false });
     for (const step of steps) await step();
 
@@ -566,18 +578,7 @@ describe('webhook fan-out: a dispatcher crash neither loses nor duplicates a del
     const company = await newCompany();
     const receiver = await startReceiver();
     const { endpoint } = await insertEndpoint(running.config, company.id, { url: receiver.url });
-    const [eventId] = await emit(company.id);
-    const event = (await OutboxEvent.query(knex).findById(eventId))!;
-    const { fanOut } = createWebhookFanOut({
-      config: running.config,
-      knex,
-      logger: testEnv().logger,
-      temporal,
-    });
-    await knex.transaction(async (trx: Knex.Transaction) => {
-      await fanOut(trx, [event]);
-      await trx('outbox').where({ id: eventId }).update({ dispatchedAt: trx.fn.now() });
-    });
+    await fanOutByHand(running.config, await emit(company.id));
     const [delivery] = await deliveriesOf(endpoint.id);
     await WebhookDelivery.query(knex)
       .findById(delivery.id)
