@@ -2,10 +2,10 @@ import { expect } from 'chai';
 import { periodKey } from '../../common/plans';
 import { testEnv } from '../helpers/env';
 import { createTeam } from '../helpers/factories';
+import { call } from '../helpers/http';
 import { csv, uploadFile, uploadTo } from '../helpers/files';
 import { eventually } from '../helpers/temporal';
 import {
-  callAt,
   sleep,
   startReceiver,
   startWebhookApp,
@@ -39,7 +39,8 @@ describe('files: events delivered as signed webhooks (end to end)', function () 
       [a, receiver],
       [b, otherReceiver],
     ] as const) {
-      const created = await callAt(baseUrl, 'POST', '/outgoing-webhooks', {
+      const created = await call('POST', '/outgoing-webhooks', {
+        baseUrl,
         token: team.adminToken,
         json: { name: 'files', url: rec.url, events: ['file.uploaded', 'quota.threshold'] },
       });

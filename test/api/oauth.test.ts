@@ -6,7 +6,7 @@ import { MESSAGES } from '../../api/auth/google';
 import type { Config } from '../../common/config';
 import { createCompany, createPerson, type TestPerson } from '../helpers/factories';
 import { testEnv } from '../helpers/env';
-import { call, expectErrorBody, randomClientAddress, type HttpResponse } from '../helpers/http';
+import { call, expectErrorBody, randomClientAddress, readResponse, type HttpResponse } from '../helpers/http';
 import { startOidcProvider, walkProvider, type LocalOidcProvider } from '../helpers/oidc';
 
 /**
@@ -60,14 +60,7 @@ describe('Google sign-in (OpenID Connect against a local provider)', function ()
       body: json === undefined ? undefined : JSON.stringify(json),
       redirect: 'manual',
     });
-    const text = await res.text();
-    let body: unknown;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = undefined;
-    }
-    return { status: res.status, headers: res.headers, body, text };
+    return readResponse(res);
   }
 
   /** A provider account (subject) for the address. */

@@ -13,7 +13,6 @@ import { call, expectErrorBody } from '../helpers/http';
 import { REFUSED_HOSTS } from '../helpers/refusedTargets';
 import { eventually } from '../helpers/temporal';
 import {
-  callAt,
   finishedDeliveries,
   sleep,
   startReceiver,
@@ -319,7 +318,7 @@ describe('outgoing webhooks API, delivering to loopback receivers (test-only set
   let baseUrl: string;
   let team: Team;
   const api = (method: string, path: string, json?: unknown) =>
-    callAt(baseUrl, method, path, { token: team.adminToken, json });
+    call(method, path, { baseUrl, token: team.adminToken, json });
 
   before(async () => {
     await stopOtherDispatchers();
@@ -413,7 +412,8 @@ describe('outgoing webhooks API, delivering to loopback receivers (test-only set
     // another company cannot redeliver it
     const stranger = await createTeam({ plan: 'premium' });
     expectErrorBody(
-      await callAt(baseUrl, 'POST', `/outgoing-webhooks/deliveries/${first.id}/redeliver`, {
+      await call('POST', `/outgoing-webhooks/deliveries/${first.id}/redeliver`, {
+        baseUrl,
         token: stranger.adminToken,
       }),
       404,

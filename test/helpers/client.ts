@@ -11,7 +11,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RouteTable } from '../../api/routes';
 import type { RouteSpec } from '../../api/routing';
 import { testEnv } from './env';
-import { randomClientAddress, type HttpResponse } from './http';
+import { randomClientAddress, readResponse, type HttpResponse } from './http';
 
 /** The service's routes, plus the test-only routes of an app a test builds (`apiClient<typeof extra>`). */
 type Route<Extra extends readonly RouteSpec[]> = RouteTable[number] | Extra[number];
@@ -101,14 +101,7 @@ async function send(
     headers,
     body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
   });
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, headers: res.headers, body: parsed, text };
+  return readResponse(res);
 }
 
 export function apiClient<Extra extends readonly RouteSpec[] = readonly []>(client: ClientOptions = {}) {

@@ -23,6 +23,7 @@ import type { RouteSpec } from '../../api/routing';
 import { createWorker } from '../../worker/worker';
 import { installTemporalRuntime } from '../../worker/runtime';
 import type { FanOut } from '../../activities/outbox';
+import type { Resolver } from '../../common/webhookTargets';
 
 export const ROOT = path.resolve(__dirname, '../../..');
 
@@ -164,11 +165,15 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
   return bundle;
 }
 
-/** A real worker on this run's task queue, connected to the local Temporal server; stopped at the end. */
+/**
+ * A real worker connected to the local Temporal server, on the run's task queue (or that of `config`);
+ * stopped at the end.
+ */
 export async function startWorker(
-  options: { fanOut?: FanOut } = {},
+  options: { config?: Config; fanOut?: FanOut; webhookResolver?: Resolver } = {},
 ): Promise<{ worker: Worker; stop(): Promise<void> }> {
-  const { config, knex, logger } = testEnv();
+  const { knex, logger } = testEnv();
+  const config = options.config ?? testEnv().config;
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const worker = await createWorker({
     config,
@@ -176,6 +181,7 @@ export async function startWorker(
     logger,
     connection,
     fanOut: options.fanOut,
+    webhookResolver: options.webhookResolver,
     workflowBundle: await workflowBundle(),
   });
   const running = worker.run();

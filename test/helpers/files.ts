@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { deflateRawSync } from 'node:zlib';
 import ExcelJS from 'exceljs';
-import { call, type HttpResponse } from './http';
+import { call, readResponse, type HttpResponse } from './http';
 import { testEnv } from './env';
 
 export interface FormPart {
@@ -25,17 +25,6 @@ export function multipart(parts: FormPart[]): { body: Buffer; contentType: strin
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
-}
-
-async function parse(res: Response): Promise<HttpResponse> {
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  return { status: res.status, headers: res.headers, body, text };
 }
 
 export interface UploadOptions {
@@ -80,13 +69,13 @@ export async function uploadTo(
       },
     });
     try {
-      return await parse(await fetch(url, { method: 'POST', headers, body: stream, duplex: 'half' }));
+      return await readResponse(await fetch(url, { method: 'POST', headers, body: stream, duplex: 'half' }));
     } catch (err) {
       // the server may answer and close before the whole body is sent
       return { status: -1, headers: new Headers(), body: undefined, text: String(err) };
     }
   }
-  return parse(await fetch(url, { method: 'POST', headers, body }));
+  return readResponse(await fetch(url, { method: 'POST', headers, body }));
 }
 
 export function uploadFile(data: Buffer | string, options: UploadOptions): Promise<HttpResponse> {

@@ -46,6 +46,11 @@ export async function call(
   }
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   const res = await fetch((options.baseUrl ?? testEnv().baseUrl) + path, { method, headers, body });
+  return readResponse(res);
+}
+
+/** A fetch answer as tests read it: status, headers, the raw text and the JSON body when there is one. */
+export async function readResponse(res: Response): Promise<HttpResponse> {
   const text = await res.text();
   let parsed: unknown = undefined;
   try {

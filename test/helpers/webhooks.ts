@@ -10,17 +10,16 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../common/config';
 import { generateWebhookSecret, webhookSecretBox } from '../../common/webhookSecret';
 import { verifyWebhook } from '../../common/webhookSignature';
 import { Company, WebhookDelivery, WebhookEndpoint } from '../../db/models';
 import type { PlanName } from '../../common/plans';
-import { createWorker, ensureOutboxDispatcher } from '../../worker/worker';
+import { ensureOutboxDispatcher } from '../../worker/worker';
 import type { Resolver } from '../../common/webhookTargets';
 import { createApp } from '../../api/app';
-import { atEnd, testEnv, workflowBundle } from './env';
-import type { HttpResponse } from './http';
+import { atEnd, startWorker, testEnv, workflowBundle } from './env';
 import { eventually } from './temporal';
 
 export interface ReceivedRequest {
@@ -165,34 +164,24 @@ export async function startWebhookWorker(
   config: Config,
   options: { dispatcher?: boolean; webhookResolver?: Resolver } = {},
 ): Promise<RunningWorker> {
-  const { knex, logger, temporal } = testEnv();
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
-  const worker = await createWorker({
-    config,
-    knex,
-    logger,
-    connection,
-    webhookResolver: options.webhookResolver,
-    workflowBundle: await workflowBundle(),
-  });
-  const running = worker.run();
+  const { temporal } = testEnv();
+  const started = await startWorker({ config, webhookResolver: options.webhookResolver });
   let dispatcherId: string | undefined;
   if (options.dispatcher !== false) dispatcherId = await ensureOutboxDispatcher(temporal, config);
-  let stopped = false;
   const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    if (dispatcherId)
+    // the dispatcher first, so its activity does not keep the worker draining
+    if (dispatcherId) {
+      const id = dispatcherId;
+      dispatcherId = undefined;
       await temporal.workflow
-        .getHandle(dispatcherId)
+        .getHandle(id)
         .terminate('test done')
         .catch(() => undefined);
-    worker.shutdown();
-    await running.catch(() => undefined);
-    await connection.close();
+    }
+    await started.stop();
   };
   atEnd(stop);
-  return { worker, config, stop };
+  return { worker: started.worker, config, stop };
 }
 
 /**
@@ -276,29 +265,4 @@ export async function startWebhookApp(config: Config): Promise<{ baseUrl: string
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
   return { baseUrl: `http://127.0.0.1:${port}` };
-}
-
-/** `call` of test/helpers/http.ts against another base URL. */
-export async function callAt(
-  baseUrl: string,
-  method: string,
-  path: string,
-  options: { json?: unknown; token?: string; headers?: Record<string, string> } = {},
-): Promise<HttpResponse> {
-  const headers: Record<string, string> = { ...(options.headers ?? {}) };
-  if (options.json !== undefined) headers['content-type'] ??= 'application/json';
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  const res = await fetch(baseUrl + path, {
-    method,
-    headers,
-    body: options.json === undefined ? undefined : JSON.stringify(options.json),
-  });
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  return { status: res.status, headers: res.headers, body, text };
 }
