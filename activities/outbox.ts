@@ -12,6 +12,8 @@ export type AfterCommit = () => Promise<void>;
  */
 export type FanOut = (trx: Knex.Transaction, events: OutboxEvent[]) => Promise<AfterCommit[]>;
 
+const SWEEP_EVERY_MS = 5_000;
+
 export interface OutboxDeps {
   knex: Knex;
   logger: Logger;
@@ -20,10 +22,9 @@ export interface OutboxDeps {
   fanOut?: FanOut;
   /**
    * Work to repair what a crash left behind (e.g. deliveries committed but whose workflows were never
-   * started), run at the start of a dispatcher iteration, at most every `sweepEveryMs`.
+   * started), run at the start of a dispatcher activity run, at most every SWEEP_EVERY_MS.
    */
   sweep?: () => Promise<unknown>;
-  sweepEveryMs?: number;
 }
 
 export interface DispatchResult {
@@ -35,7 +36,7 @@ export function createOutboxActivities(deps: OutboxDeps) {
   let lastSweep = 0;
 
   async function sweep(): Promise<void> {
-    if (!deps.sweep || Date.now() - lastSweep < (deps.sweepEveryMs ?? 5_000)) return;
+    if (!deps.sweep || Date.now() - lastSweep < SWEEP_EVERY_MS) return;
     lastSweep = Date.now();
     try {
       await deps.sweep();

@@ -82,7 +82,7 @@ type AttemptOutcome =
   | { kind: 'failed'; record: AttemptRecord }
   /** the receiver answered 410: the endpoint is disabled, the delivery fails */
   | { kind: 'gone'; record: AttemptRecord }
-  /** the endpoint is disabled or deleted: nothing was sent */
+  /** the endpoint is disabled: nothing was sent (a deleted endpoint takes its deliveries with it) */
   | { kind: 'inactive'; message: string };
 
 /** One delivery's first attempt as the batch's history shows it. */
@@ -139,9 +139,9 @@ interface DeliveryRow {
   responseStatus: number | null;
   lastError: string | null;
   lastAttemptAt: Date | null;
-  url: string | null;
-  active: boolean | null;
-  secretEncrypted: string | null;
+  url: string;
+  active: boolean;
+  secretEncrypted: string;
 }
 
 /** The envelope, byte for byte the same on every attempt and every redelivery of the event. */
@@ -193,7 +193,8 @@ export function createWebhookActivities(deps: WebhookDeps) {
   ];
 
   function deliveriesWithEndpoints() {
-    return knex('webhookDeliveries as d').leftJoin('webhookEndpoints as e', 'e.id', 'd.endpointId');
+    // a delivery cannot outlive its endpoint (the foreign key cascades): an inner join
+    return knex('webhookDeliveries as d').join('webhookEndpoints as e', 'e.id', 'd.endpointId');
   }
 
   async function loadDelivery(deliveryId: string): Promise<DeliveryRow | undefined> {
@@ -306,12 +307,7 @@ export function createWebhookActivities(deps: WebhookDeps) {
    * for a receiver's failure; the caller decides what follows from the outcome.
    */
   async function attemptOnce(row: DeliveryRow, attempt: number): Promise<AttemptOutcome> {
-    if (!row.url || !row.active || !row.secretEncrypted) {
-      return {
-        kind: 'inactive',
-        message: row.url ? 'the endpoint is disabled: nothing more is sent' : 'the endpoint was deleted',
-      };
-    }
+    if (!row.active) return { kind: 'inactive', message: 'the endpoint is disabled: nothing more is sent' };
     const body = envelopeBody(row);
     const timestamp = Math.floor(Date.now() / 1000);
     const secret = box.open(row.endpointId, row.secretEncrypted);
@@ -509,7 +505,7 @@ export function createWebhookActivities(deps: WebhookDeps) {
     /**
      * The first attempt of each delivery of a batch, side by side (at most `FIRST_ATTEMPTS_IN_FLIGHT` at
      * once, `PER_ENDPOINT_IN_FLIGHT` to one endpoint), each recorded as it ends. Deliveries that succeed, or
-     * end for good (410, endpoint disabled or deleted), are finished here; each one to retry is handed at
+     * end for good (410, endpoint disabled), are finished here; each one to retry is handed at
      * once to a workflow of its own, `webhook-delivery:<deliveryId>`, which waits the first delay and makes
      * attempts 2 to 5. Run again after a lost worker, it attempts only what is not attempted yet, hands over
      * again what was attempted (starting is idempotent), and reports what was finished before.

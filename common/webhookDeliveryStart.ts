@@ -12,7 +12,7 @@ import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/com
 import type { Knex } from 'knex';
 import type { Config } from './config';
 import { deliveryPolicy, type DeliveryPolicy } from './webhookPolicy';
-import { workflowIdentity } from '../workflows/shared';
+import { workflowId, workflowIdentity } from '../workflows/shared';
 import type { AttemptRecord, webhookDeliveryWorkflow } from '../workflows/webhookDelivery';
 import type { webhookBatchWorkflow } from '../workflows/webhookBatch';
 
@@ -27,7 +27,11 @@ const PARALLEL_STARTS = 32;
 const BATCH_MAX = 500;
 
 export function deliveryWorkflowId(deliveryId: string): string {
-  return `webhook-delivery:${deliveryId}`;
+  return workflowId('webhook-delivery', deliveryId);
+}
+
+export function batchWorkflowId(firstDeliveryId: string): string {
+  return workflowId('webhook-batch', firstDeliveryId);
 }
 
 interface StartOptions {
@@ -109,7 +113,6 @@ export async function startDeliveryWorkflows(
   knex: Knex,
   config: Config,
   deliveries: readonly DeliveryToStart[],
-  options: StartOptions = {},
 ): Promise<{ started: number; errors: unknown[] }> {
   const policy = deliveryPolicy(config.webhooks);
   return startGroups(
@@ -121,7 +124,6 @@ export async function startDeliveryWorkflows(
         config,
         { type: 'webhookDeliveryWorkflow', args: [{ deliveryId: d.id, policy }] },
         { kind: 'webhook-delivery', id: d.id, companyId: d.companyId, correlationId: d.correlationId },
-        options,
       ),
   );
 }

@@ -47,7 +47,7 @@ export const FAILURE = {
   attemptFailed: 'WebhookAttemptFailed',
   /** the receiver answered 410: not retried, the endpoint is disabled */
   receiverGone: 'WebhookReceiverGone',
-  /** the endpoint is disabled or deleted: nothing (more) is sent */
+  /** the endpoint is disabled: nothing (more) is sent */
   endpointInactive: 'WebhookEndpointInactive',
   /** the delivery record no longer exists (endpoint deleted, retention): nothing to do */
   deliveryGone: 'WebhookDeliveryGone',

@@ -15,7 +15,7 @@ export interface WebhookDeliveryInput {
   policy: DeliveryPolicy;
   /**
    * Attempts already made elsewhere: 1 when a delivery batch hands over a delivery whose first attempt
-   * failed (the batch workflow starts this one as its child). 0 or absent: this workflow makes them all.
+   * failed (its activity starts this workflow). 0 or absent: this workflow makes them all.
    */
   attemptsDone?: number;
   /** the earlier attempts, so this workflow's history and `attempts` query show every attempt */

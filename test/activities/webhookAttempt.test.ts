@@ -4,6 +4,8 @@
  * (DNS rebinding) is refused without the receiver ever being reached.
  */
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
@@ -120,5 +122,54 @@ describe('webhook attempts refuse private targets at connect time (default setti
     expect(lookups).to.be.at.least(2);
     await sleep(100);
     expect(receiver.requests).to.have.lengthOf(0);
+  });
+});
+
+describe('webhook attempt outcomes: any 2xx is success, anything else a failure, redirects not followed', function () {
+  this.timeout(30_000);
+  const made: string[] = [];
+  after(async () => {
+    await WebhookDelivery.query(testEnv().knex)
+      .whereIn('id', made)
+      .whereNull('completedAt')
+      .patch({ completedAt: new Date(), status: 'cancelled' });
+  });
+  const config = () => webhookTestConfig('unused');
+
+  it('counts 204 (and 299) as success', async () => {
+    for (const code of [204, 299]) {
+      const company = await newCompany();
+      const receiver = await startReceiver(() => code);
+      const { endpoint } = await insertEndpoint(config(), company.id, { url: receiver.url });
+      const delivery = await deliveryFor(company.id, endpoint.id, made);
+      const result = await attempt(createWebhookActivities({ ...testEnv(), config: config() }), delivery.id);
+      expect(result, String(code)).to.deep.equal({ attempt: 1, responseStatus: code });
+      const row = (await WebhookDelivery.query(testEnv().knex).findById(delivery.id))!;
+      expect(row).to.include({ status: 'succeeded', responseStatus: code });
+    }
+  });
+
+  it('counts a redirect as a failed attempt and does not follow it', async () => {
+    const company = await newCompany();
+    const target = await startReceiver();
+    const redirecting = http.createServer((_req, res) => {
+      res.writeHead(302, { location: target.url }).end();
+    });
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/hook`;
+      const { endpoint } = await insertEndpoint(config(), company.id, { url });
+      const delivery = await deliveryFor(company.id, endpoint.id, made);
+      const failed = await attempt(createWebhookActivities({ ...testEnv(), config: config() }), delivery.id);
+      expect((failed as ApplicationFailure).type).to.equal('WebhookAttemptFailed');
+      const row = (await WebhookDelivery.query(testEnv().knex).findById(delivery.id))!;
+      expect(row).to.include({ status: 'retrying', responseStatus: 302 });
+      expect(row.lastError).to.equal('attempt 1: receiver answered 302');
+      await sleep(100);
+      expect(target.requests).to.have.lengthOf(0);
+    } finally {
+      redirecting.closeAllConnections();
+      await new Promise<void>((resolve) => redirecting.close(() => resolve()));
+    }
   });
 });

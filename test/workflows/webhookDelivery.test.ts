@@ -12,6 +12,7 @@ import { transact } from '../../db/transaction';
 import { OutboxEvent, WebhookDelivery, WebhookEndpoint } from '../../db/models';
 import { webhookSecretBox, generateWebhookSecret } from '../../common/webhookSecret';
 import {
+  batchWorkflowId,
   deliveryWorkflowId,
   startDeliveryBatches,
   startDeliveryWorkflows,
@@ -145,7 +146,7 @@ describe('webhook delivery (outbox → Temporal → HTTP)', function () {
 
     // operators: the first attempt ran in the company's batch, named by its first delivery, carrying the
     // company; a delivery that succeeds at once needs no workflow of its own
-    const batch = testEnv().temporal.workflow.getHandle(`webhook-batch:${delivery.id}`);
+    const batch = testEnv().temporal.workflow.getHandle(batchWorkflowId(delivery.id));
     expect(await batch.result()).to.deep.equal({
       deliveries: 1,
       succeeded: 1,
@@ -204,7 +205,7 @@ describe('webhook delivery (outbox → Temporal → HTTP)', function () {
     // operators: the batch handed the delivery to a workflow of its own, whose history holds each failed
     // attempt (the first in its input, the next ones as signals), the first delay as a timer, the retry
     // policy for attempts 2 to 5, and the last attempt's failure
-    const batch = testEnv().temporal.workflow.getHandle(`webhook-batch:${delivery.id}`);
+    const batch = testEnv().temporal.workflow.getHandle(batchWorkflowId(delivery.id));
     const batchResult = await batch.result();
     expect(batchResult.retrying).to.deep.equal([delivery.id]);
     expect(batchResult.outcomes).to.deep.equal([
@@ -327,7 +328,7 @@ describe('webhook delivery (outbox → Temporal → HTTP)', function () {
 
     const done = await finishedDeliveries(b.id, 5);
     expect(done.every((d) => d.status === 'succeeded' && d.attempts === 2)).to.equal(true);
-    expect(done.every((d) => d.ownerWorkflowId === `webhook-delivery:${d.id}`)).to.equal(true);
+    expect(done.every((d) => d.ownerWorkflowId === deliveryWorkflowId(d.id))).to.equal(true);
     // the batch still owns the hanging endpoint's deliveries and is still attempting them
     const [stuck] = await deliveriesOf(a.id);
     expect(stuck.ownerWorkflowId).to.match(/^webhook-batch:/);
@@ -457,6 +458,35 @@ describe('webhook delivery (outbox → Temporal → HTTP)', function () {
     expect(bystander.requests).to.have.lengthOf(0);
   });
 
+  it('sends nothing more once its endpoint is deleted in the middle of a delivery (the records go with it)', async () => {
+    const { knex, temporal } = testEnv();
+    const company = await newCompany();
+    let release: (code: number) => void = () => undefined;
+    const answered = new Promise<number>((resolve) => (release = resolve));
+    const { receiver, endpoint } = await receivingEndpoint(running.config, company.id, (n) =>
+      n === 1 ? answered : 200,
+    );
+    await emit(company.id);
+    await eventually(async () => receiver.requests.length === 1, { what: 'first attempt' });
+    const [delivery] = await deliveriesOf(endpoint.id);
+    // DELETE /outgoing-webhooks/{id} removes the endpoint and, by the cascade, its delivery records
+    await WebhookEndpoint.query(knex).deleteById(endpoint.id);
+    release(500);
+
+    const outcome = await eventually(
+      async () =>
+        temporal.workflow
+          .getHandle(deliveryWorkflowId(delivery.id))
+          .result()
+          .catch(() => undefined),
+      { what: 'the handed-over delivery workflow ends' },
+    );
+    expect(outcome).to.deep.equal({ status: 'cancelled', attempts: 0, responseStatus: null });
+    await sleep(500); // well past the test's 100 ms retry delay
+    expect(receiver.requests).to.have.lengthOf(1);
+    expect(await deliveriesOf(endpoint.id)).to.have.lengthOf(0);
+  });
+
   it('stops a delivery in flight when its endpoint is disabled between attempts (cancelled)', async () => {
     const company = await newCompany();
     let release: () => void = () => undefined;
@@ -559,7 +589,7 @@ describe('webhook fan-out: a dispatcher crash neither loses nor duplicates a del
     const done = await finishedDeliveries(endpoint.id, 3);
     expect(done.every((d) => d.status === 'succeeded' && d.attempts === 1)).to.equal(true);
     const results = await Promise.all(
-      [d1, d2, d3].map((d) => temporal.workflow.getHandle(`webhook-batch:${d.id}`).result()),
+      [d1, d2, d3].map((d) => temporal.workflow.getHandle(batchWorkflowId(d.id)).result()),
     );
     expect(results.reduce((n, r) => n + r.succeeded, 0)).to.equal(3);
     await sleep(300);
@@ -584,7 +614,7 @@ describe('webhook fan-out: a dispatcher crash neither loses nor duplicates a del
       lastAttemptAt: null,
       responseStatus: null,
     });
-    const result = await temporal.workflow.getHandle(`webhook-batch:${delivery.id}`).result();
+    const result = await temporal.workflow.getHandle(batchWorkflowId(delivery.id)).result();
     expect(result).to.include({ deliveries: 1, cancelled: 1 });
     expect(receiver.requests).to.have.lengthOf(0);
   });
@@ -727,7 +757,7 @@ describe('webhook delivery with a worker killed in the middle of an attempt', fu
     expect(receiver.requests.map((r) => r.verifiedWith)).to.deep.equal([0, 0]);
     // the batch's activity ran again on the new worker once the lost one stopped heartbeating, and handed
     // the delivery to its own workflow, which made attempt 2
-    const batch = temporal.workflow.getHandle(`webhook-batch:${delivery.id}`);
+    const batch = temporal.workflow.getHandle(batchWorkflowId(delivery.id));
     expect((await batch.result()).retrying).to.deep.equal([delivery.id]);
     const events = (await batch.fetchHistory()).events ?? [];
     const started = events.find(

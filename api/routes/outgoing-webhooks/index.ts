@@ -4,18 +4,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { Model } from 'objection';
+import type { Model, PartialModelObject } from 'objection';
 import { planLimits, type PlanName } from '../../../common/plans';
 import { BadRequestError, ConflictError, NotFoundError, PaymentRequiredError } from '../../../common/errors';
 import { startDeliveryWorkflows } from '../../../common/webhookDeliveryStart';
 import { generateWebhookSecret, webhookSecretBox } from '../../../common/webhookSecret';
 import { checkTargetUrl } from '../../../common/webhookTargets';
-import { recordAudit } from '../../../db/audit';
+import { recordAudit, type AuditEntry } from '../../../db/audit';
 import { WebhookDelivery, WebhookEndpoint } from '../../../db/models';
 import { EVENT_TYPES, transact } from '../../../db/transaction';
 import type { AppContext, Principal } from '../../context';
 import { pageList, type PageQuery } from '../../lists';
 import { principalOf } from '../../middlewares/authenticate';
+import { NO_PLAN_MESSAGE } from '../../middlewares/plan';
 import { route } from '../../routing';
 import { pageEnvelopeSchema, pageQuerySchema, uuidParams } from '../../schemas';
 
@@ -175,6 +176,37 @@ function auditBase(ctx: AppContext, auth: Principal) {
   };
 }
 
+/** The endpoint a ping or redelivery goes to: it must exist in the company and be active (409). */
+async function activeEndpoint(companyId: string, id: string, trx: Knex.Transaction) {
+  const endpoint = await findEndpoint(companyId, id, trx);
+  if (!endpoint.active) {
+    throw new ConflictError('the endpoint is disabled; enable it with PATCH active true first');
+  }
+  return endpoint;
+}
+
+/**
+ * Records a delivery made by hand (ping, redeliver) with its audit row, and starts its own workflow after
+ * commit (all 5 attempts there).
+ */
+async function queueDelivery(
+  ctx: AppContext,
+  uow: { trx: Knex.Transaction; afterCommit(hook: () => Promise<void>): void },
+  auth: Principal,
+  fields: Omit<PartialModelObject<WebhookDelivery>, 'id' | 'companyId'>,
+  audit: (
+    delivery: WebhookDelivery,
+  ) => Pick<AuditEntry, 'action' | 'resourceType' | 'resourceId' | 'details'>,
+): Promise<WebhookDelivery> {
+  const created = await WebhookDelivery.scoped(auth.companyId, uow.trx).insertAndFetch({
+    id: randomUUID(),
+    ...fields,
+  });
+  await recordAudit(uow.trx, { ...auditBase(ctx, auth), ...audit(created) });
+  uow.afterCommit(startAfterCommit(ctx, created));
+  return created;
+}
+
 function startAfterCommit(ctx: AppContext, delivery: { id: string; companyId: string }) {
   return async () => {
     const { errors } = await startDeliveryWorkflows(ctx.deps.temporal, ctx.deps.knex, ctx.deps.config, [
@@ -195,6 +227,7 @@ export const outgoingWebhookRoutes = [
     tag: TAG,
     access: ADMIN_SESSION,
     idempotent: true,
+    needsPlan: true,
     body: createBody,
     responses: {
       201: { description: 'created, with its secret', schema: endpointWithSecretSchema },
@@ -216,8 +249,8 @@ export const outgoingWebhookRoutes = [
             .forUpdate()
             .first<{ plan: PlanName | null } | undefined>('plan');
           if (!company) throw new NotFoundError();
-          if (!company.plan)
-            throw new PaymentRequiredError('choose a plan before registering webhook endpoints');
+          // the route's plan guard answered 402 already; this read, under the lock, sees a plan dropped since
+          if (!company.plan) throw new PaymentRequiredError(NO_PLAN_MESSAGE);
           const limit = planLimits(company.plan).webhookEndpoints;
           if (limit !== null) {
             const count = await WebhookEndpoint.scoped(auth.companyId, trx).resultSize();
@@ -411,33 +444,26 @@ export const outgoingWebhookRoutes = [
       const auth = principalOf(ctx);
       const delivery = await transact(
         ctx.deps.knex,
-        async ({ trx, emit, afterCommit }) => {
-          const endpoint = await findEndpoint(auth.companyId, params.id, trx);
-          if (!endpoint.active) {
-            throw new ConflictError('the endpoint is disabled; enable it with PATCH active true first');
-          }
+        async (uow) => {
+          const endpoint = await activeEndpoint(auth.companyId, params.id, uow.trx);
           // through the outbox like every event; the delivery is recorded now so the answer can name it
           // (the dispatcher's fan-out finds it there and adds nothing)
           const data = { endpointId: endpoint.id };
-          const eventId = await emit({ companyId: auth.companyId, type: 'ping', data });
-          const created = await WebhookDelivery.scoped(auth.companyId, trx).insertAndFetch({
-            id: randomUUID(),
+          const eventId = await uow.emit({ companyId: auth.companyId, type: 'ping', data });
+          const fields = {
             endpointId: endpoint.id,
             eventId,
             eventType: 'ping',
             eventData: data,
             // now() is the transaction's start time: the outbox row's created_at, the envelope's createdAt
-            eventCreatedAt: trx.fn.now(),
-          });
-          await recordAudit(trx, {
-            ...auditBase(ctx, auth),
+            eventCreatedAt: uow.trx.fn.now(),
+          };
+          return queueDelivery(ctx, uow, auth, fields, (created) => ({
             action: 'webhook_endpoint.pinged',
             resourceType: 'webhook_endpoint',
             resourceId: endpoint.id,
             details: { eventId, deliveryId: created.id },
-          });
-          afterCommit(startAfterCommit(ctx, created));
-          return created;
+          }));
         },
         { correlationId: ctx.state.correlationId },
       );
@@ -482,31 +508,24 @@ export const outgoingWebhookRoutes = [
       const auth = principalOf(ctx);
       const delivery = await transact(
         ctx.deps.knex,
-        async ({ trx, afterCommit }) => {
-          const original = await WebhookDelivery.scoped(auth.companyId, trx).findById(params.deliveryId);
+        async (uow) => {
+          const original = await WebhookDelivery.scoped(auth.companyId, uow.trx).findById(params.deliveryId);
           if (!original) throw new NotFoundError('delivery not found');
-          const endpoint = await findEndpoint(auth.companyId, original.endpointId, trx);
-          if (!endpoint.active) {
-            throw new ConflictError('the endpoint is disabled; enable it with PATCH active true first');
-          }
-          const created = await WebhookDelivery.scoped(auth.companyId, trx).insertAndFetch({
-            id: randomUUID(),
+          const endpoint = await activeEndpoint(auth.companyId, original.endpointId, uow.trx);
+          const fields = {
             endpointId: endpoint.id,
             eventId: original.eventId,
             eventType: original.eventType,
             eventData: original.eventData,
             eventCreatedAt: original.eventCreatedAt,
             redeliveryOf: original.id,
-          });
-          await recordAudit(trx, {
-            ...auditBase(ctx, auth),
+          };
+          return queueDelivery(ctx, uow, auth, fields, (created) => ({
             action: 'webhook_delivery.redelivered',
             resourceType: 'webhook_delivery',
             resourceId: created.id,
             details: { redeliveryOf: original.id, eventId: original.eventId, endpointId: endpoint.id },
-          });
-          afterCommit(startAfterCommit(ctx, created));
-          return created;
+          }));
         },
         { correlationId: ctx.state.correlationId },
       );
