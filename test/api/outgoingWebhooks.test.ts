@@ -16,6 +16,7 @@ import {
   finishedDeliveries,
   sleep,
   startReceiver,
+  type Receiver,
   startWebhookApp,
   startWebhookWorker,
   stopOtherDispatchers,
@@ -319,6 +320,13 @@ describe('outgoing webhooks API, delivering to loopback receivers (test-only set
   let team: Team;
   const api = (method: string, path: string, json?: unknown) =>
     call(method, path, { baseUrl, token: team.adminToken, json });
+  /** An endpoint registered through the API for `receiver`, whose secret the receiver then verifies with. */
+  const endpointFor = async (receiver: Receiver, name: string, events: string[]) => {
+    const created = await api('POST', '/outgoing-webhooks', { name, url: receiver.url, events });
+    expect(created.status, created.text).to.equal(201);
+    receiver.secrets = [created.body.secret];
+    return created.body as { id: string; secret: string };
+  };
 
   before(async () => {
     await stopOtherDispatchers();
@@ -333,18 +341,12 @@ describe('outgoing webhooks API, delivering to loopback receivers (test-only set
 
   it('ping (202) sends a signed ping to that endpoint; the deliveries list shows the outcome', async () => {
     const receiver = await startReceiver();
-    const created = await api('POST', '/outgoing-webhooks', {
-      name: 'p',
-      url: receiver.url,
-      events: ['file.uploaded'],
-    });
-    expect(created.status, created.text).to.equal(201);
-    receiver.secrets = [created.body.secret];
+    const hook = await endpointFor(receiver, 'p', ['file.uploaded']);
 
-    const ping = await api('POST', `/outgoing-webhooks/${created.body.id}/ping`);
+    const ping = await api('POST', `/outgoing-webhooks/${hook.id}/ping`);
     expect(ping.status, ping.text).to.equal(202);
     expect(ping.body).to.include({
-      endpointId: created.body.id,
+      endpointId: hook.id,
       eventType: 'ping',
       status: 'pending',
       attempts: 0,
@@ -359,10 +361,10 @@ describe('outgoing webhooks API, delivering to loopback receivers (test-only set
       companyId: team.company.id,
       schemaVersion: 1,
     });
-    expect(req.body.data).to.deep.equal({ endpointId: created.body.id });
+    expect(req.body.data).to.deep.equal({ endpointId: hook.id });
 
-    await finishedDeliveries(created.body.id, 1);
-    const list = await api('GET', `/outgoing-webhooks/${created.body.id}/deliveries`);
+    await finishedDeliveries(hook.id, 1);
+    const list = await api('GET', `/outgoing-webhooks/${hook.id}/deliveries`);
     expect(list.status).to.equal(200);
     expect(list.body.meta).to.deep.equal({ page: 1, limit: 20, total: 1, totalPages: 1 });
     expect(list.body.data[0]).to.include({
@@ -374,17 +376,12 @@ describe('outgoing webhooks API, delivering to loopback receivers (test-only set
       lastError: null,
       redeliveryOf: null,
     });
-    expectErrorBody(await api('GET', `/outgoing-webhooks/${created.body.id}/deliveries?limit=0`), 400);
+    expectErrorBody(await api('GET', `/outgoing-webhooks/${hook.id}/deliveries?limit=0`), 400);
   });
 
   it('redelivery sends the same event again (same webhook-id, same body) as a new delivery', async () => {
     const receiver = await startReceiver();
-    const created = await api('POST', '/outgoing-webhooks', {
-      name: 'r',
-      url: receiver.url,
-      events: ['report.ready'],
-    });
-    receiver.secrets = [created.body.secret];
+    const hook = await endpointFor(receiver, 'r', ['report.ready']);
     const eventId = await transact(testEnv().knex, ({ emit }) =>
       emit({
         companyId: team.company.id,
@@ -392,20 +389,20 @@ describe('outgoing webhooks API, delivering to loopback receivers (test-only set
         data: { fileId: 'f-1', reportStatus: 'ready' },
       }),
     );
-    const [first] = await finishedDeliveries(created.body.id, 1);
+    const [first] = await finishedDeliveries(hook.id, 1);
     expect(first.eventId).to.equal(eventId);
 
     const again = await api('POST', `/outgoing-webhooks/deliveries/${first.id}/redeliver`);
     expect(again.status, again.text).to.equal(202);
     expect(again.body).to.include({ eventId, redeliveryOf: first.id, status: 'pending' });
     expect(again.body.id).to.not.equal(first.id);
-    await finishedDeliveries(created.body.id, 2);
+    await finishedDeliveries(hook.id, 2);
     expect(receiver.requests).to.have.lengthOf(2);
     expect(receiver.requests.map((r) => r.headers['webhook-id'])).to.deep.equal([eventId, eventId]);
     expect(receiver.requests[1].rawBody).to.equal(receiver.requests[0].rawBody);
     expect(receiver.requests.map((r) => r.verifiedWith)).to.deep.equal([0, 0]);
 
-    const list = await api('GET', `/outgoing-webhooks/${created.body.id}/deliveries`);
+    const list = await api('GET', `/outgoing-webhooks/${hook.id}/deliveries`);
     expect(list.body.data.map((d: { id: string }) => d.id)).to.deep.equal([again.body.id, first.id]);
     expect(list.body.data[0]).to.include({ status: 'succeeded', attempts: 1, redeliveryOf: first.id });
 
@@ -424,19 +421,14 @@ describe('outgoing webhooks API, delivering to loopback receivers (test-only set
     let rotate: () => void = () => undefined;
     const rotated = new Promise<void>((resolve) => (rotate = resolve));
     const receiver = await startReceiver(async (n) => (n === 1 ? rotated.then(() => 500) : 200));
-    const created = await api('POST', '/outgoing-webhooks', {
-      name: 'rot',
-      url: receiver.url,
-      events: ['ping'],
-    });
-    receiver.secrets = [created.body.secret];
-    await api('POST', `/outgoing-webhooks/${created.body.id}/ping`);
+    const hook = await endpointFor(receiver, 'rot', ['ping']);
+    await api('POST', `/outgoing-webhooks/${hook.id}/ping`);
     await eventually(async () => receiver.requests.length === 1, { what: 'first attempt' });
-    const rotation = await api('POST', `/outgoing-webhooks/${created.body.id}/rotate-secret`);
+    const rotation = await api('POST', `/outgoing-webhooks/${hook.id}/rotate-secret`);
     expect(rotation.status).to.equal(200);
     receiver.secrets.push(rotation.body.secret);
     rotate();
-    const [delivery] = await finishedDeliveries(created.body.id, 1);
+    const [delivery] = await finishedDeliveries(hook.id, 1);
     expect(delivery).to.include({ status: 'succeeded', attempts: 2 });
     // first attempt: the old secret; second: only the new one (the old one no longer verifies it)
     expect(receiver.requests.map((r) => r.verifiedWith)).to.deep.equal([0, 1]);
@@ -445,26 +437,22 @@ describe('outgoing webhooks API, delivering to loopback receivers (test-only set
   it('410 disables the endpoint (visible with reason and time); ping and redeliver then 409; PATCH active true re-enables', async () => {
     let answer = 410;
     const receiver = await startReceiver(() => answer);
-    const created = await api('POST', '/outgoing-webhooks', {
-      name: 'g',
-      url: receiver.url,
-      events: ['ping'],
-    });
-    const ping = await api('POST', `/outgoing-webhooks/${created.body.id}/ping`);
-    await finishedDeliveries(created.body.id, 1);
+    const hook = await endpointFor(receiver, 'g', ['ping']);
+    const ping = await api('POST', `/outgoing-webhooks/${hook.id}/ping`);
+    await finishedDeliveries(hook.id, 1);
     const list = await api('GET', '/outgoing-webhooks');
-    const endpoint = list.body.data.find((e: { id: string }) => e.id === created.body.id);
+    const endpoint = list.body.data.find((e: { id: string }) => e.id === hook.id);
     expect(endpoint).to.include({ active: false, disabledReason: 'receiver_gone', consecutiveFailures: 1 });
     expect(Date.parse(endpoint.disabledAt)).to.be.closeTo(Date.now(), 60_000);
 
-    expectErrorBody(await api('POST', `/outgoing-webhooks/${created.body.id}/ping`), 409);
+    expectErrorBody(await api('POST', `/outgoing-webhooks/${hook.id}/ping`), 409);
     expectErrorBody(await api('POST', `/outgoing-webhooks/deliveries/${ping.body.id}/redeliver`), 409);
 
     answer = 200;
-    const on = await api('PATCH', `/outgoing-webhooks/${created.body.id}`, { active: true });
+    const on = await api('PATCH', `/outgoing-webhooks/${hook.id}`, { active: true });
     expect(on.body).to.include({ active: true, disabledReason: null, consecutiveFailures: 0 });
-    expect((await api('POST', `/outgoing-webhooks/${created.body.id}/ping`)).status).to.equal(202);
-    const rows = await finishedDeliveries(created.body.id, 2);
+    expect((await api('POST', `/outgoing-webhooks/${hook.id}/ping`)).status).to.equal(202);
+    const rows = await finishedDeliveries(hook.id, 2);
     expect(rows.map((r) => r.status)).to.deep.equal(['failed', 'succeeded']);
     await sleep(200);
     expect(receiver.requests).to.have.lengthOf(2);

@@ -14,12 +14,13 @@ import type { Worker } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../common/config';
 import { generateWebhookSecret, webhookSecretBox } from '../../common/webhookSecret';
 import { verifyWebhook } from '../../common/webhookSignature';
-import { Company, WebhookDelivery, WebhookEndpoint } from '../../db/models';
+import { WebhookDelivery, WebhookEndpoint } from '../../db/models';
 import type { PlanName } from '../../common/plans';
 import { ensureOutboxDispatcher } from '../../worker/worker';
 import type { Resolver } from '../../common/webhookTargets';
 import { createApp } from '../../api/app';
 import { atEnd, startWorker, testEnv, workflowBundle } from './env';
+import { createCompany, type TestCompany } from './factories';
 import { eventually } from './temporal';
 
 export interface ReceivedRequest {
@@ -199,8 +200,9 @@ export async function stopOtherDispatchers(): Promise<void> {
   await sleep(config.outbox.idleWaitMs + 1_000);
 }
 
-export async function newCompany(plan: PlanName | null = 'premium', name = 'Webhook Co'): Promise<Company> {
-  return Company.query(testEnv().knex).insert({ id: randomUUID(), name, status: 'active', plan });
+/** A company for webhook tests: Premium by default (no endpoint limit). */
+export function newCompany(plan: PlanName | null = 'premium', name = 'Webhook Co'): Promise<TestCompany> {
+  return createCompany({ plan, name });
 }
 
 /** An endpoint written straight to the database (the API path is tested on its own). */
