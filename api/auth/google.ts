@@ -16,13 +16,19 @@ import type { Config } from '../../common/config';
 import {
   AppError,
   BadRequestError,
-  ForbiddenError,
   NotFoundError,
   ServiceUnavailableError,
   UnauthorizedError,
 } from '../../common/errors';
 import { constantTimeEqual, deriveKey, fingerprint } from '../../common/secrets';
 import { recordAudit } from '../../db/audit';
+import {
+  ACCOUNT_MESSAGES,
+  personAccounts,
+  personByEmail,
+  refuseInactive,
+  type PersonAccount,
+} from './accountState';
 import { consumeOneTimeToken, issueOneTimeToken, TOKEN_LIFETIME_SECONDS } from './oneTimeTokens';
 import { sessionKeys, startSession, type TokenPair } from './sessions';
 
@@ -40,9 +46,7 @@ export const MESSAGES = {
   emailNotVerified: 'Google has not verified this e-mail address',
   noAccount: 'no account matches this Google sign-in',
   badCode: 'invalid or expired sign-in code',
-  notActivated: 'the account is not activated',
-  disabled: 'the account is disabled',
-  companyInactive: 'the company is not active',
+  ...ACCOUNT_MESSAGES,
 } as const;
 
 function oneTimeKey(config: Config): Buffer {
@@ -119,27 +123,6 @@ interface PendingAuthorization {
   nonce: string;
 }
 
-interface PersonRow {
-  id: string;
-  companyId: string;
-  status: string;
-  googleSubject: string | null;
-  companyStatus: string;
-}
-
-function personQuery(db: Knex | Knex.Transaction) {
-  return db('people as p')
-    .join('companies as c', 'c.id', 'p.companyId')
-    .select('p.id', 'p.companyId', 'p.status', 'p.googleSubject', 'c.status as companyStatus');
-}
-
-/** The same 403 rules as sign-in with a password. */
-function refuseInactive(person: PersonRow): void {
-  if (person.status === 'not_activated') throw new ForbiddenError(MESSAGES.notActivated);
-  if (person.status === 'disabled') throw new ForbiddenError(MESSAGES.disabled);
-  if (person.companyStatus !== 'active') throw new ForbiddenError(MESSAGES.companyInactive);
-}
-
 const PROVIDER_UNAVAILABLE_CODES = new Set(['OAUTH_TIMEOUT', 'OAUTH_ABORT', 'OAUTH_RESPONSE_IS_NOT_CONFORM']);
 
 /**
@@ -213,13 +196,11 @@ export async function completeGoogleSignIn(
 
   return knex.transaction(async (trx) => {
     // a recorded subject wins (Google addresses can change); otherwise the verified address, once
-    let person = (await personQuery(trx).where('p.googleSubject', subject).first()) as PersonRow | undefined;
+    let person = (await personAccounts(trx).where('p.googleSubject', subject).first()) as
+      PersonAccount | undefined;
     if (!person) {
       if (claims.email_verified !== true || !email) throw new UnauthorizedError(MESSAGES.emailNotVerified);
-      person = (await personQuery(trx)
-        .whereRaw('lower(p.email) = lower(?)', [email])
-        .forUpdate('p')
-        .first()) as PersonRow | undefined;
+      person = await personByEmail(trx, email, { forUpdate: true });
       // an address already linked to another Google account is not taken over by a second one
       if (!person || (person.googleSubject && person.googleSubject !== subject))
         throw new UnauthorizedError(MESSAGES.noAccount);
@@ -266,7 +247,8 @@ export async function exchangeCode(
     if (!row?.personId || !constantTimeEqual(bound, fingerprint(oneTimeKey(config), state)))
       return { ok: false, error: new UnauthorizedError(MESSAGES.badCode) };
     // read afresh: the person or the company may have changed since the callback
-    const person = (await personQuery(trx).where('p.id', row.personId).first()) as PersonRow | undefined;
+    const person = (await personAccounts(trx).where('p.id', row.personId).first()) as
+      PersonAccount | undefined;
     if (!person) return { ok: false, error: new UnauthorizedError(MESSAGES.badCode) };
     try {
       refuseInactive(person);

@@ -1,4 +1,5 @@
 import { ForbiddenError, UnauthorizedError } from '../../../common/errors';
+import { personByEmail, refuseInactive } from '../../auth/accountState';
 import { verifyPassword } from '../../auth/passwords';
 import {
   endSession,
@@ -47,25 +48,11 @@ export const authRoutes = [
     },
     handler: async (ctx, { body }: { body: { email: string; password: string } }) => {
       const { knex, config } = ctx.deps;
-      const person = (await knex('people as p')
-        .join('companies as c', 'c.id', 'p.companyId')
-        .whereRaw('lower(p.email) = lower(?)', [body.email.trim()])
-        .select('p.id', 'p.companyId', 'p.status', 'p.passwordHash', 'c.status as companyStatus')
-        .first()) as
-        | {
-            id: string;
-            companyId: string;
-            status: string;
-            passwordHash: string | null;
-            companyStatus: string;
-          }
-        | undefined;
+      const person = await personByEmail(knex, body.email);
       // one password verification whether or not the address exists: no timing difference worth measuring
       const ok = await verifyPassword(person?.passwordHash, body.password);
       if (!person || !ok) throw new UnauthorizedError(INVALID_CREDENTIALS);
-      if (person.status === 'not_activated') throw new ForbiddenError('the account is not activated');
-      if (person.status === 'disabled') throw new ForbiddenError('the account is disabled');
-      if (person.companyStatus !== 'active') throw new ForbiddenError('the company is not active');
+      refuseInactive(person);
       const pair = await knex.transaction((trx) =>
         startSession(trx, sessionKeys(config.secretKey), person, {
           method: 'password',
