@@ -1,9 +1,8 @@
 import type { Knex } from 'knex';
 import { ForbiddenError, UnauthorizedError } from '../../common/errors';
-import { constantTimeEqual, fingerprint } from '../../common/secrets';
 import type { PlanName } from '../../common/plans';
-import { isApiKeyToken, parseKey } from '../auth/apiKeys';
-import { accessClaimsFor, apiKeyRowFor, keysFor } from '../callers';
+import { isApiKeyToken } from '../auth/apiKeys';
+import { accessClaimsFor, verifiedKeyFor } from '../callers';
 import type { AppContext, Principal } from '../context';
 import { mayHoldScope } from '../policies/scopes';
 import type { Role, RouteMiddlewareFactory } from '../routing';
@@ -63,15 +62,9 @@ async function sessionPrincipal(ctx: AppContext, knex: Knex, token: string): Pro
 }
 
 async function keyPrincipal(ctx: AppContext, knex: Knex, token: string): Promise<Principal> {
-  const parsed = parseKey(token);
-  if (!parsed) throw new UnauthorizedError(UNAUTHENTICATED);
-  // the same read as the request budget's caller identification (api/callers.ts): one query per request
-  const row = await apiKeyRowFor(ctx, parsed.identifier);
-  const presented = fingerprint(keysFor(ctx).apiKey, token);
-  // compare even when no key was found, so an unknown identifier costs the same
-  const matches = constantTimeEqual(presented, row?.secretFingerprint ?? '0'.repeat(presented.length));
-  if (!row || !matches || row.revokedAt || row.personStatus !== 'active')
-    throw new UnauthorizedError(UNAUTHENTICATED);
+  // verified once per request, shared with the request budget's caller identification (api/callers.ts)
+  const row = await verifiedKeyFor(ctx, token);
+  if (!row || row.personStatus !== 'active') throw new UnauthorizedError(UNAUTHENTICATED);
 
   // lastUsedAt is written at most about once a minute per key, so busy keys do not contend on one row
   if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > LAST_USED_WRITE_INTERVAL_S * 1000) {
