@@ -34,19 +34,29 @@ export function keysFor(ctx: AppContext) {
   return keys;
 }
 
-/** An API key with its owner and company, as read for this request. */
-export interface ApiKeyRow {
-  apiKeyId: string;
-  secretFingerprint: string;
-  scopes: Scope[];
-  revokedAt: Date | null;
-  lastUsedAt: Date | null;
+/** The caller's person and company, as read for this request. */
+export interface CallerRow {
   personId: string;
   companyId: string;
   role: Role;
   personStatus: string;
   companyStatus: string;
   plan: PlanName | null;
+}
+
+/** An API key with its owner and company, as read for this request. */
+export interface ApiKeyRow extends CallerRow {
+  apiKeyId: string;
+  secretFingerprint: string;
+  scopes: Scope[];
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+/** The token of an `Authorization: Bearer <token>` header, or null. */
+export function bearerToken(ctx: AppContext): string | null {
+  const match = /^Bearer ([^\s]+)$/i.exec(ctx.get('Authorization'));
+  return match ? match[1] : null;
 }
 
 /** The key named by `identifier`, with its owner and company, read afresh. */
@@ -127,9 +137,8 @@ export function accessClaimsFor(ctx: AppContext, token: string): Promise<AccessC
 }
 
 export async function identifyCaller(ctx: AppContext): Promise<CallerIdentity> {
-  const match = /^Bearer ([^\s]+)$/i.exec(ctx.get('Authorization'));
-  if (!match) return ANONYMOUS;
-  const token = match[1];
+  const token = bearerToken(ctx);
+  if (!token) return ANONYMOUS;
 
   if (!isApiKeyToken(token)) {
     const claims = await accessClaimsFor(ctx, token);
