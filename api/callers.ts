@@ -1,8 +1,9 @@
 import type { PlanName } from '../common/plans';
-import { constantTimeEqual, deriveKey, fingerprint } from '../common/secrets';
+import { constantTimeEqual, fingerprint } from '../common/secrets';
 import type { Role, Scope } from './routing';
 import { isApiKeyToken, parseKey } from './auth/apiKeys';
-import { sessionKeys, verifyAccessToken, type AccessClaims, type SessionKeys } from './auth/sessions';
+import { keysOf } from './auth/keys';
+import { verifyAccessToken, type AccessClaims } from './auth/sessions';
 import type { AppContext } from './context';
 
 /**
@@ -19,20 +20,6 @@ export type CallerIdentity =
   | { kind: 'anonymous' };
 
 const ANONYMOUS: CallerIdentity = { kind: 'anonymous' };
-
-const keysCache = new WeakMap<object, { session: SessionKeys; apiKey: Buffer }>();
-/** The per-purpose keys derived from SECRET_KEY, once per configuration. */
-export function keysFor(ctx: AppContext) {
-  let keys = keysCache.get(ctx.deps.config);
-  if (!keys) {
-    keys = {
-      session: sessionKeys(ctx.deps.config.secretKey),
-      apiKey: deriveKey(ctx.deps.config.secretKey, 'api-key'),
-    };
-    keysCache.set(ctx.deps.config, keys);
-  }
-  return keys;
-}
 
 /** The caller's person and company, as read for this request. */
 export interface CallerRow {
@@ -90,7 +77,7 @@ async function verifyKey(ctx: AppContext, token: string): Promise<ApiKeyRow | nu
   const parsed = parseKey(token);
   if (!parsed) return null;
   const row = await readKeyRow(ctx, parsed.identifier);
-  const presented = fingerprint(keysFor(ctx).apiKey, token);
+  const presented = fingerprint(keysOf(ctx.deps.config).apiKey, token);
   const matches = constantTimeEqual(presented, row?.secretFingerprint ?? '0'.repeat(presented.length));
   return row && matches && !row.revokedAt ? row : null;
 }
@@ -130,7 +117,7 @@ export function accessClaimsFor(ctx: AppContext, token: string): Promise<AccessC
   }
   let claims = byToken.get(token);
   if (!claims) {
-    claims = verifyAccessToken(keysFor(ctx).session, token);
+    claims = verifyAccessToken(keysOf(ctx.deps.config).session, token);
     byToken.set(token, claims);
   }
   return claims;

@@ -20,7 +20,7 @@ import {
   ServiceUnavailableError,
   UnauthorizedError,
 } from '../../common/errors';
-import { constantTimeEqual, deriveKey, fingerprint } from '../../common/secrets';
+import { constantTimeEqual, fingerprint } from '../../common/secrets';
 import { recordAudit } from '../../db/audit';
 import {
   ACCOUNT_MESSAGES,
@@ -30,7 +30,8 @@ import {
   type PersonAccount,
 } from './accountState';
 import { consumeOneTimeToken, issueOneTimeToken, TOKEN_LIFETIME_SECONDS } from './oneTimeTokens';
-import { sessionKeys, startSession, type TokenPair } from './sessions';
+import { keysOf } from './keys';
+import { startSession, type TokenPair } from './sessions';
 
 export const PENDING_AUTHORIZATION_SECONDS = 600;
 export const EXCHANGE_CODE_SECONDS = TOKEN_LIFETIME_SECONDS.oauth_exchange;
@@ -48,10 +49,6 @@ export const MESSAGES = {
   badCode: 'invalid or expired sign-in code',
   ...ACCOUNT_MESSAGES,
 } as const;
-
-function oneTimeKey(config: Config): Buffer {
-  return deriveKey(config.secretKey, 'one-time-token');
-}
 
 export function redirectUri(config: Config): string {
   return new URL(CALLBACK_PATH, config.publicBaseUrl).toString();
@@ -98,7 +95,7 @@ export async function startGoogleSignIn(knex: Knex, config: Config): Promise<Goo
   await knex('oauthStates').insert({
     id: randomUUID(),
     provider: 'google',
-    stateFingerprint: fingerprint(oneTimeKey(config), state),
+    stateFingerprint: fingerprint(keysOf(config).oneTimeToken, state),
     codeVerifier,
     nonce,
     expiresAt: new Date(Date.now() + PENDING_AUTHORIZATION_SECONDS * 1000),
@@ -169,7 +166,7 @@ export async function completeGoogleSignIn(
   if (!state) throw new BadRequestError(MESSAGES.badState);
   // consumed at once, before talking to the provider: a state works once, whatever follows
   const [pending] = (await knex('oauthStates')
-    .where({ stateFingerprint: fingerprint(oneTimeKey(config), state), provider: 'google' })
+    .where({ stateFingerprint: fingerprint(keysOf(config).oneTimeToken, state), provider: 'google' })
     .whereNull('usedAt')
     .where('expiresAt', '>', knex.fn.now())
     .update({ usedAt: knex.fn.now() })
@@ -224,7 +221,7 @@ export async function completeGoogleSignIn(
       personId: person.id,
       purpose: 'oauth_exchange',
       // bound to the state, which only the browser that began the sign-in holds (login CSRF)
-      data: { provider: 'google', stateFingerprint: fingerprint(oneTimeKey(config), state) },
+      data: { provider: 'google', stateFingerprint: fingerprint(keysOf(config).oneTimeToken, state) },
     });
     return { code, expiresIn: EXCHANGE_CODE_SECONDS };
   });
@@ -244,7 +241,7 @@ export async function exchangeCode(
     // spent here, whatever follows: the UPDATE commits even when the answer is a refusal
     const row = await consumeOneTimeToken(trx, config.secretKey, 'oauth_exchange', code);
     const bound = typeof row?.data.stateFingerprint === 'string' ? row.data.stateFingerprint : '';
-    if (!row?.personId || !constantTimeEqual(bound, fingerprint(oneTimeKey(config), state)))
+    if (!row?.personId || !constantTimeEqual(bound, fingerprint(keysOf(config).oneTimeToken, state)))
       return { ok: false, error: new UnauthorizedError(MESSAGES.badCode) };
     // read afresh: the person or the company may have changed since the callback
     const person = (await personAccounts(trx).where('p.id', row.personId).first()) as
@@ -255,7 +252,7 @@ export async function exchangeCode(
     } catch (err) {
       return { ok: false, error: err as AppError };
     }
-    const pair = await startSession(trx, sessionKeys(config.secretKey), person, {
+    const pair = await startSession(trx, keysOf(config).session, person, {
       method: 'google',
       correlationId,
     });

@@ -3,10 +3,11 @@ import { ConflictError, ForbiddenError, UnauthorizedError } from '../../../commo
 import { recordAudit } from '../../../db/audit';
 import { isUniqueViolation } from '../../../db/errors';
 import { personByEmail } from '../../auth/accountState';
+import { keysOf } from '../../auth/keys';
 import { activationMail, mailAfterCommit, passwordResetMail } from '../../auth/mails';
 import { consumeOneTimeToken, issueOneTimeToken } from '../../auth/oneTimeTokens';
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../auth/passwords';
-import { endSession, sessionKeys, startSession } from '../../auth/sessions';
+import { endSession, startSession } from '../../auth/sessions';
 import { route } from '../../routing';
 import { tokenPairSchema } from '../../schemas';
 
@@ -280,7 +281,7 @@ export const accountRoutes = [
         });
         return startSession(
           trx,
-          sessionKeys(config.secretKey),
+          keysOf(config).session,
           { id: used.personId, companyId: used.companyId },
           { method: 'invitation', correlationId: ctx.state.correlationId },
         );

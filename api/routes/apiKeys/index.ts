@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ForbiddenError, NotFoundError } from '../../../common/errors';
-import { deriveKey } from '../../../common/secrets';
 import { recordAudit } from '../../../db/audit';
 import { generateKey } from '../../auth/apiKeys';
+import { keysOf } from '../../auth/keys';
 import { pageList, type PageQuery } from '../../lists';
 import { principalOf } from '../../middlewares/authenticate';
 import { mayHoldScope } from '../../policies/scopes';
@@ -82,7 +82,7 @@ export const apiKeyRoutes = [
       if (refused.length > 0)
         throw new ForbiddenError(`only admins may give the scopes ${refused.join(', ')}`);
       const { knex, config } = ctx.deps;
-      const created = generateKey(deriveKey(config.secretKey, 'api-key'));
+      const created = generateKey(keysOf(config).apiKey);
       const row = await knex.transaction(async (trx) => {
         const [inserted] = (await trx('apiKeys')
           .insert({

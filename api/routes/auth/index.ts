@@ -1,13 +1,8 @@
 import { ForbiddenError, UnauthorizedError } from '../../../common/errors';
 import { personByEmail, refuseInactive } from '../../auth/accountState';
+import { keysOf } from '../../auth/keys';
 import { verifyPassword } from '../../auth/passwords';
-import {
-  endSession,
-  rotateRefreshToken,
-  sessionKeys,
-  sessionOfRefreshToken,
-  startSession,
-} from '../../auth/sessions';
+import { endSession, rotateRefreshToken, sessionOfRefreshToken, startSession } from '../../auth/sessions';
 import { principalOf, UNAUTHENTICATED } from '../../middlewares/authenticate';
 import { route } from '../../routing';
 import { tokenPairSchema } from '../../schemas';
@@ -54,7 +49,7 @@ export const authRoutes = [
       if (!person || !ok) throw new UnauthorizedError(INVALID_CREDENTIALS);
       refuseInactive(person);
       const pair = await knex.transaction((trx) =>
-        startSession(trx, sessionKeys(config.secretKey), person, {
+        startSession(trx, keysOf(config).session, person, {
           method: 'password',
           correlationId: ctx.state.correlationId,
         }),
@@ -81,7 +76,7 @@ export const authRoutes = [
       const { knex, config } = ctx.deps;
       const outcome = await rotateRefreshToken(
         knex,
-        sessionKeys(config.secretKey),
+        keysOf(config).session,
         body.refreshToken,
         ctx.state.correlationId,
       );
@@ -103,7 +98,7 @@ export const authRoutes = [
     handler: async (ctx, { body }: { body: { refreshToken: string } }) => {
       const { knex, config } = ctx.deps;
       const auth = principalOf(ctx);
-      const ofToken = await sessionOfRefreshToken(knex, sessionKeys(config.secretKey), body.refreshToken);
+      const ofToken = await sessionOfRefreshToken(knex, keysOf(config).session, body.refreshToken);
       await knex.transaction(async (trx) => {
         const sessions = new Set([auth.sessionId!]);
         // the refresh token's session is ended too when it belongs to the same person
