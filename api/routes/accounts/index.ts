@@ -7,7 +7,7 @@ import { keysOf } from '../../auth/keys';
 import { activationMail, mailAfterCommit, passwordResetMail } from '../../auth/mails';
 import { consumeOneTimeToken, issueOneTimeToken } from '../../auth/oneTimeTokens';
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../auth/passwords';
-import { endSession, startSession } from '../../auth/sessions';
+import { endSessionsOf, startSession } from '../../auth/sessions';
 import { route } from '../../routing';
 import { tokenPairSchema } from '../../schemas';
 
@@ -218,17 +218,11 @@ export const accountRoutes = [
           .where({ id: used.personId, status: 'active' })
           .update({ passwordHash, updatedAt: trx.fn.now() });
         if (updated === 0) throw new UnauthorizedError(INVALID_TOKEN);
-        const open = (await trx('sessions')
-          .where({ personId: used.personId })
-          .whereNull('endedAt')
-          .select('id')) as Array<{ id: string }>;
-        for (const s of open) {
-          await endSession(trx, s.id, 'password_reset', {
-            companyId: used.companyId,
-            personId: used.personId,
-            correlationId: ctx.state.correlationId,
-          });
-        }
+        await endSessionsOf(trx, used.personId, 'password_reset', {
+          companyId: used.companyId,
+          personId: used.personId,
+          correlationId: ctx.state.correlationId,
+        });
         await recordAudit(trx, {
           companyId: used.companyId,
           personId: used.personId,
