@@ -240,15 +240,17 @@ export async function endSessionsOf(
   return endSessionsWhere(trx, { personId }, reason, audit);
 }
 
-/** The session a refresh token belongs to (for logout), or null. */
-export async function sessionOfRefreshToken(
-  knex: Knex,
+/** The session a refresh token belongs to when it is a session of `personId` (for logout), or null. */
+export async function ownSessionOfRefreshToken(
+  trx: Knex.Transaction,
   keys: SessionKeys,
   token: string,
+  personId: string,
 ): Promise<string | null> {
-  const row = (await knex('refreshTokens')
-    .where({ tokenFingerprint: fingerprint(keys.refresh, token) })
-    .select('sessionId')
+  const row = (await trx('refreshTokens as rt')
+    .join('sessions as s', 's.id', 'rt.sessionId')
+    .where({ 'rt.tokenFingerprint': fingerprint(keys.refresh, token), 's.personId': personId })
+    .select('rt.sessionId')
     .first()) as { sessionId: string } | undefined;
   return row?.sessionId ?? null;
 }

@@ -2,7 +2,7 @@ import { ForbiddenError, UnauthorizedError } from '../../../common/errors';
 import { personByEmail, refuseInactive } from '../../auth/accountState';
 import { keysOf } from '../../auth/keys';
 import { verifyPassword } from '../../auth/passwords';
-import { endSession, rotateRefreshToken, sessionOfRefreshToken, startSession } from '../../auth/sessions';
+import { endSession, rotateRefreshToken, ownSessionOfRefreshToken, startSession } from '../../auth/sessions';
 import { principalOf, UNAUTHENTICATED } from '../../middlewares/authenticate';
 import { route } from '../../routing';
 import { tokenPairSchema } from '../../schemas';
@@ -98,16 +98,16 @@ export const authRoutes = [
     handler: async (ctx, { body }: { body: { refreshToken: string } }) => {
       const { knex, config } = ctx.deps;
       const auth = principalOf(ctx);
-      const ofToken = await sessionOfRefreshToken(knex, keysOf(config).session, body.refreshToken);
       await knex.transaction(async (trx) => {
         const sessions = new Set([auth.sessionId!]);
         // the refresh token's session is ended too when it belongs to the same person
-        if (ofToken) {
-          const owned: unknown = await trx('sessions')
-            .where({ id: ofToken, personId: auth.personId })
-            .first();
-          if (owned) sessions.add(ofToken);
-        }
+        const owned = await ownSessionOfRefreshToken(
+          trx,
+          keysOf(config).session,
+          body.refreshToken,
+          auth.personId,
+        );
+        if (owned) sessions.add(owned);
         for (const id of sessions) {
           await endSession(trx, id, 'logout', {
             companyId: auth.companyId,
