@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ForbiddenError, NotFoundError } from '../../../common/errors';
 import { recordAudit } from '../../../db/audit';
-import { generateKey } from '../../auth/apiKeys';
+import { generateKey, keyPrefix } from '../../auth/apiKeys';
 import { keysOf } from '../../auth/keys';
 import { pageList, type PageQuery } from '../../lists';
 import { principalOf } from '../../middlewares/authenticate';
@@ -41,7 +41,7 @@ function present(row: ApiKeyRow) {
     id: row.id,
     name: row.name,
     scopes: row.scopes,
-    prefix: `svc_live_${row.identifier}`,
+    prefix: keyPrefix(row.identifier),
     ownerId: row.personId,
     lastUsedAt: row.lastUsedAt ? row.lastUsedAt.toISOString() : null,
     createdAt: row.createdAt.toISOString(),
@@ -119,14 +119,7 @@ export const apiKeyRoutes = [
     responses: { 200: { description: 'page-number list', schema: pageEnvelopeSchema(apiKeySchema) } },
     handler: async (ctx, { query }: { query: PageQuery }) => {
       const auth = principalOf(ctx);
-      const q = ctx.deps
-        .knex('apiKeys')
-        .where({ companyId: auth.companyId })
-        .whereNull('revokedAt')
-        .orderBy([
-          { column: 'createdAt', order: 'desc' },
-          { column: 'id', order: 'desc' },
-        ]);
+      const q = ctx.deps.knex('apiKeys').where({ companyId: auth.companyId }).whereNull('revokedAt');
       if (auth.role !== 'admin') void q.where({ personId: auth.personId });
       return { body: await pageList(q, query, present) };
     },
