@@ -1,8 +1,9 @@
 import type { PlanName } from '../common/plans';
-import { constantTimeEqual, deriveKey, fingerprint } from '../common/secrets';
+import { constantTimeEqual, fingerprint } from '../common/secrets';
 import type { Role, Scope } from './routing';
 import { isApiKeyToken, parseKey } from './auth/apiKeys';
-import { sessionKeys, verifyAccessToken, type AccessClaims, type SessionKeys } from './auth/sessions';
+import { keysOf } from './auth/keys';
+import { verifyAccessToken, type AccessClaims } from './auth/sessions';
 import type { AppContext } from './context';
 
 /**
@@ -20,27 +21,8 @@ export type CallerIdentity =
 
 const ANONYMOUS: CallerIdentity = { kind: 'anonymous' };
 
-const keysCache = new WeakMap<object, { session: SessionKeys; apiKey: Buffer }>();
-/** The per-purpose keys derived from SECRET_KEY, once per configuration. */
-export function keysFor(ctx: AppContext) {
-  let keys = keysCache.get(ctx.deps.config);
-  if (!keys) {
-    keys = {
-      session: sessionKeys(ctx.deps.config.secretKey),
-      apiKey: deriveKey(ctx.deps.config.secretKey, 'api-key'),
-    };
-    keysCache.set(ctx.deps.config, keys);
-  }
-  return keys;
-}
-
-/** An API key with its owner and company, as read for this request. */
-export interface ApiKeyRow {
-  apiKeyId: string;
-  secretFingerprint: string;
-  scopes: Scope[];
-  revokedAt: Date | null;
-  lastUsedAt: Date | null;
+/** The caller's person and company, as read for this request. */
+export interface CallerRow {
   personId: string;
   companyId: string;
   role: Role;
@@ -49,81 +31,107 @@ export interface ApiKeyRow {
   plan: PlanName | null;
 }
 
-const keyRowsOfRequest = new WeakMap<object, Map<string, Promise<ApiKeyRow | undefined>>>();
-
-/**
- * The key named by `identifier`, read once per request: the budget's caller identification and
- * authentication share the one query. The memo belongs to the request (ctx) and dies with it, so every
- * request still reads the key, its owner and the company afresh.
- */
-export function apiKeyRowFor(ctx: AppContext, identifier: string): Promise<ApiKeyRow | undefined> {
-  let rows = keyRowsOfRequest.get(ctx);
-  if (!rows) {
-    rows = new Map();
-    keyRowsOfRequest.set(ctx, rows);
-  }
-  let row = rows.get(identifier);
-  if (!row) {
-    // a knex builder runs again at every await: keep one promise of its one run
-    row = Promise.resolve(
-      ctx.deps
-        .knex('apiKeys as k')
-        .join('people as p', 'p.id', 'k.personId')
-        .join('companies as c', 'c.id', 'k.companyId')
-        .where('k.identifier', identifier)
-        .first(
-          'k.id as apiKeyId',
-          'k.secretFingerprint',
-          'k.scopes',
-          'k.revokedAt',
-          'k.lastUsedAt',
-          'p.id as personId',
-          'p.companyId',
-          'p.role',
-          'p.status as personStatus',
-          'c.status as companyStatus',
-          'c.plan',
-        ),
-    ) as Promise<ApiKeyRow | undefined>;
-    rows.set(identifier, row);
-  }
-  return row;
+/** An API key with its owner and company, as read for this request. */
+export interface ApiKeyRow extends CallerRow {
+  apiKeyId: string;
+  secretFingerprint: string;
+  scopes: Scope[];
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
 }
 
-const claimsOfRequest = new WeakMap<object, Promise<AccessClaims | null>>();
+/** The token of an `Authorization: Bearer <token>` header, or null. */
+export function bearerToken(ctx: AppContext): string | null {
+  const match = /^Bearer ([^\s]+)$/i.exec(ctx.get('Authorization'));
+  return match ? match[1] : null;
+}
+
+/** The key named by `identifier`, with its owner and company, read afresh. */
+async function readKeyRow(ctx: AppContext, identifier: string): Promise<ApiKeyRow | undefined> {
+  return (await ctx.deps
+    .knex('apiKeys as k')
+    .join('people as p', 'p.id', 'k.personId')
+    .join('companies as c', 'c.id', 'k.companyId')
+    .where('k.identifier', identifier)
+    .first(
+      'k.id as apiKeyId',
+      'k.secretFingerprint',
+      'k.scopes',
+      'k.revokedAt',
+      'k.lastUsedAt',
+      'p.id as personId',
+      'p.companyId',
+      'p.role',
+      'p.status as personStatus',
+      'c.status as companyStatus',
+      'c.plan',
+    )) as ApiKeyRow | undefined;
+}
 
 /**
- * The claims of the request's session token, verified once per request (the budget's caller
- * identification and authentication share the verification; it dies with the request).
+ * The live key whose secret `token` holds, or null: malformed, unknown identifier, wrong secret or revoked.
+ * The fingerprint is computed and compared even when no key has the identifier, so an unknown identifier
+ * costs what a known one does. The owner's and the company's status are for the caller to judge.
+ */
+async function verifyKey(ctx: AppContext, token: string): Promise<ApiKeyRow | null> {
+  const parsed = parseKey(token);
+  if (!parsed) return null;
+  const row = await readKeyRow(ctx, parsed.identifier);
+  const presented = fingerprint(keysOf(ctx.deps.config).apiKey, token);
+  const matches = constantTimeEqual(presented, row?.secretFingerprint ?? '0'.repeat(presented.length));
+  return row && matches && !row.revokedAt ? row : null;
+}
+
+const verifiedKeysOfRequest = new WeakMap<object, Map<string, Promise<ApiKeyRow | null>>>();
+
+/**
+ * `verifyKey`, once per request and token: the budget's caller identification and authentication share
+ * the one query and the one verification. The memo belongs to the request (ctx) and dies with it, so every
+ * request still reads the key, its owner and the company afresh.
+ */
+export function verifiedKeyFor(ctx: AppContext, token: string): Promise<ApiKeyRow | null> {
+  let keys = verifiedKeysOfRequest.get(ctx);
+  if (!keys) {
+    keys = new Map();
+    verifiedKeysOfRequest.set(ctx, keys);
+  }
+  let key = keys.get(token);
+  if (!key) {
+    key = verifyKey(ctx, token);
+    keys.set(token, key);
+  }
+  return key;
+}
+
+const claimsOfRequest = new WeakMap<object, Map<string, Promise<AccessClaims | null>>>();
+
+/**
+ * The claims of a session token, verified once per request and token (the budget's caller identification
+ * and authentication share the verification; it dies with the request).
  */
 export function accessClaimsFor(ctx: AppContext, token: string): Promise<AccessClaims | null> {
-  let claims = claimsOfRequest.get(ctx);
+  let byToken = claimsOfRequest.get(ctx);
+  if (!byToken) {
+    byToken = new Map();
+    claimsOfRequest.set(ctx, byToken);
+  }
+  let claims = byToken.get(token);
   if (!claims) {
-    claims = verifyAccessToken(keysFor(ctx).session, token);
-    claimsOfRequest.set(ctx, claims);
+    claims = verifyAccessToken(keysOf(ctx.deps.config).session, token);
+    byToken.set(token, claims);
   }
   return claims;
 }
 
 export async function identifyCaller(ctx: AppContext): Promise<CallerIdentity> {
-  const match = /^Bearer ([^\s]+)$/i.exec(ctx.get('Authorization'));
-  if (!match) return ANONYMOUS;
-  const token = match[1];
+  const token = bearerToken(ctx);
+  if (!token) return ANONYMOUS;
 
   if (!isApiKeyToken(token)) {
     const claims = await accessClaimsFor(ctx, token);
     return claims ? { kind: 'session', personId: claims.personId, companyId: claims.companyId } : ANONYMOUS;
   }
 
-  const parsed = parseKey(token);
-  if (!parsed) return ANONYMOUS;
-  const row = await apiKeyRowFor(ctx, parsed.identifier);
-  if (
-    !row ||
-    row.revokedAt ||
-    !constantTimeEqual(fingerprint(keysFor(ctx).apiKey, token), row.secretFingerprint)
-  ) {
-    return ANONYMOUS;
-  }
-  return { kind: 'key', companyId: row.companyId, plan: row.plan };
+  const key = await verifiedKeyFor(ctx, token);
+  return key ? { kind: 'key', companyId: key.companyId, plan: key.plan } : ANONYMOUS;
 }

@@ -19,8 +19,6 @@ export interface NewKey {
   /** the full key, shown once */
   key: string;
   identifier: string;
-  /** what lists show: svc_live_<identifier> */
-  prefix: string;
   secretFingerprint: string;
 }
 
@@ -28,13 +26,17 @@ export interface NewKey {
 export function generateKey(fingerprintKey: Buffer): NewKey {
   const identifier = randomBase62(12);
   const secret = randomBase62(40);
-  const key = `${KEY_PREFIX}${identifier}_${secret}`;
+  const key = `${keyPrefix(identifier)}_${secret}`;
   return {
     key,
     identifier,
-    prefix: `${KEY_PREFIX}${identifier}`,
     secretFingerprint: fingerprint(fingerprintKey, key),
   };
+}
+
+/** What lists show of a key: svc_live_<identifier>. */
+export function keyPrefix(identifier: string): string {
+  return `${KEY_PREFIX}${identifier}`;
 }
 
 /** The identifier part of a well-formed key, or null. */

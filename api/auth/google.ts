@@ -16,15 +16,22 @@ import type { Config } from '../../common/config';
 import {
   AppError,
   BadRequestError,
-  ForbiddenError,
   NotFoundError,
   ServiceUnavailableError,
   UnauthorizedError,
 } from '../../common/errors';
-import { constantTimeEqual, deriveKey, fingerprint } from '../../common/secrets';
+import { constantTimeEqual, fingerprint } from '../../common/secrets';
 import { recordAudit } from '../../db/audit';
+import {
+  ACCOUNT_MESSAGES,
+  personAccounts,
+  personByEmail,
+  refuseInactive,
+  type PersonAccount,
+} from './accountState';
 import { consumeOneTimeToken, issueOneTimeToken, TOKEN_LIFETIME_SECONDS } from './oneTimeTokens';
-import { sessionKeys, startSession, type TokenPair } from './sessions';
+import { keysOf } from './keys';
+import { startSession, type TokenPair } from './sessions';
 
 export const PENDING_AUTHORIZATION_SECONDS = 600;
 export const EXCHANGE_CODE_SECONDS = TOKEN_LIFETIME_SECONDS.oauth_exchange;
@@ -40,14 +47,8 @@ export const MESSAGES = {
   emailNotVerified: 'Google has not verified this e-mail address',
   noAccount: 'no account matches this Google sign-in',
   badCode: 'invalid or expired sign-in code',
-  notActivated: 'the account is not activated',
-  disabled: 'the account is disabled',
-  companyInactive: 'the company is not active',
+  ...ACCOUNT_MESSAGES,
 } as const;
-
-function oneTimeKey(config: Config): Buffer {
-  return deriveKey(config.secretKey, 'one-time-token');
-}
 
 export function redirectUri(config: Config): string {
   return new URL(CALLBACK_PATH, config.publicBaseUrl).toString();
@@ -94,7 +95,7 @@ export async function startGoogleSignIn(knex: Knex, config: Config): Promise<Goo
   await knex('oauthStates').insert({
     id: randomUUID(),
     provider: 'google',
-    stateFingerprint: fingerprint(oneTimeKey(config), state),
+    stateFingerprint: fingerprint(keysOf(config).oneTimeToken, state),
     codeVerifier,
     nonce,
     expiresAt: new Date(Date.now() + PENDING_AUTHORIZATION_SECONDS * 1000),
@@ -117,27 +118,6 @@ export async function startGoogleSignIn(knex: Knex, config: Config): Promise<Goo
 interface PendingAuthorization {
   codeVerifier: string;
   nonce: string;
-}
-
-interface PersonRow {
-  id: string;
-  companyId: string;
-  status: string;
-  googleSubject: string | null;
-  companyStatus: string;
-}
-
-function personQuery(db: Knex | Knex.Transaction) {
-  return db('people as p')
-    .join('companies as c', 'c.id', 'p.companyId')
-    .select('p.id', 'p.companyId', 'p.status', 'p.googleSubject', 'c.status as companyStatus');
-}
-
-/** The same 403 rules as sign-in with a password. */
-function refuseInactive(person: PersonRow): void {
-  if (person.status === 'not_activated') throw new ForbiddenError(MESSAGES.notActivated);
-  if (person.status === 'disabled') throw new ForbiddenError(MESSAGES.disabled);
-  if (person.companyStatus !== 'active') throw new ForbiddenError(MESSAGES.companyInactive);
 }
 
 const PROVIDER_UNAVAILABLE_CODES = new Set(['OAUTH_TIMEOUT', 'OAUTH_ABORT', 'OAUTH_RESPONSE_IS_NOT_CONFORM']);
@@ -186,7 +166,7 @@ export async function completeGoogleSignIn(
   if (!state) throw new BadRequestError(MESSAGES.badState);
   // consumed at once, before talking to the provider: a state works once, whatever follows
   const [pending] = (await knex('oauthStates')
-    .where({ stateFingerprint: fingerprint(oneTimeKey(config), state), provider: 'google' })
+    .where({ stateFingerprint: fingerprint(keysOf(config).oneTimeToken, state), provider: 'google' })
     .whereNull('usedAt')
     .where('expiresAt', '>', knex.fn.now())
     .update({ usedAt: knex.fn.now() })
@@ -213,13 +193,11 @@ export async function completeGoogleSignIn(
 
   return knex.transaction(async (trx) => {
     // a recorded subject wins (Google addresses can change); otherwise the verified address, once
-    let person = (await personQuery(trx).where('p.googleSubject', subject).first()) as PersonRow | undefined;
+    let person = (await personAccounts(trx).where('p.googleSubject', subject).first()) as
+      PersonAccount | undefined;
     if (!person) {
       if (claims.email_verified !== true || !email) throw new UnauthorizedError(MESSAGES.emailNotVerified);
-      person = (await personQuery(trx)
-        .whereRaw('lower(p.email) = lower(?)', [email])
-        .forUpdate('p')
-        .first()) as PersonRow | undefined;
+      person = await personByEmail(trx, email, { forUpdate: true });
       // an address already linked to another Google account is not taken over by a second one
       if (!person || (person.googleSubject && person.googleSubject !== subject))
         throw new UnauthorizedError(MESSAGES.noAccount);
@@ -243,7 +221,7 @@ export async function completeGoogleSignIn(
       personId: person.id,
       purpose: 'oauth_exchange',
       // bound to the state, which only the browser that began the sign-in holds (login CSRF)
-      data: { provider: 'google', stateFingerprint: fingerprint(oneTimeKey(config), state) },
+      data: { provider: 'google', stateFingerprint: fingerprint(keysOf(config).oneTimeToken, state) },
     });
     return { code, expiresIn: EXCHANGE_CODE_SECONDS };
   });
@@ -263,17 +241,18 @@ export async function exchangeCode(
     // spent here, whatever follows: the UPDATE commits even when the answer is a refusal
     const row = await consumeOneTimeToken(trx, config.secretKey, 'oauth_exchange', code);
     const bound = typeof row?.data.stateFingerprint === 'string' ? row.data.stateFingerprint : '';
-    if (!row?.personId || !constantTimeEqual(bound, fingerprint(oneTimeKey(config), state)))
+    if (!row?.personId || !constantTimeEqual(bound, fingerprint(keysOf(config).oneTimeToken, state)))
       return { ok: false, error: new UnauthorizedError(MESSAGES.badCode) };
     // read afresh: the person or the company may have changed since the callback
-    const person = (await personQuery(trx).where('p.id', row.personId).first()) as PersonRow | undefined;
+    const person = (await personAccounts(trx).where('p.id', row.personId).first()) as
+      PersonAccount | undefined;
     if (!person) return { ok: false, error: new UnauthorizedError(MESSAGES.badCode) };
     try {
       refuseInactive(person);
     } catch (err) {
       return { ok: false, error: err as AppError };
     }
-    const pair = await startSession(trx, sessionKeys(config.secretKey), person, {
+    const pair = await startSession(trx, keysOf(config).session, person, {
       method: 'google',
       correlationId,
     });

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { deriveKey, fingerprint } from '../../common/secrets';
+import { fingerprint } from '../../common/secrets';
+import { keysOf } from './keys';
 
 export type OneTimePurpose = 'activation' | 'password_reset' | 'invitation' | 'oauth_exchange';
 
@@ -39,7 +40,7 @@ export async function issueOneTimeToken(
     companyId: params.companyId,
     personId: params.personId,
     purpose: params.purpose,
-    tokenFingerprint: fingerprint(deriveKey(secretKey, 'one-time-token'), token),
+    tokenFingerprint: fingerprint(keysOf({ secretKey }).oneTimeToken, token),
     data: JSON.stringify(params.data ?? {}),
     expiresAt,
   });
@@ -54,7 +55,7 @@ export async function consumeOneTimeToken(
   token: string,
 ): Promise<OneTimeTokenRow | null> {
   const [row] = (await trx('oneTimeTokens')
-    .where({ tokenFingerprint: fingerprint(deriveKey(secretKey, 'one-time-token'), token), purpose })
+    .where({ tokenFingerprint: fingerprint(keysOf({ secretKey }).oneTimeToken, token), purpose })
     .whereNull('usedAt')
     .where('expiresAt', '>', trx.fn.now())
     .update({ usedAt: trx.fn.now() })

@@ -186,41 +186,71 @@ export async function rotateRefreshToken(
   });
 }
 
+/** Who ended a session, for its audit record. */
+export interface SessionEndAudit {
+  companyId: string;
+  /** the person who acted */
+  personId: string | null;
+  correlationId?: string;
+}
+
+/** Ends the open sessions chosen by `where` and writes one audit record for each; answers their ids. */
+async function endSessionsWhere(
+  trx: Knex.Transaction,
+  where: Record<string, string>,
+  reason: string,
+  audit: SessionEndAudit,
+): Promise<string[]> {
+  const ended = (await trx('sessions')
+    .where(where)
+    .whereNull('endedAt')
+    .update({ endedAt: trx.fn.now(), endReason: reason })
+    .returning('id')) as Array<{ id: string }>;
+  for (const { id } of ended) {
+    await recordAudit(trx, {
+      companyId: audit.companyId,
+      personId: audit.personId,
+      action: 'session.ended',
+      resourceType: 'session',
+      resourceId: id,
+      correlationId: audit.correlationId,
+      details: { reason },
+    });
+  }
+  return ended.map((s) => s.id);
+}
+
 /** Ends a session at once: its refresh tokens stop working and its access tokens are refused from the next request. */
 export async function endSession(
   trx: Knex.Transaction,
   sessionId: string,
   reason: string,
-  audit: { companyId: string; personId: string | null; apiKeyId?: string | null; correlationId?: string },
+  audit: SessionEndAudit,
 ): Promise<boolean> {
-  const ended = await trx('sessions').where({ id: sessionId }).whereNull('endedAt').update({
-    endedAt: trx.fn.now(),
-    endReason: reason,
-  });
-  if (ended > 0) {
-    await recordAudit(trx, {
-      companyId: audit.companyId,
-      personId: audit.personId,
-      apiKeyId: audit.apiKeyId,
-      action: 'session.ended',
-      resourceType: 'session',
-      resourceId: sessionId,
-      correlationId: audit.correlationId,
-      details: { reason },
-    });
-  }
-  return ended > 0;
+  return (await endSessionsWhere(trx, { id: sessionId }, reason, audit)).length > 0;
 }
 
-/** The session a refresh token belongs to (for logout), or null. */
-export async function sessionOfRefreshToken(
-  knex: Knex,
+/** Ends every open session of the person (password reset, removal), one audit record per ended session. */
+export async function endSessionsOf(
+  trx: Knex.Transaction,
+  personId: string,
+  reason: string,
+  audit: SessionEndAudit,
+): Promise<string[]> {
+  return endSessionsWhere(trx, { personId }, reason, audit);
+}
+
+/** The session a refresh token belongs to when it is a session of `personId` (for logout), or null. */
+export async function ownSessionOfRefreshToken(
+  trx: Knex.Transaction,
   keys: SessionKeys,
   token: string,
+  personId: string,
 ): Promise<string | null> {
-  const row = (await knex('refreshTokens')
-    .where({ tokenFingerprint: fingerprint(keys.refresh, token) })
-    .select('sessionId')
+  const row = (await trx('refreshTokens as rt')
+    .join('sessions as s', 's.id', 'rt.sessionId')
+    .where({ 'rt.tokenFingerprint': fingerprint(keys.refresh, token), 's.personId': personId })
+    .select('rt.sessionId')
     .first()) as { sessionId: string } | undefined;
   return row?.sessionId ?? null;
 }

@@ -7,7 +7,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { deriveKey } from '../../common/secrets';
+import { keysOf } from '../auth/keys';
 import type { PlanName } from '../../common/plans';
 import { generateKey } from '../auth/apiKeys';
 import type { Role, Scope } from '../routing';
@@ -83,7 +83,7 @@ export const DEMO_SEED_STEPS: DemoSeedStep[] = [
         { name: 'Dashboard reader', scopes: ['files:read'] },
         { name: 'Audit export', scopes: ['audit:read'] },
       ];
-      const fingerprintKey = deriveKey(ctx.secretKey, 'api-key');
+      const fingerprintKey = keysOf(ctx).apiKey;
       for (const key of keys) {
         const created = generateKey(fingerprintKey);
         await ctx.trx('apiKeys').insert({

@@ -1,12 +1,10 @@
 import type { Knex } from 'knex';
 import { ForbiddenError, UnauthorizedError } from '../../common/errors';
-import { constantTimeEqual, fingerprint } from '../../common/secrets';
-import type { PlanName } from '../../common/plans';
-import { isApiKeyToken, parseKey } from '../auth/apiKeys';
-import { accessClaimsFor, apiKeyRowFor, keysFor } from '../callers';
+import { isApiKeyToken } from '../auth/apiKeys';
+import { accessClaimsFor, bearerToken, verifiedKeyFor, type CallerRow } from '../callers';
 import type { AppContext, Principal } from '../context';
 import { mayHoldScope } from '../policies/scopes';
-import type { Role, RouteMiddlewareFactory } from '../routing';
+import type { RouteMiddlewareFactory } from '../routing';
 
 /** Rule 7: one message for every reason a request is not authenticated. */
 export const UNAUTHENTICATED = 'invalid or missing credentials';
@@ -14,22 +12,13 @@ export const UNAUTHENTICATED = 'invalid or missing credentials';
 const LAST_USED_WRITE_INTERVAL_S = 60;
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-interface CallerRow {
-  personId: string;
-  companyId: string;
-  role: Role;
-  personStatus: string;
+/** The authenticated caller, and its company's status for the 403 that follows. */
+interface Authenticated {
+  principal: Principal;
   companyStatus: string;
-  plan: PlanName | null;
 }
 
-function bearer(ctx: AppContext): string | null {
-  const header = ctx.get('Authorization');
-  const match = /^Bearer ([^\s]+)$/i.exec(header);
-  return match ? match[1] : null;
-}
-
-async function sessionPrincipal(ctx: AppContext, knex: Knex, token: string): Promise<Principal> {
+async function sessionPrincipal(ctx: AppContext, knex: Knex, token: string): Promise<Authenticated> {
   // verified once per request, shared with the request budget's caller identification (api/callers.ts)
   const claims = await accessClaimsFor(ctx, token);
   if (!claims) throw new UnauthorizedError(UNAUTHENTICATED);
@@ -50,7 +39,7 @@ async function sessionPrincipal(ctx: AppContext, knex: Knex, token: string): Pro
     )
     .first()) as (CallerRow & { demo: boolean }) | undefined;
   if (!row || row.personStatus !== 'active') throw new UnauthorizedError(UNAUTHENTICATED);
-  return {
+  const principal: Principal = {
     kind: 'session',
     personId: row.personId,
     companyId: row.companyId,
@@ -58,20 +47,14 @@ async function sessionPrincipal(ctx: AppContext, knex: Knex, token: string): Pro
     companyPlan: row.plan,
     demo: row.demo,
     sessionId: claims.sessionId,
-    companyStatus: row.companyStatus,
-  } as Principal & { companyStatus: string };
+  };
+  return { principal, companyStatus: row.companyStatus };
 }
 
-async function keyPrincipal(ctx: AppContext, knex: Knex, token: string): Promise<Principal> {
-  const parsed = parseKey(token);
-  if (!parsed) throw new UnauthorizedError(UNAUTHENTICATED);
-  // the same read as the request budget's caller identification (api/callers.ts): one query per request
-  const row = await apiKeyRowFor(ctx, parsed.identifier);
-  const presented = fingerprint(keysFor(ctx).apiKey, token);
-  // compare even when no key was found, so an unknown identifier costs the same
-  const matches = constantTimeEqual(presented, row?.secretFingerprint ?? '0'.repeat(presented.length));
-  if (!row || !matches || row.revokedAt || row.personStatus !== 'active')
-    throw new UnauthorizedError(UNAUTHENTICATED);
+async function keyPrincipal(ctx: AppContext, knex: Knex, token: string): Promise<Authenticated> {
+  // verified once per request, shared with the request budget's caller identification (api/callers.ts)
+  const row = await verifiedKeyFor(ctx, token);
+  if (!row || row.personStatus !== 'active') throw new UnauthorizedError(UNAUTHENTICATED);
 
   // lastUsedAt is written at most about once a minute per key, so busy keys do not contend on one row
   if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > LAST_USED_WRITE_INTERVAL_S * 1000) {
@@ -84,7 +67,7 @@ async function keyPrincipal(ctx: AppContext, knex: Knex, token: string): Promise
       )
       .update({ lastUsedAt: knex.fn.now() });
   }
-  return {
+  const principal: Principal = {
     kind: 'key',
     personId: row.personId,
     companyId: row.companyId,
@@ -94,8 +77,8 @@ async function keyPrincipal(ctx: AppContext, knex: Knex, token: string): Promise
     apiKeyId: row.apiKeyId,
     // a key acts as its owner is now: scopes the owner may no longer give are dropped
     scopes: row.scopes.filter((s) => mayHoldScope(row.role, s)),
-    companyStatus: row.companyStatus,
-  } as Principal & { companyStatus: string };
+  };
+  return { principal, companyStatus: row.companyStatus };
 }
 
 /**
@@ -107,14 +90,14 @@ export const authenticate: RouteMiddlewareFactory = (spec) => {
   const access = spec.access;
   return async (ctx, next) => {
     if (access.public) return next();
-    const token = bearer(ctx);
+    const token = bearerToken(ctx);
     if (!token) throw new UnauthorizedError(UNAUTHENTICATED);
     const { knex } = ctx.deps;
-    const principal = (await (isApiKeyToken(token)
+    const { principal, companyStatus } = await (isApiKeyToken(token)
       ? keyPrincipal(ctx, knex, token)
-      : sessionPrincipal(ctx, knex, token))) as Principal & { companyStatus: string };
+      : sessionPrincipal(ctx, knex, token));
 
-    if (principal.companyStatus !== 'active') throw new ForbiddenError('the company is suspended');
+    if (companyStatus !== 'active') throw new ForbiddenError('the company is suspended');
     if (principal.kind === 'key') {
       if (!access.keyScope) throw new ForbiddenError('API keys are not accepted on this endpoint');
       if (!principal.scopes?.includes(access.keyScope)) {
@@ -125,8 +108,7 @@ export const authenticate: RouteMiddlewareFactory = (spec) => {
     if (principal.demo && !READ_METHODS.has(ctx.method) && !access.demoAllowed)
       throw new ForbiddenError('the demo is read-only');
 
-    const { companyStatus: _companyStatus, ...auth } = principal;
-    ctx.state.auth = auth;
+    ctx.state.auth = principal;
     return next();
   };
 };

@@ -2,6 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { createApp } from '../../api/app';
+import { routes } from '../../api/routes';
+import { BUCKETS, type BucketName } from '../../common/plans';
 import knexFactory from 'knex';
 import { addressSubject, chooseBudget } from '../../api/middlewares/rateLimit';
 import { resolveClientAddress } from '../../api/middlewares/clientAddress';
@@ -243,6 +245,41 @@ describe('request budgets and buckets', () => {
   });
 
   describe('separate buckets', () => {
+    it("each limited route names the spec's bucket, and the bucket has the spec's limit", () => {
+      // the spec's Limits part: action → per-minute limit
+      const expected: Array<[string, string, BucketName, number]> = [
+        ['post', '/auth/login', 'signIn', 10],
+        ['post', '/auth/register', 'register', 10],
+        ['post', '/auth/reset-password', 'register', 10],
+        ['post', '/auth/accept-invite', 'register', 10],
+        ['post', '/auth/forgot-password', 'forgotPassword', 5],
+        ['post', '/auth/resend-activation', 'forgotPassword', 5],
+        ['post', '/demo/sessions', 'demo', 20],
+        ['patch', '/subscriptions/me', 'plan', 10],
+      ];
+      for (const [method, path, bucket, perMinute] of expected) {
+        const spec = routes.find((r) => r.method === method && r.path === path);
+        expect(spec, `${method} ${path}`).to.not.equal(undefined);
+        expect(spec!.bucket, `${method} ${path}`).to.equal(bucket);
+        expect(BUCKETS[bucket], bucket).to.equal(perMinute);
+      }
+    });
+
+    it('forgot password: the 6th call a minute from one address gets 429', async () => {
+      const ip = randomClientAddress();
+      const answers = [];
+      for (let i = 0; i < 6; i++) {
+        answers.push(
+          await call('POST', '/auth/forgot-password', { ip, json: { email: 'nobody@example.test' } }),
+        );
+      }
+      expect(answers.map((a) => a.status)).to.deep.equal([...Array(5).fill(202), 429]);
+      answers.forEach((a) => expectHeaders(a, 5));
+      expect(expectErrorBody(answers[5], 429).message).to.equal(
+        'too many requests: the forgotPassword limit is 5 per minute',
+      );
+    });
+
     it('sign-in: 10 a minute per address, not drawn from the main budget', async () => {
       const ip = randomClientAddress();
       const before = limits(await call('GET', '/health', { ip }));

@@ -158,6 +158,31 @@ describe('sessions: sign-in, refresh, logout', () => {
       expect((await call('GET', '/_test/whoami', { token: other.accessToken })).status).to.equal(200);
     });
 
+    it("ends the refresh token's session too when it is the same person's; another person's is left alone", async () => {
+      const company = await createCompany();
+      const person = await createPerson(company);
+      const a = await signIn(person);
+      const b = await signIn(person);
+      const stranger = await signIn(await createPerson(company));
+      const res = await call('POST', '/auth/logout', {
+        token: a.accessToken,
+        json: { refreshToken: b.refreshToken },
+      });
+      expect(res.status, res.text).to.equal(204);
+      expectErrorBody(await call('POST', '/auth/refresh', { json: { refreshToken: b.refreshToken } }), 401);
+
+      const c = await signIn(person);
+      const other = await call('POST', '/auth/logout', {
+        token: c.accessToken,
+        json: { refreshToken: stranger.refreshToken },
+      });
+      expect(other.status, other.text).to.equal(204);
+      const refreshed = await call('POST', '/auth/refresh', {
+        json: { refreshToken: stranger.refreshToken },
+      });
+      expect(refreshed.status, refreshed.text).to.equal(200);
+    });
+
     it('needs a session (401 without one)', async () => {
       expectErrorBody(await call('POST', '/auth/logout', { json: { refreshToken: 'x' } }), 401);
     });

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { ConflictError, ForbiddenError, UnauthorizedError } from '../../../common/errors';
 import { recordAudit } from '../../../db/audit';
 import { isUniqueViolation } from '../../../db/errors';
+import { personByEmail } from '../../auth/accountState';
+import { keysOf } from '../../auth/keys';
 import { activationMail, mailAfterCommit, passwordResetMail } from '../../auth/mails';
 import { consumeOneTimeToken, issueOneTimeToken } from '../../auth/oneTimeTokens';
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../auth/passwords';
-import { endSession, sessionKeys, startSession } from '../../auth/sessions';
-import type { AppContext } from '../../context';
+import { endSessionsOf, startSession } from '../../auth/sessions';
 import { route } from '../../routing';
 import { tokenPairSchema } from '../../schemas';
 
@@ -18,21 +19,6 @@ const password = { type: 'string', minLength: PASSWORD_MIN_LENGTH, maxLength: PA
 const token = { type: 'string', minLength: 1, maxLength: 200 } as const;
 
 const isEmailTaken = (err: unknown) => isUniqueViolation(err, 'people_email_unique');
-
-interface PersonRow {
-  id: string;
-  companyId: string;
-  email: string;
-  status: string;
-}
-
-async function findByEmail(ctx: AppContext, address: string): Promise<PersonRow | undefined> {
-  return (await ctx.deps
-    .knex('people')
-    .whereRaw('lower(email) = lower(?)', [address.trim()])
-    .select('id', 'companyId', 'email', 'status')
-    .first()) as PersonRow | undefined;
-}
 
 const accepted = { 202: { description: 'accepted; the same answer whether or not the address is known' } };
 
@@ -159,7 +145,7 @@ export const accountRoutes = [
     body: { type: 'object', additionalProperties: false, required: ['email'], properties: { email } },
     responses: accepted,
     handler: async (ctx, { body }: { body: { email: string } }) => {
-      const person = await findByEmail(ctx, body.email);
+      const person = await personByEmail(ctx.deps.knex, body.email);
       if (person?.status === 'not_activated') {
         const { knex, config } = ctx.deps;
         // an invited person has no activation: they accept the invitation instead
@@ -190,7 +176,7 @@ export const accountRoutes = [
     body: { type: 'object', additionalProperties: false, required: ['email'], properties: { email } },
     responses: accepted,
     handler: async (ctx, { body }: { body: { email: string } }) => {
-      const person = await findByEmail(ctx, body.email);
+      const person = await personByEmail(ctx.deps.knex, body.email);
       if (person && person.status === 'active') {
         const { knex, config } = ctx.deps;
         const issued = await knex.transaction((trx) =>
@@ -232,17 +218,11 @@ export const accountRoutes = [
           .where({ id: used.personId, status: 'active' })
           .update({ passwordHash, updatedAt: trx.fn.now() });
         if (updated === 0) throw new UnauthorizedError(INVALID_TOKEN);
-        const open = (await trx('sessions')
-          .where({ personId: used.personId })
-          .whereNull('endedAt')
-          .select('id')) as Array<{ id: string }>;
-        for (const s of open) {
-          await endSession(trx, s.id, 'password_reset', {
-            companyId: used.companyId,
-            personId: used.personId,
-            correlationId: ctx.state.correlationId,
-          });
-        }
+        await endSessionsOf(trx, used.personId, 'password_reset', {
+          companyId: used.companyId,
+          personId: used.personId,
+          correlationId: ctx.state.correlationId,
+        });
         await recordAudit(trx, {
           companyId: used.companyId,
           personId: used.personId,
@@ -295,7 +275,7 @@ export const accountRoutes = [
         });
         return startSession(
           trx,
-          sessionKeys(config.secretKey),
+          keysOf(config).session,
           { id: used.personId, companyId: used.companyId },
           { method: 'invitation', correlationId: ctx.state.correlationId },
         );

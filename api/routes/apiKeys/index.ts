@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ForbiddenError, NotFoundError } from '../../../common/errors';
-import { deriveKey } from '../../../common/secrets';
 import { recordAudit } from '../../../db/audit';
-import { generateKey } from '../../auth/apiKeys';
+import { generateKey, keyPrefix } from '../../auth/apiKeys';
+import { keysOf } from '../../auth/keys';
 import { pageList, type PageQuery } from '../../lists';
 import { principalOf } from '../../middlewares/authenticate';
 import { mayHoldScope } from '../../policies/scopes';
@@ -41,7 +41,7 @@ function present(row: ApiKeyRow) {
     id: row.id,
     name: row.name,
     scopes: row.scopes,
-    prefix: `svc_live_${row.identifier}`,
+    prefix: keyPrefix(row.identifier),
     ownerId: row.personId,
     lastUsedAt: row.lastUsedAt ? row.lastUsedAt.toISOString() : null,
     createdAt: row.createdAt.toISOString(),
@@ -82,7 +82,7 @@ export const apiKeyRoutes = [
       if (refused.length > 0)
         throw new ForbiddenError(`only admins may give the scopes ${refused.join(', ')}`);
       const { knex, config } = ctx.deps;
-      const created = generateKey(deriveKey(config.secretKey, 'api-key'));
+      const created = generateKey(keysOf(config).apiKey);
       const row = await knex.transaction(async (trx) => {
         const [inserted] = (await trx('apiKeys')
           .insert({
@@ -119,14 +119,7 @@ export const apiKeyRoutes = [
     responses: { 200: { description: 'page-number list', schema: pageEnvelopeSchema(apiKeySchema) } },
     handler: async (ctx, { query }: { query: PageQuery }) => {
       const auth = principalOf(ctx);
-      const q = ctx.deps
-        .knex('apiKeys')
-        .where({ companyId: auth.companyId })
-        .whereNull('revokedAt')
-        .orderBy([
-          { column: 'createdAt', order: 'desc' },
-          { column: 'id', order: 'desc' },
-        ]);
+      const q = ctx.deps.knex('apiKeys').where({ companyId: auth.companyId }).whereNull('revokedAt');
       if (auth.role !== 'admin') void q.where({ personId: auth.personId });
       return { body: await pageList(q, query, present) };
     },

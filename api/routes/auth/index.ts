@@ -1,12 +1,8 @@
 import { ForbiddenError, UnauthorizedError } from '../../../common/errors';
+import { personByEmail, refuseInactive } from '../../auth/accountState';
+import { keysOf } from '../../auth/keys';
 import { verifyPassword } from '../../auth/passwords';
-import {
-  endSession,
-  rotateRefreshToken,
-  sessionKeys,
-  sessionOfRefreshToken,
-  startSession,
-} from '../../auth/sessions';
+import { endSession, rotateRefreshToken, ownSessionOfRefreshToken, startSession } from '../../auth/sessions';
 import { principalOf, UNAUTHENTICATED } from '../../middlewares/authenticate';
 import { route } from '../../routing';
 import { tokenPairSchema } from '../../schemas';
@@ -47,27 +43,13 @@ export const authRoutes = [
     },
     handler: async (ctx, { body }: { body: { email: string; password: string } }) => {
       const { knex, config } = ctx.deps;
-      const person = (await knex('people as p')
-        .join('companies as c', 'c.id', 'p.companyId')
-        .whereRaw('lower(p.email) = lower(?)', [body.email.trim()])
-        .select('p.id', 'p.companyId', 'p.status', 'p.passwordHash', 'c.status as companyStatus')
-        .first()) as
-        | {
-            id: string;
-            companyId: string;
-            status: string;
-            passwordHash: string | null;
-            companyStatus: string;
-          }
-        | undefined;
+      const person = await personByEmail(knex, body.email);
       // one password verification whether or not the address exists: no timing difference worth measuring
       const ok = await verifyPassword(person?.passwordHash, body.password);
       if (!person || !ok) throw new UnauthorizedError(INVALID_CREDENTIALS);
-      if (person.status === 'not_activated') throw new ForbiddenError('the account is not activated');
-      if (person.status === 'disabled') throw new ForbiddenError('the account is disabled');
-      if (person.companyStatus !== 'active') throw new ForbiddenError('the company is not active');
+      refuseInactive(person);
       const pair = await knex.transaction((trx) =>
-        startSession(trx, sessionKeys(config.secretKey), person, {
+        startSession(trx, keysOf(config).session, person, {
           method: 'password',
           correlationId: ctx.state.correlationId,
         }),
@@ -94,7 +76,7 @@ export const authRoutes = [
       const { knex, config } = ctx.deps;
       const outcome = await rotateRefreshToken(
         knex,
-        sessionKeys(config.secretKey),
+        keysOf(config).session,
         body.refreshToken,
         ctx.state.correlationId,
       );
@@ -116,16 +98,16 @@ export const authRoutes = [
     handler: async (ctx, { body }: { body: { refreshToken: string } }) => {
       const { knex, config } = ctx.deps;
       const auth = principalOf(ctx);
-      const ofToken = await sessionOfRefreshToken(knex, sessionKeys(config.secretKey), body.refreshToken);
       await knex.transaction(async (trx) => {
         const sessions = new Set([auth.sessionId!]);
         // the refresh token's session is ended too when it belongs to the same person
-        if (ofToken) {
-          const owned: unknown = await trx('sessions')
-            .where({ id: ofToken, personId: auth.personId })
-            .first();
-          if (owned) sessions.add(ofToken);
-        }
+        const owned = await ownSessionOfRefreshToken(
+          trx,
+          keysOf(config).session,
+          body.refreshToken,
+          auth.personId,
+        );
+        if (owned) sessions.add(owned);
         for (const id of sessions) {
           await endSession(trx, id, 'logout', {
             companyId: auth.companyId,

@@ -1,6 +1,7 @@
 import { ForbiddenError, NotFoundError } from '../../../common/errors';
 import { seedDemoCompany } from '../../demo/seed';
-import { sessionKeys, startSession } from '../../auth/sessions';
+import { keysOf } from '../../auth/keys';
+import { startSession } from '../../auth/sessions';
 import { route } from '../../routing';
 import { tokenPairSchema } from '../../schemas';
 
@@ -29,7 +30,7 @@ export const demoRoutes = [
         if (company.status !== 'active') throw new ForbiddenError('the demo is closed');
         return startSession(
           trx,
-          sessionKeys(config.secretKey),
+          keysOf(config).session,
           { id: demo.visitorId, companyId: demo.companyId },
           { method: 'demo', demo: true, correlationId: ctx.state.correlationId },
         );

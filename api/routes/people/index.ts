@@ -6,7 +6,7 @@ import { recordAudit } from '../../../db/audit';
 import { isUniqueViolation } from '../../../db/errors';
 import { invitationMail, mailAfterCommit } from '../../auth/mails';
 import { issueOneTimeToken } from '../../auth/oneTimeTokens';
-import { endSession } from '../../auth/sessions';
+import { endSessionsOf } from '../../auth/sessions';
 import type { Principal } from '../../context';
 import { pageList, type PageQuery } from '../../lists';
 import { principalOf } from '../../middlewares/authenticate';
@@ -269,19 +269,12 @@ export const peopleRoutes = [
         if (person.role === 'admin' && person.status === 'active') {
           await ensureAnotherActiveAdmin(trx, auth.companyId, person.id);
         }
-        const open = (await trx('sessions')
-          .where({ personId: person.id })
-          .whereNull('endedAt')
-          .select('id')) as Array<{
-          id: string;
-        }>;
-        for (const s of open) {
-          await endSession(trx, s.id, 'person_removed', {
-            companyId: auth.companyId,
-            personId: auth.personId,
-            correlationId: ctx.state.correlationId,
-          });
-        }
+        // ended (and audited) before the person row goes, which takes the sessions with it
+        await endSessionsOf(trx, person.id, 'person_removed', {
+          companyId: auth.companyId,
+          personId: auth.personId,
+          correlationId: ctx.state.correlationId,
+        });
         await trx('people').where({ id: person.id }).delete();
         await recordAudit(trx, {
           companyId: auth.companyId,
