@@ -60,10 +60,6 @@ export async function ensureOutboxDispatcher(client: Client, config: Config): Pr
   return handle.workflowId;
 }
 
-export function webhookRetentionScheduleId(config: Config): string {
-  return `retention:webhook-deliveries:${config.temporal.taskQueue}`;
-}
-
 /**
  * A system Temporal Schedule `retention:<name>:<task queue>` that starts `workflowType` every `every`.
  * Created once per task queue; a worker that finds it already there leaves it as it is.
