@@ -48,24 +48,6 @@ export const cursorQuerySchema = {
   },
 } as const;
 
-type Props = Record<string, JsonSchema>;
-
-/** A page-number query schema with the list's own filters added. */
-export function pageQuery<const P extends Props>(filters: P) {
-  return {
-    ...pageQuerySchema,
-    properties: { ...pageQuerySchema.properties, ...filters },
-  } as const;
-}
-
-/** A cursor query schema with the list's own filters added. */
-export function cursorQuery<const P extends Props>(filters: P) {
-  return {
-    ...cursorQuerySchema,
-    properties: { ...cursorQuerySchema.properties, ...filters },
-  } as const;
-}
-
 export const pageMetaSchema = {
   type: 'object',
   additionalProperties: false,
@@ -135,18 +117,15 @@ function isObjection(q: AnyQuery): q is QueryBuilder<Model, Model[]> {
   return typeof (q as QueryBuilder<Model, Model[]>).modelClass === 'function';
 }
 
-/** `table.column`, or the bare column for a knex query on one table given without `table`. */
-function columnOf(q: AnyQuery, column: string, table?: string): string {
-  const t = table ?? (isObjection(q) ? q.modelClass().tableName : undefined);
-  return t ? `${t}.${column}` : column;
+/** The objection model's table, or undefined for a knex query (on one table). */
+function tableOf(q: AnyQuery): string | undefined {
+  return isObjection(q) ? q.modelClass().tableName : undefined;
 }
 
-export interface ListOptions {
-  /**
-   * table whose created_at and id order the list (defaults to the objection model's table; a knex query on
-   * one table may leave it out)
-   */
-  table?: string;
+/** `table.column` for an objection query, the bare column for a knex query on one table. */
+function columnOf(q: AnyQuery, column: string): string {
+  const t = tableOf(q);
+  return t ? `${t}.${column}` : column;
 }
 
 /** The validated query of a page-number list. */
@@ -161,9 +140,6 @@ export interface CursorQuery {
   limit: number;
 }
 
-/** Kept for the first callers; same as PageList. */
-export type PageEnvelope<T> = PageList<T>;
-
 /**
  * A page of `query` (already scoped to the caller's company, with its filters), newest first by
  * (created_at, id) after any order the query has. Runs the count and the page in parallel; `present` maps
@@ -173,7 +149,6 @@ export async function pageList<T = unknown, R = unknown>(
   query: AnyQuery,
   input: { page?: number; limit?: number },
   present?: (row: R) => T,
-  options: ListOptions = {},
 ): Promise<PageList<T>> {
   const page = input.page ?? 1;
   const limit = input.limit ?? DEFAULT_LIMIT;
@@ -188,8 +163,8 @@ export async function pageList<T = unknown, R = unknown>(
         .then((row: { total?: string | number } | undefined) => Number(row?.total ?? 0)) as Promise<number>);
   const rowsQuery = (query.clone() as Knex.QueryBuilder)
     .orderBy([
-      { column: columnOf(query, 'createdAt', options.table), order: 'desc' },
-      { column: columnOf(query, 'id', options.table), order: 'desc' },
+      { column: columnOf(query, 'createdAt'), order: 'desc' },
+      { column: columnOf(query, 'id'), order: 'desc' },
     ])
     .limit(limit)
     .offset((page - 1) * limit);
@@ -246,7 +221,7 @@ function cursorsFor(secretKey: string): Cursors {
   return c;
 }
 
-export interface CursorListOptions<R = unknown, T = unknown> extends ListOptions {
+export interface CursorListOptions<R = unknown, T = unknown> {
   /** maps each row to its output fields */
   present?: (row: R) => T;
   /** names the list inside the cursor, so a cursor of one list is refused by another */
@@ -269,9 +244,9 @@ export async function cursorList<T = unknown, R = unknown>(
   const limit = input.limit ?? DEFAULT_LIMIT;
   const cursors = cursorsFor(options.secretKey);
   const after = input.cursor ? cursors.open(options.list, options.companyId, input.cursor) : undefined;
-  const created = columnOf(query, 'createdAt', options.table);
-  const id = columnOf(query, 'id', options.table);
-  const all = options.table ?? (isObjection(query) ? query.modelClass().tableName : undefined);
+  const created = columnOf(query, 'createdAt');
+  const id = columnOf(query, 'id');
+  const all = tableOf(query);
   // created_at keeps microseconds, more than a JS Date holds: the cursor carries the database's own text
   const positionSql = `to_char(?? at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "cursor_at"`;
   const position: unknown = isObjection(query)

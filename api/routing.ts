@@ -30,9 +30,6 @@ export type Access =
       demoAllowed?: boolean;
     };
 
-/** The separate per-minute buckets of the spec's Limits part (they do not draw from the main budget). */
-export type RateBucket = BucketName;
-
 export type JsonSchema = Record<string, unknown>;
 
 export interface Reply {

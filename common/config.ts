@@ -156,6 +156,7 @@ class Reader {
 
 export function loadConfig(env: Env = process.env): Config {
   const r = new Reader(env);
+  const s3Endpoint = r.url('S3_ENDPOINT', 'http://127.0.0.1:9000', ['http:', 'https:']);
   const config: Config = {
     env: r.oneOf('NODE_ENV', 'development', ['development', 'test', 'production'] as const),
     host: r.string('HOST', '127.0.0.1'),
@@ -181,16 +182,13 @@ export function loadConfig(env: Env = process.env): Config {
       taskQueue: r.string('TEMPORAL_TASK_QUEUE', 'data-service'),
     },
     s3: {
-      endpoint: r.url('S3_ENDPOINT', 'http://127.0.0.1:9000', ['http:', 'https:']),
+      endpoint: s3Endpoint,
       accessKey: r.string('S3_ACCESS_KEY', 'dataservice'),
       secretKey: r.string('S3_SECRET_KEY', 'dataservice-secret'),
       bucket: r.string('S3_BUCKET', 'dataservice'),
       region: r.string('S3_REGION', 'us-east-1'),
       prefix: r.string('S3_PREFIX', ''),
-      publicEndpoint: r.url('S3_PUBLIC_ENDPOINT', r.string('S3_ENDPOINT', 'http://127.0.0.1:9000'), [
-        'http:',
-        'https:',
-      ]),
+      publicEndpoint: r.url('S3_PUBLIC_ENDPOINT', s3Endpoint, ['http:', 'https:']),
     },
     files: {
       uploadPartBytes: r.int('UPLOAD_PART_BYTES', 5 * 1024 * 1024, 5 * 1024 * 1024, 64 * 1024 * 1024),

@@ -3,8 +3,8 @@
  * webhook endpoint limits; the rest are this service's choices (README "Plans and limits").
  * `null` means no limit.
  */
-export type PlanName = 'free' | 'basic' | 'premium';
-export const PLAN_NAMES: readonly PlanName[] = ['free', 'basic', 'premium'];
+export const PLAN_NAMES = ['free', 'basic', 'premium'] as const;
+export type PlanName = (typeof PLAN_NAMES)[number];
 
 export interface PlanLimits {
   /** API-key requests per minute, shared by every key of the company */
@@ -79,7 +79,7 @@ export const REQUEST_BUDGETS = {
   /** a request without sign-in, per client address */
   anonymousPerAddress: 120,
   /** API keys of a company that has not chosen a plan yet spend the Free budget */
-  keysWithoutPlan: 30,
+  keysWithoutPlan: PLANS.free.requestsPerMinute,
 } as const;
 
 /**

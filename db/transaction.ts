@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { createLogger, type Logger } from '../common/logger';
 import { OutboxEvent } from './models';
 
 /** Event types of the spec's Events table (plus `ping`). */
@@ -34,8 +35,19 @@ export interface UnitOfWork {
 
 export interface TransactOptions {
   correlationId?: string;
-  /** Called for errors thrown by after-commit hooks: the change is saved, the hook's failure is logged. */
+  /**
+   * Called for each error thrown by an after-commit hook. The change is saved by then, so transact never
+   * rethrows it (an error answer would invite a retry that duplicates the change); by default it is logged.
+   */
   onAfterCommitError?: (err: unknown) => void;
+  /** Where the default `onAfterCommitError` logs; a module-level logger when not given. */
+  log?: Logger;
+}
+
+let fallbackLog: Logger | undefined;
+function defaultLog(): Logger {
+  fallbackLog ??= createLogger(process.env.LOG_LEVEL ?? 'info', 'transaction');
+  return fallbackLog;
 }
 
 /** Runs `work` in one transaction together with the events it emits. */
@@ -65,12 +77,17 @@ export async function transact<T>(
     };
     return work(uow);
   });
+  // committed: every hook runs, and none of their errors turns the saved change into a failure
   for (const hook of hooks) {
     try {
       await hook();
     } catch (err) {
       if (options.onAfterCommitError) options.onAfterCommitError(err);
-      else throw err;
+      else
+        (options.log ?? defaultLog()).error(
+          { err, correlationId: options.correlationId },
+          'after-commit hook failed; the change is saved',
+        );
     }
   }
   return result;

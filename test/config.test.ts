@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../common/config';
+import { ROOT } from './helpers/env';
 
 describe('configuration', () => {
   it('has working embedded defaults', () => {
@@ -37,5 +40,26 @@ describe('configuration', () => {
 
   it('refuses out-of-range numbers', () => {
     expect(() => loadConfig({ PORT: '70000' })).to.throw(ConfigError, 'PORT must be between 0 and 65535');
+  });
+
+  it('S3_PUBLIC_ENDPOINT defaults to S3_ENDPOINT', () => {
+    const config = loadConfig({ S3_ENDPOINT: 'https://s3.example.test' });
+    expect(config.s3.publicEndpoint).to.equal('https://s3.example.test');
+  });
+
+  it("lists every variable it reads in README's configuration table", () => {
+    const source = readFileSync(path.join(ROOT, 'common/config.ts'), 'utf8');
+    // every read goes through the Reader: r.string('NAME', …), r.int('NAME', …), r.bool, r.url, …
+    const read = [...source.matchAll(/\br\.\w+\(\s*'([A-Z][A-Z0-9_]*)'/g)].map((m) => m[1]);
+    expect(read.length).to.be.greaterThan(30);
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const start = readme.indexOf('\n## Configuration\n');
+    expect(start).to.be.greaterThan(-1);
+    const section = readme.slice(start + 1, readme.indexOf('\n## ', start + 1));
+    const table = section.split('\n').filter((line) => line.startsWith('| `'));
+    const documented = new Set(
+      table.flatMap((line) => [...line.split('|')[1].matchAll(/`([A-Z0-9_]+)`/g)].map((m) => m[1])),
+    );
+    expect(read.filter((name) => !documented.has(name))).to.deep.equal([]);
   });
 });

@@ -18,8 +18,9 @@ async function main(): Promise<void> {
   installTemporalRuntime(logger);
   const knex = createKnex(config.databaseUrl, config.databasePoolMax);
   const connection = await NativeConnection.connect({ address: config.temporal.address });
-  const worker = await createWorker({ config, knex, logger, connection });
+  // one client on the worker's connection, for the activities and for the system workflows below
   const client = new Client({ connection, namespace: config.temporal.namespace });
+  const worker = await createWorker({ config, knex, logger, connection, client });
 
   // Temporal's runtime catches SIGTERM/SIGINT and shuts the worker down gracefully: it stops polling,
   // lets running activities finish (shutdownGraceTime) and then run() resolves, so we close the rest.

@@ -15,6 +15,8 @@ export interface WorkerDeps {
   knex: Knex;
   logger: Logger;
   connection: NativeConnection;
+  /** A client on `connection` the caller uses too (the worker process); otherwise one is made on it. */
+  client?: Client;
   fanOut?: FanOut;
   /** DNS resolver for the webhook address guard (tests only). */
   webhookResolver?: Resolver;
@@ -24,6 +26,12 @@ export interface WorkerDeps {
 
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   const { config } = deps;
+  if (
+    deps.client &&
+    (deps.client.connection !== deps.connection ||
+      deps.client.options.namespace !== config.temporal.namespace)
+  )
+    throw new Error('createWorker: the client must be on the worker connection and namespace');
   return Worker.create({
     connection: deps.connection,
     namespace: config.temporal.namespace,
@@ -37,7 +45,8 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       logger: deps.logger,
       fanOut: deps.fanOut,
       // activities start (fan-out) and signal (attempt history) workflows over the worker's connection
-      temporal: new Client({ connection: deps.connection, namespace: config.temporal.namespace }),
+      temporal:
+        deps.client ?? new Client({ connection: deps.connection, namespace: config.temporal.namespace }),
       temporalIsWorkerConnection: true,
       webhookResolver: deps.webhookResolver,
     }),
@@ -58,10 +67,6 @@ export async function ensureOutboxDispatcher(client: Client, config: Config): Pr
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
   });
   return handle.workflowId;
-}
-
-export function webhookRetentionScheduleId(config: Config): string {
-  return `retention:webhook-deliveries:${config.temporal.taskQueue}`;
 }
 
 /**

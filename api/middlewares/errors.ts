@@ -99,7 +99,8 @@ export function errors() {
     } catch (err) {
       const mapped = mapError(err);
       if (mapped.status >= 500) {
-        ctx.state.log.error({ err, correlationId: ctx.state.correlationId }, 'request failed');
+        // the request's logger carries the correlation id already
+        ctx.state.log.error({ err }, 'request failed');
       }
       for (const [name, value] of Object.entries(mapped.headers ?? {})) ctx.set(name, value);
       writeErrorBody(ctx, mapped.status, mapped.message, mapped.details);

@@ -55,8 +55,4 @@ export class TenantModel extends BaseModel {
     }
     if (!this.companyId) throw new Error(`${this.constructor.name} insert without company`);
   }
-
-  override $beforeUpdate(): void {
-    super.$beforeUpdate();
-  }
 }

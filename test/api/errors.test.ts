@@ -1,7 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
 import { expect } from 'chai';
+import pino from 'pino';
 import { createApp } from '../../api/app';
+import { route } from '../../api/routing';
 import { createStorage } from '../../common/storage';
 import { loadConfig } from '../../common/config';
 import { call, expectErrorBody } from '../helpers/http';
@@ -85,6 +88,46 @@ describe('API error body and request handling', () => {
     expect(body.message).to.equal('internal server error');
     expect(res.text).not.to.include('secret');
     expect(res.headers.get('x-request-id')).to.equal('req-boom-12345');
+  });
+
+  it('logs a 500 once with the stack and the correlation id, the id written once', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(...chunk.toString().split('\n').filter(Boolean));
+        done();
+      },
+    });
+    const { deps } = testEnv();
+    const boom = route({
+      method: 'get',
+      path: '/_test/log-boom',
+      summary: 'test only',
+      tag: 'Test',
+      access: { public: true },
+      responses: { 500: { description: 'always fails' } },
+      handler: () => Promise.reject(new Error('boom for the log')),
+    });
+    const app = createApp({ ...deps, logger: pino({ level: 'error' }, sink) }, { extraRoutes: [boom] });
+    const server = http.createServer(app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const res = await call('GET', '/_test/log-boom', {
+        baseUrl,
+        headers: { 'X-Request-Id': 'req-log-12345' },
+      });
+      expectErrorBody(res, 500);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+    const failed = lines.filter((line) => line.includes('"request failed"'));
+    expect(failed).to.have.lengthOf(1);
+    expect(failed[0].match(/"correlationId"/g)).to.have.lengthOf(1);
+    const entry = JSON.parse(failed[0]) as { correlationId: string; err: { stack: string } };
+    expect(entry.correlationId).to.equal('req-log-12345');
+    expect(entry.err.stack).to.include('boom for the log');
   });
 
   describe('correlation id', () => {

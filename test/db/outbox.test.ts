@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import type { Logger } from '../../common/logger';
 import { transact } from '../../db/transaction';
 import { Company, OutboxEvent, Person } from '../../db/models';
 import { testEnv } from '../helpers/env';
@@ -50,6 +51,31 @@ describe('transactional outbox', () => {
     expect(hookRan).to.equal(false);
     const rows = await OutboxEvent.query(knex).where({ companyId: company.id });
     expect(rows).to.have.lengthOf(0);
+  });
+
+  it('a throwing after-commit hook neither fails the committed change nor stops the next hook', async () => {
+    const { knex } = testEnv();
+    const company = await newCompany();
+    const logged: unknown[] = [];
+    const log = { error: (obj: unknown) => logged.push(obj) } as unknown as Logger;
+    let nextHookRan = false;
+    const eventId = await transact(
+      knex,
+      async ({ emit, afterCommit }) => {
+        afterCommit(() => {
+          throw new Error('temporal unreachable');
+        });
+        afterCommit(() => {
+          nextHookRan = true;
+        });
+        return emit({ companyId: company.id, type: 'quota.threshold', data: { threshold: 80 } });
+      },
+      { log },
+    );
+    expect(await OutboxEvent.query(knex).findById(eventId)).to.exist;
+    expect(nextHookRan).to.equal(true);
+    expect(logged).to.have.lengthOf(1);
+    expect((logged[0] as { err: Error }).err.message).to.equal('temporal unreachable');
   });
 });
 

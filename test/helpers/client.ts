@@ -10,8 +10,7 @@
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RouteTable } from '../../api/routes';
 import type { RouteSpec } from '../../api/routing';
-import { testEnv } from './env';
-import { randomClientAddress, readResponse, type HttpResponse } from './http';
+import { call, type HttpResponse } from './http';
 
 /** The service's routes, plus the test-only routes of an app a test builds (`apiClient<typeof extra>`). */
 type Route<Extra extends readonly RouteSpec[]> = RouteTable[number] | Extra[number];
@@ -72,7 +71,8 @@ function fillPath(path: string, params: Record<string, string> = {}): string {
   });
 }
 
-async function send(
+/** One call of the typed client, made through `call()` with the client's address, token and server. */
+function send(
   client: ClientOptions,
   method: string,
   path: string,
@@ -84,24 +84,21 @@ async function send(
     idempotencyKey?: string;
   },
 ): Promise<HttpResponse> {
-  const url = new URL(fillPath(path, options.params), client.baseUrl ?? testEnv().baseUrl);
+  const search = new URLSearchParams();
   for (const [k, v] of Object.entries(options.query ?? {})) {
-    if (v !== undefined)
-      url.searchParams.set(k, typeof v === 'object' ? JSON.stringify(v) : String(v as string));
+    if (v !== undefined) search.set(k, typeof v === 'object' ? JSON.stringify(v) : String(v as string));
   }
-  const headers: Record<string, string> = {
-    'x-forwarded-for': client.ip ?? randomClientAddress(),
-    ...(client.token ? { authorization: `Bearer ${client.token}` } : {}),
-    ...(options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {}),
-    ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-    ...(options.headers ?? {}),
-  };
-  const res = await fetch(url, {
-    method: method.toUpperCase(),
-    headers,
-    body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
+  const query = search.size > 0 ? `?${search.toString()}` : '';
+  return call(method.toUpperCase(), fillPath(path, options.params) + query, {
+    json: options.body,
+    headers: {
+      ...(options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {}),
+      ...(options.headers ?? {}),
+    },
+    token: client.token,
+    ip: client.ip,
+    baseUrl: client.baseUrl,
   });
-  return readResponse(res);
 }
 
 export function apiClient<Extra extends readonly RouteSpec[] = readonly []>(client: ClientOptions = {}) {
