@@ -43,6 +43,26 @@ describe('accounts: registration, activation, password reset', () => {
     expectErrorBody(await call('POST', '/auth/activate', { json: { token } }), 401);
   });
 
+  it('replays a registration retried with the same Idempotency-Key (one company, one mail)', async () => {
+    const email = unique();
+    const send = () =>
+      call('POST', '/auth/register', {
+        ip: '198.19.7.7',
+        headers: { 'idempotency-key': `register-${email}` },
+        json: { companyName: 'Retry Co', name: 'Founder', email, password: PASSWORD },
+      });
+    const first = await send();
+    expect(first.status, first.text).to.equal(201);
+    const again = await send();
+    expect(again.status, again.text).to.equal(201);
+    expect(again.body).to.deep.equal(first.body);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    const people = await testEnv().knex('people').whereRaw('lower(email) = ?', [email]);
+    expect(people).to.have.lengthOf(1);
+    await tokenFromMail(email, /Activate/);
+    expect(mailsTo(email)).to.have.lengthOf(1);
+  });
+
   it('answers 409 for an address already registered (any case)', async () => {
     const { email } = await register();
     const res = await call('POST', '/auth/register', {

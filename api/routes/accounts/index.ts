@@ -30,6 +30,9 @@ export const accountRoutes = [
     tag: 'Accounts',
     access: { public: true },
     bucket: 'register',
+    // it creates something: a retry with the same Idempotency-Key (scoped to the client address, since
+    // there is no company yet) replays the 201 instead of answering 409
+    idempotent: true,
     body: {
       type: 'object',
       additionalProperties: false,
