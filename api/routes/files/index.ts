@@ -6,7 +6,8 @@ import { FileVersion, type File, type Visibility } from '../../../db/models';
 import { transact } from '../../../db/transaction';
 import type { AppContext } from '../../context';
 import { route } from '../../routing';
-import { assertMayManage, principal, visibleFiles } from './access';
+import { principalOf } from '../../middlewares/authenticate';
+import { assertMayManage, visibleFiles } from './access';
 import {
   cursorEnvelope,
   cursorList,
@@ -65,13 +66,13 @@ const errors = {
 };
 
 async function findFile(ctx: AppContext, id: string): Promise<File> {
-  const file = await visibleFiles(principal(ctx), ctx.deps.knex).findById(id);
+  const file = await visibleFiles(principalOf(ctx), ctx.deps.knex).findById(id);
   if (!file) throw new NotFoundError('file not found');
   return file;
 }
 
 async function findVersion(ctx: AppContext, id: string, version: number): Promise<FileVersion> {
-  const auth = principal(ctx);
+  const auth = principalOf(ctx);
   const file = await visibleFiles(auth, ctx.deps.knex).findById(id);
   const row =
     file && (await FileVersion.scoped(auth.companyId, ctx.deps.knex).findOne({ fileId: file.id, version }));
@@ -114,7 +115,7 @@ export const filesRoutes = [
     query: cursorQuerySchema,
     responses: { 200: { description: 'a page of files', schema: cursorEnvelope(fileSchema) } },
     handler: async (ctx, { query }: { query: { cursor?: string; limit: number } }) => {
-      const auth = principal(ctx);
+      const auth = principalOf(ctx);
       return {
         body: await cursorList(visibleFiles(auth, ctx.deps.knex), query, {
           list: 'files',
@@ -156,7 +157,7 @@ export const filesRoutes = [
       404: { description: 'not found' },
     },
     handler: async (ctx, { params, body }: { params: { id: string }; body: { visibility: Visibility } }) => {
-      const auth = principal(ctx);
+      const auth = principalOf(ctx);
       const file = await transact(ctx.deps.knex, async ({ trx }) => {
         const current = await visibleFiles(auth, trx).findById(params.id).forUpdate();
         if (!current) throw new NotFoundError('file not found');
@@ -191,7 +192,7 @@ export const filesRoutes = [
       404: { description: 'not found' },
     },
     handler: async (ctx, { params }: { params: { id: string } }) => {
-      const auth = principal(ctx);
+      const auth = principalOf(ctx);
       const { storage } = ctx.deps;
       const keys = await transact(ctx.deps.knex, async ({ trx }) => {
         const file = await visibleFiles(auth, trx).findById(params.id).forUpdate();
@@ -261,7 +262,7 @@ export const filesRoutes = [
       ctx,
       { params, query }: { params: { id: string }; query: { page: number; limit: number } },
     ) => {
-      const auth = principal(ctx);
+      const auth = principalOf(ctx);
       const file = await findFile(ctx, params.id);
       const versions = FileVersion.scoped(auth.companyId, ctx.deps.knex)
         .where({ fileId: file.id })

@@ -22,7 +22,9 @@ import { transact } from '../../../db/transaction';
 import { reportWorkflow } from '../../../workflows/report';
 import { workflowIdentity } from '../../../workflows/shared';
 import type { AppContext, Principal } from '../../context';
-import { principal, quotaExceeded, requirePlan, visibleFiles } from './access';
+import { principalOf } from '../../middlewares/authenticate';
+import { requirePlan } from '../../middlewares/plan';
+import { quotaExceeded, visibleFiles } from './access';
 
 /** Room for the multipart envelope (boundaries, part headers, small fields) around a 25 MB file. */
 const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
@@ -204,7 +206,7 @@ export interface UploadResult {
  * `fileId` absent: a new file (version 1); present: a new version of that file.
  */
 export async function upload(ctx: AppContext, fileId?: string): Promise<UploadResult> {
-  const auth = principal(ctx);
+  const auth = principalOf(ctx);
   const { knex, storage, config, temporal } = ctx.deps;
   // a file the caller may not see is "not found" whatever else is wrong with the request
   const existing = fileId ? await visibleFiles(auth, knex).findById(fileId) : undefined;
