@@ -1,7 +1,5 @@
 import type { TransactionOrKnex } from 'objection';
-import { ForbiddenError, PaymentRequiredError } from '../../../common/errors';
-import type { PlanName } from '../../../common/plans';
-import { quotaMessage } from '../../../db/quota';
+import { ForbiddenError } from '../../../common/errors';
 import { File } from '../../../db/models';
 import type { Principal } from '../../context';
 
@@ -26,8 +24,4 @@ export function assertMayManage(auth: Principal, file: File): void {
   if (auth.role !== 'admin' && file.uploadedByPersonId !== auth.personId) {
     throw new ForbiddenError('only the person who uploaded the file or an admin may change or delete it');
   }
-}
-
-export function quotaExceeded(plan: PlanName, key: string): PaymentRequiredError {
-  return new PaymentRequiredError(quotaMessage(plan, key));
 }
