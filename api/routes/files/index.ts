@@ -6,6 +6,7 @@ import { FileVersion, type File, type Visibility } from '../../../db/models';
 import { transact } from '../../../db/transaction';
 import type { AppContext } from '../../context';
 import { route } from '../../routing';
+import { uuidParams } from '../../schemas';
 import { principalOf } from '../../middlewares/authenticate';
 import { assertMayManage, visibleFiles } from './access';
 import {
@@ -22,13 +23,6 @@ import { upload } from './upload';
 const TAG = 'Files';
 const read = { roles: ['admin', 'employee'], keyScope: 'files:read' } as const;
 const write = { roles: ['admin', 'employee'], keyScope: 'files:write' } as const;
-
-const fileParams = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['id'],
-  properties: { id: { type: 'string', format: 'uuid' } },
-} as const;
 
 const versionParams = {
   type: 'object',
@@ -132,7 +126,7 @@ export const filesRoutes = [
     summary: 'One file',
     tag: TAG,
     access: read,
-    params: fileParams,
+    params: uuidParams,
     responses: { 200: { description: 'the file', schema: fileSchema }, 404: { description: 'not found' } },
     handler: async (ctx, { params }: { params: { id: string } }) => {
       return { body: presentFile(await findFile(ctx, params.id)) };
@@ -144,7 +138,7 @@ export const filesRoutes = [
     summary: 'Change who can see a file (its uploader or an admin)',
     tag: TAG,
     access: write,
-    params: fileParams,
+    params: uuidParams,
     body: {
       type: 'object',
       additionalProperties: false,
@@ -185,7 +179,7 @@ export const filesRoutes = [
     summary: 'Delete a file with all its versions (its uploader or an admin)',
     tag: TAG,
     access: write,
-    params: fileParams,
+    params: uuidParams,
     responses: {
       204: { description: 'deleted; later reads give 404' },
       403: { description: 'the caller sees the file but neither uploaded it nor is an admin' },
@@ -228,7 +222,7 @@ export const filesRoutes = [
     summary: 'Upload a new version of a file (multipart/form-data: part `file`)',
     tag: TAG,
     access: write,
-    params: fileParams,
+    params: uuidParams,
     idempotent: true,
     multipart: { description: 'the new version', schema: uploadForm(false) },
     responses: {
@@ -252,7 +246,7 @@ export const filesRoutes = [
     summary: 'Versions of a file, newest first (page-number list)',
     tag: TAG,
     access: read,
-    params: fileParams,
+    params: uuidParams,
     query: pageQuerySchema,
     responses: {
       200: { description: 'a page of versions', schema: pageEnvelope(versionSchema) },
