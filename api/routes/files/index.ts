@@ -1,5 +1,6 @@
 import { NotFoundError } from '../../../common/errors';
 import { downloadLink } from '../../../common/files/downloads';
+import { FILE_FORMATS } from '../../../common/files/formats';
 import { previewStream } from '../../../common/files/preview';
 import { recordAudit } from '../../../db/audit';
 import { FileVersion, type File, type Visibility } from '../../../db/models';
@@ -300,7 +301,7 @@ export const filesRoutes = [
           properties: {
             fileId: { type: 'string' },
             version: { type: 'integer' },
-            format: { enum: ['xlsx', 'csv', 'tsv'] },
+            format: { enum: FILE_FORMATS },
             columns: { type: 'array', items: { type: 'string' } },
             rows: { type: 'array', items: { type: 'array' } },
             moreRows: { type: 'boolean' },
