@@ -2,7 +2,7 @@ import { NotFoundError } from '../../../common/errors';
 import { downloadLink } from '../../../common/files/downloads';
 import { FILE_FORMATS } from '../../../common/files/formats';
 import { previewStream } from '../../../common/files/preview';
-import { recordAudit } from '../../../db/audit';
+import { auditActor, recordAudit } from '../../../db/audit';
 import { FileVersion, type File, type Visibility } from '../../../db/models';
 import { transact } from '../../../db/transaction';
 import type { AppContext } from '../../context';
@@ -160,13 +160,10 @@ export const filesRoutes = [
         if (current.visibility === body.visibility) return current;
         const updated = await current.$query(trx).patchAndFetch({ visibility: body.visibility });
         await recordAudit(trx, {
-          companyId: auth.companyId,
-          personId: auth.personId,
-          apiKeyId: auth.apiKeyId ?? null,
+          ...auditActor(auth, ctx.state.correlationId),
           action: 'file.visibility_changed',
           resourceType: 'file',
           resourceId: current.id,
-          correlationId: ctx.state.correlationId,
           details: { from: current.visibility, to: body.visibility },
         });
         return updated;
@@ -198,13 +195,10 @@ export const filesRoutes = [
         // between leaves an unreferenced object for the sweep, never a row without its bytes
         await file.$query(trx).delete();
         await recordAudit(trx, {
-          companyId: auth.companyId,
-          personId: auth.personId,
-          apiKeyId: auth.apiKeyId ?? null,
+          ...auditActor(auth, ctx.state.correlationId),
           action: 'file.deleted',
           resourceType: 'file',
           resourceId: file.id,
-          correlationId: ctx.state.correlationId,
           details: { originalName: file.originalName, versions: versions.length },
         });
         return versions.map((v) => v.objectKey);

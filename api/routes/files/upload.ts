@@ -15,7 +15,7 @@ import { streamToObject } from '../../../common/files/objectUpload';
 import { inspectStoredXlsx } from '../../../common/files/xlsx';
 import { uuidv7 } from '../../../common/ids';
 import { periodKey, planLimits, type PlanName } from '../../../common/plans';
-import { recordAudit } from '../../../db/audit';
+import { auditActor, recordAudit } from '../../../db/audit';
 import { Dataset, File, FileVersion, type Visibility } from '../../../db/models';
 import { countUpload, filesUsed, quotaExceeded } from '../../../db/quota';
 import { transact } from '../../../db/transaction';
@@ -283,13 +283,10 @@ export async function upload(ctx: AppContext, fileId?: string): Promise<UploadRe
           data: { fileId: file.id, datasetId: file.datasetId, version },
         });
         await recordAudit(trx, {
-          companyId: auth.companyId,
-          personId: auth.personId,
-          apiKeyId: auth.apiKeyId ?? null,
+          ...auditActor(auth, ctx.state.correlationId),
           action: existing ? 'file.version_uploaded' : 'file.uploaded',
           resourceType: 'file',
           resourceId: file.id,
-          correlationId: ctx.state.correlationId,
           details: { version, sizeBytes: received.size, format: sniffed.format, filesUsed: quota.filesUsed },
         });
         afterCommit(() => {

@@ -10,10 +10,10 @@ import { BadRequestError, ConflictError, NotFoundError, PaymentRequiredError } f
 import { startDeliveryWorkflows } from '../../../common/webhookDeliveryStart';
 import { generateWebhookSecret, webhookSecretBox } from '../../../common/webhookSecret';
 import { checkTargetUrl } from '../../../common/webhookTargets';
-import { recordAudit } from '../../../db/audit';
+import { auditActor, recordAudit } from '../../../db/audit';
 import { WebhookDelivery, WebhookEndpoint } from '../../../db/models';
 import { EVENT_TYPES, transact } from '../../../db/transaction';
-import type { AppContext, Principal } from '../../context';
+import type { AppContext } from '../../context';
 import { pageList, type PageQuery } from '../../lists';
 import { principalOf } from '../../middlewares/authenticate';
 import { route } from '../../routing';
@@ -166,15 +166,6 @@ async function assertTarget(ctx: AppContext, url: string): Promise<void> {
   if (problem) throw new BadRequestError(`body.url: ${problem}`);
 }
 
-function auditBase(ctx: AppContext, auth: Principal) {
-  return {
-    companyId: auth.companyId,
-    personId: auth.personId,
-    apiKeyId: auth.apiKeyId ?? null,
-    correlationId: ctx.state.correlationId,
-  };
-}
-
 function startAfterCommit(ctx: AppContext, delivery: { id: string; companyId: string }) {
   return async () => {
     const { errors } = await startDeliveryWorkflows(ctx.deps.temporal, ctx.deps.knex, ctx.deps.config, [
@@ -238,7 +229,7 @@ export const outgoingWebhookRoutes = [
             consecutiveFailures: 0,
           });
           await recordAudit(trx, {
-            ...auditBase(ctx, auth),
+            ...auditActor(auth, ctx.state.correlationId),
             action: 'webhook_endpoint.created',
             resourceType: 'webhook_endpoint',
             resourceId: id,
@@ -322,7 +313,7 @@ export const outgoingWebhookRoutes = [
             patch,
           );
           await recordAudit(trx, {
-            ...auditBase(ctx, auth),
+            ...auditActor(auth, ctx.state.correlationId),
             action: 'webhook_endpoint.updated',
             resourceType: 'webhook_endpoint',
             resourceId: current.id,
@@ -350,7 +341,7 @@ export const outgoingWebhookRoutes = [
         const endpoint = await findEndpoint(auth.companyId, params.id, trx, true);
         await WebhookEndpoint.scoped(auth.companyId, trx).deleteById(endpoint.id);
         await recordAudit(trx, {
-          ...auditBase(ctx, auth),
+          ...auditActor(auth, ctx.state.correlationId),
           action: 'webhook_endpoint.deleted',
           resourceType: 'webhook_endpoint',
           resourceId: endpoint.id,
@@ -383,7 +374,7 @@ export const outgoingWebhookRoutes = [
           secretEncrypted: box.seal(current.id, secret),
         });
         await recordAudit(trx, {
-          ...auditBase(ctx, auth),
+          ...auditActor(auth, ctx.state.correlationId),
           action: 'webhook_endpoint.secret_rotated',
           resourceType: 'webhook_endpoint',
           resourceId: current.id,
@@ -430,7 +421,7 @@ export const outgoingWebhookRoutes = [
             eventCreatedAt: trx.fn.now(),
           });
           await recordAudit(trx, {
-            ...auditBase(ctx, auth),
+            ...auditActor(auth, ctx.state.correlationId),
             action: 'webhook_endpoint.pinged',
             resourceType: 'webhook_endpoint',
             resourceId: endpoint.id,
@@ -499,7 +490,7 @@ export const outgoingWebhookRoutes = [
             redeliveryOf: original.id,
           });
           await recordAudit(trx, {
-            ...auditBase(ctx, auth),
+            ...auditActor(auth, ctx.state.correlationId),
             action: 'webhook_delivery.redelivered',
             resourceType: 'webhook_delivery',
             resourceId: created.id,
