@@ -66,11 +66,13 @@ async function findFile(ctx: AppContext, id: string): Promise<File> {
   return file;
 }
 
+/** A version of a file the caller may see, in one query (the file's visibility rule stays visibleFiles). */
 async function findVersion(ctx: AppContext, id: string, version: number): Promise<FileVersion> {
   const auth = principalOf(ctx);
-  const file = await visibleFiles(auth, ctx.deps.knex).findById(id);
-  const row =
-    file && (await FileVersion.scoped(auth.companyId, ctx.deps.knex).findOne({ fileId: file.id, version }));
+  const { knex } = ctx.deps;
+  const row = await FileVersion.scoped(auth.companyId, knex)
+    .findOne({ 'fileVersions.fileId': id, 'fileVersions.version': version })
+    .whereExists(visibleFiles(auth, knex).select(1).whereColumn('files.id', 'fileVersions.fileId'));
   if (!row) throw new NotFoundError('file version not found');
   return row;
 }
@@ -190,7 +192,9 @@ export const filesRoutes = [
         const file = await visibleFiles(auth, trx).findById(params.id).forUpdate();
         if (!file) throw new NotFoundError('file not found');
         assertMayManage(auth, file);
-        const versions = await FileVersion.scoped(auth.companyId, trx).where({ fileId: file.id });
+        const versions = await FileVersion.scoped(auth.companyId, trx)
+          .where({ fileId: file.id })
+          .select('objectKey');
         // rows first (versions, dataset and reports go by cascade), objects after commit: a failure in
         // between leaves an unreferenced object for the sweep, never a row without its bytes
         await file.$query(trx).delete();
