@@ -16,7 +16,7 @@ describe('orphan sweep (real MinIO and PostgreSQL)', function () {
     const a = await createTeam({ plan: 'premium' });
     const saved = await uploadFile(csv(2), { token: a.adminToken });
     expect(saved.status).to.equal(201);
-    // what a crash between the upload and the commit leaves: an object and an unfinished multipart upload
+    // what a crash between the upload and the commit leaves: an object whose version id has no row
     const orphanKey = storage.key('files', a.company.id, uuidv7(), uuidv7());
     await storage.client.putObject(storage.bucket, orphanKey, Buffer.from('a,b\n1,2\n'));
     expect(await objectsOf(a.company.id)).to.have.lengthOf(2);
