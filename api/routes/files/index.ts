@@ -1,3 +1,4 @@
+import { MAX_DOWNLOAD_LINK_SECONDS } from '../../../common/config';
 import { NotFoundError } from '../../../common/errors';
 import { downloadLink } from '../../../common/files/downloads';
 import { FILE_FORMATS } from '../../../common/files/formats';
@@ -336,7 +337,7 @@ export const filesRoutes = [
     query: {
       type: 'object',
       additionalProperties: false,
-      properties: { expiresIn: { type: 'integer', minimum: 1, maximum: 3600 } },
+      properties: { expiresIn: { type: 'integer', minimum: 1, maximum: MAX_DOWNLOAD_LINK_SECONDS } },
     },
     responses: {
       200: {
