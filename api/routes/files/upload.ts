@@ -291,7 +291,7 @@ export async function upload(ctx: AppContext, fileId?: string): Promise<UploadRe
         });
         afterCommit(() => {
           // not awaited: the answer does not wait for Temporal; a start that fails is logged, the upload
-          // stays saved and its report can be requested again
+          // stays saved and the hourly file sweep starts the report later (startMissingReports)
           temporal.workflow
             .start(reportWorkflow, {
               ...workflowIdentity({
