@@ -55,7 +55,12 @@ export function createActivities(deps: ActivityDeps) {
       resolver: deps.webhookResolver,
     }),
     ...createReportActivities({ knex: deps.knex }),
-    ...createFileActivities({ knex: deps.knex, storage: deps.storage ?? createStorage(deps.config) }),
+    ...createFileActivities({
+      knex: deps.knex,
+      storage: deps.storage ?? createStorage(deps.config),
+      temporal: deps.temporal,
+      taskQueue: deps.config.temporal.taskQueue,
+    }),
   };
 }
 

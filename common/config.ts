@@ -72,6 +72,9 @@ export interface Config {
   };
 }
 
+/** The longest a download link lives: the cap of ?expiresIn and of DOWNLOAD_LINK_TTL_SECONDS (one hour). */
+export const MAX_DOWNLOAD_LINK_SECONDS = 3600;
+
 const DEV_SECRET = 'dev-only-secret-change-me-0123456789abcdef';
 
 export class ConfigError extends Error {
@@ -198,7 +201,7 @@ export function loadConfig(env: Env = process.env): Config {
       xlsxMaxUnpackedBytes: r.int('XLSX_MAX_UNPACKED_BYTES', 400 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
       xlsxMaxEntries: r.int('XLSX_MAX_ENTRIES', 1000, 1, 65_535),
       xlsxMaxCompressionRatio: r.int('XLSX_MAX_COMPRESSION_RATIO', 100, 2, 10_000),
-      downloadLinkTtlSeconds: r.int('DOWNLOAD_LINK_TTL_SECONDS', 300, 1, 7 * 24 * 3600),
+      downloadLinkTtlSeconds: r.int('DOWNLOAD_LINK_TTL_SECONDS', 300, 1, MAX_DOWNLOAD_LINK_SECONDS),
     },
     outbox: {
       batchSize: r.int('OUTBOX_BATCH_SIZE', 100, 1, 1000),

@@ -13,6 +13,22 @@ export interface AuditEntry {
   details?: Record<string, unknown>;
 }
 
+/**
+ * Who acted in a request, as an audit entry starts: the company, the person (for an API key its owner),
+ * the key if one was used, and the request's correlation id. Spread into recordAudit's entry.
+ */
+export function auditActor(
+  actor: { companyId: string; personId: string; apiKeyId?: string | null },
+  correlationId: string | undefined,
+): Pick<AuditEntry, 'companyId' | 'personId' | 'apiKeyId' | 'correlationId'> {
+  return {
+    companyId: actor.companyId,
+    personId: actor.personId,
+    apiKeyId: actor.apiKeyId ?? null,
+    correlationId: correlationId ?? null,
+  };
+}
+
 /** Writes an audit record; pass the transaction of the change so both commit or neither does. */
 export async function recordAudit(trx: Knex | Knex.Transaction, entry: AuditEntry): Promise<void> {
   await trx('auditLog').insert({

@@ -3,10 +3,23 @@ import { PaymentRequiredError } from '../common/errors';
 import { periodKey, planLimits, type PlanName } from '../common/plans';
 import type { NewEvent } from './transaction';
 
-/** The 402 message: names the quota, the plan and the period. */
-export function quotaMessage(plan: PlanName, key: string): string {
+/** The 402 of a used-up quota: names the quota, the plan and the period. */
+export function quotaExceeded(plan: PlanName, key: string): PaymentRequiredError {
   const limit = planLimits(plan).filesPerPeriod;
-  return `file quota reached: ${limit} files per billing period on the ${plan} plan (period ${key}); upgrade the plan to upload more`;
+  return new PaymentRequiredError(
+    `file quota reached: ${limit} files per billing period on the ${plan} plan (period ${key}); upgrade the plan to upload more`,
+  );
+}
+
+/** Uploads counted for the company in the billing period `key` (0 before the first). */
+export async function filesUsed(
+  db: Knex | Knex.Transaction,
+  companyId: string,
+  key: string,
+): Promise<number> {
+  const usage = (await db('fileUsage').where({ companyId, periodKey: key }).first('filesUsed')) as
+    { filesUsed: number } | undefined;
+  return Number(usage?.filesUsed ?? 0);
 }
 
 export const QUOTA_THRESHOLDS = [80, 100] as const;
@@ -48,7 +61,7 @@ export async function countUpload(
   // raw results keep the database's column names (the mapper converts only the outer object)
   const row = (result as { rows: Array<{ files_used: number }> }).rows[0];
   if (!row) {
-    throw new PaymentRequiredError(quotaMessage(params.plan, key));
+    throw quotaExceeded(params.plan, key);
   }
   const filesUsed = Number(row.files_used);
   for (const threshold of QUOTA_THRESHOLDS) {

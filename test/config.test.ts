@@ -40,6 +40,12 @@ describe('configuration', () => {
 
   it('refuses out-of-range numbers', () => {
     expect(() => loadConfig({ PORT: '70000' })).to.throw(ConfigError, 'PORT must be between 0 and 65535');
+    // the default life of a download link is capped like ?expiresIn (one hour)
+    expect(loadConfig({ DOWNLOAD_LINK_TTL_SECONDS: '3600' }).files.downloadLinkTtlSeconds).to.equal(3600);
+    expect(() => loadConfig({ DOWNLOAD_LINK_TTL_SECONDS: '3601' })).to.throw(
+      ConfigError,
+      'DOWNLOAD_LINK_TTL_SECONDS must be between 1 and 3600',
+    );
   });
 
   it('S3_PUBLIC_ENDPOINT defaults to S3_ENDPOINT', () => {

@@ -69,6 +69,8 @@ export class UploadInspector extends Transform {
       if (this.sniffed!.format !== 'xlsx' && this.utf8Carry.length > 0) {
         throw new BadRequestError(`${NOT_A_SPREADSHEET}: the text is not valid UTF-8`);
       }
+      // the streaming check counts line breaks; a last line without one is only known here
+      if ((this.dataRows ?? 0) > this.limits.maxRows) throw this.tooManyRows();
       done();
     } catch (err) {
       done(err as Error);
@@ -95,8 +97,10 @@ export class UploadInspector extends Transform {
     this.utf8Carry = tail > 0 ? Buffer.from(whole.subarray(whole.length - tail)) : Buffer.alloc(0);
     for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, at + 1)) this.newlines++;
     this.lastByte = chunk[chunk.length - 1];
-    if (this.newlines - 1 > this.limits.maxRows) {
-      throw new BadRequestError(`the sheet has more than ${this.limits.maxRows} rows`);
-    }
+    if (this.newlines - 1 > this.limits.maxRows) throw this.tooManyRows();
+  }
+
+  private tooManyRows(): BadRequestError {
+    return new BadRequestError(`the sheet has more than ${this.limits.maxRows} rows`);
   }
 }

@@ -1,6 +1,5 @@
+import type { FileFormat } from '../../common/files/formats';
 import { TenantModel } from './base';
-
-export type FileFormat = 'xlsx' | 'csv' | 'tsv';
 
 /** Version n of a file: one object in MinIO holding one upload's bytes. */
 export class FileVersion extends TenantModel {

@@ -60,8 +60,8 @@ describe('file sniffing (pure)', () => {
 });
 
 describe('UploadInspector (pure)', () => {
-  async function inspect(chunks: Buffer[], maxBytes?: number) {
-    const inspector = new UploadInspector('t.csv', { maxRows: 1_000_000, maxColumns: 10 }, maxBytes);
+  async function inspect(chunks: Buffer[], maxBytes?: number, maxRows = 1_000_000) {
+    const inspector = new UploadInspector('t.csv', { maxRows, maxColumns: 10 }, maxBytes);
     const out: Buffer[] = [];
     await pipeline(Readable.from(chunks), inspector, async function* (source) {
       for await (const c of source) out.push(c as Buffer);
@@ -76,6 +76,32 @@ describe('UploadInspector (pure)', () => {
     expect(bytes.equals(text)).to.equal(true);
     expect(inspector.dataRows).to.equal(2);
     expect(inspector.sniffed).to.deep.include({ format: 'csv', columns: 2 });
+  });
+
+  async function statusOf(run: Promise<unknown>): Promise<number | undefined> {
+    try {
+      await run;
+      return undefined;
+    } catch (err) {
+      return (err as { statusCode?: number }).statusCode;
+    }
+  }
+
+  it('counts a last line without a line break against the row limit', async () => {
+    // header + 2 rows: at the limit, with or without a final line break
+    expect((await inspect([Buffer.from('a,b\n1,2\n3,4')], undefined, 2)).inspector.dataRows).to.equal(2);
+    expect((await inspect([Buffer.from('a,b\n1,2\n3,4\n')], undefined, 2)).inspector.dataRows).to.equal(2);
+    // header + 3 rows: over it, also when the third row has no line break
+    expect(await statusOf(inspect([Buffer.from('a,b\n1,2\n3,4\n5,6\n')], undefined, 2))).to.equal(400);
+    expect(await statusOf(inspect([Buffer.from('a,b\n1,2\n3,4\n5,6')], undefined, 2))).to.equal(400);
+  });
+
+  it('passes exactly maxBytes bytes and answers 413 at one byte more', async () => {
+    const text = Buffer.from('a,b\n1,2\n'); // 8 bytes
+    const { bytes } = await inspect([text.subarray(0, 3), text.subarray(3)], text.length);
+    expect(bytes.equals(text)).to.equal(true);
+    const longer = Buffer.from('a,b\n1,22\n'); // 9 bytes
+    expect(await statusOf(inspect([longer.subarray(0, 3), longer.subarray(3)], text.length))).to.equal(413);
   });
 
   it('fails with 413 past the byte limit and 400 on invalid UTF-8 after the sniffed start', async () => {

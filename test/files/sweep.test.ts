@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { startMissingReports } from '../../common/files/reportStarts';
 import { sweepOrphanObjects } from '../../common/files/sweep';
 import { uuidv7 } from '../../common/ids';
 import { startWorker, testEnv } from '../helpers/env';
@@ -16,7 +17,7 @@ describe('orphan sweep (real MinIO and PostgreSQL)', function () {
     const a = await createTeam({ plan: 'premium' });
     const saved = await uploadFile(csv(2), { token: a.adminToken });
     expect(saved.status).to.equal(201);
-    // what a crash between the upload and the commit leaves: an object and an unfinished multipart upload
+    // what a crash between the upload and the commit leaves: an object whose version id has no row
     const orphanKey = storage.key('files', a.company.id, uuidv7(), uuidv7());
     await storage.client.putObject(storage.bucket, orphanKey, Buffer.from('a,b\n1,2\n'));
     expect(await objectsOf(a.company.id)).to.have.lengthOf(2);
@@ -30,6 +31,33 @@ describe('orphan sweep (real MinIO and PostgreSQL)', function () {
     expect(left).to.have.lengthOf(1);
     const version = await knex('fileVersions').where({ fileId: saved.body.id }).first();
     expect(left[0]).to.equal(version.objectKey);
+  });
+
+  it('starts the report workflow again for a version left without a report (its start after upload failed)', async () => {
+    const { temporal, knex, config } = testEnv();
+    const a = await createTeam({ plan: 'premium' });
+    const saved = await uploadFile(csv(2), { token: a.adminToken });
+    expect(saved.status).to.equal(201);
+    const id = `report:${saved.body.id}:v1`;
+    // no worker polls here, so the started workflow waits; end it as if the start had never happened
+    await temporal.workflow.getHandle(id).terminate('test: the start after upload failed');
+    expect(await knex('reports').where({ fileId: saved.body.id })).to.have.lengthOf(0);
+
+    // a young version is left alone (its start may still be on its way)
+    await startMissingReports(knex, temporal, config.temporal.taskQueue);
+    expect((await temporal.workflow.getHandle(id).describe()).status.name).to.equal('TERMINATED');
+
+    const later = Date.now() + 10 * 60_000;
+    const first = await startMissingReports(knex, temporal, config.temporal.taskQueue, { now: later });
+    expect(first.reportsStarted).to.be.at.least(1);
+    const restarted = await temporal.workflow.getHandle(id).describe();
+    expect(restarted.status.name).to.equal('RUNNING');
+    expect(restarted.type).to.equal('reportWorkflow');
+    // idempotent: a workflow already running is not started twice
+    const second = await startMissingReports(knex, temporal, config.temporal.taskQueue, { now: later });
+    expect(second.reportsStarted).to.equal(0);
+    expect(second.reportsRunning).to.be.at.least(1);
+    await temporal.workflow.getHandle(id).terminate('test done');
   });
 
   it('runs as the hourly Temporal Schedule retention:file-orphans:<task queue>, created idempotently', async () => {

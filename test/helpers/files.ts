@@ -49,13 +49,13 @@ export async function uploadTo(
   if (options.visibility) parts.unshift({ name: 'visibility', data: options.visibility });
   parts.push(...(options.extra ?? []));
   const { body, contentType } = multipart(parts);
-  const url = (options.baseUrl ?? testEnv().baseUrl) + path;
-  const headers = {
-    ...options.headers,
-    authorization: `Bearer ${options.token}`,
-    'content-type': contentType,
-  };
   if (options.chunked) {
+    const url = (options.baseUrl ?? testEnv().baseUrl) + path;
+    const headers = {
+      ...options.headers,
+      authorization: `Bearer ${options.token}`,
+      'content-type': contentType,
+    };
     const size = options.chunked;
     let offset = 0;
     const stream = new ReadableStream<Uint8Array>({
@@ -75,7 +75,12 @@ export async function uploadTo(
       return { status: -1, headers: new Headers(), body: undefined, text: String(err) };
     }
   }
-  return readResponse(await fetch(url, { method: 'POST', headers, body }));
+  return call('POST', path, {
+    raw: body,
+    token: options.token,
+    headers: { ...options.headers, 'content-type': contentType },
+    baseUrl: options.baseUrl,
+  });
 }
 
 export function uploadFile(data: Buffer | string, options: UploadOptions): Promise<HttpResponse> {

@@ -1,16 +1,7 @@
 import type { TransactionOrKnex } from 'objection';
-import { ForbiddenError, PaymentRequiredError, UnauthorizedError } from '../../../common/errors';
-import type { PlanName } from '../../../common/plans';
-import { quotaMessage } from '../../../db/quota';
+import { ForbiddenError } from '../../../common/errors';
 import { File } from '../../../db/models';
-import type { AppContext, Principal } from '../../context';
-import { NO_PLAN_MESSAGE } from '../../middlewares/plan';
-
-export function principal(ctx: AppContext): Principal {
-  const auth = ctx.state.auth;
-  if (!auth) throw new UnauthorizedError();
-  return auth;
-}
+import type { Principal } from '../../context';
 
 /**
  * Who sees a file — the one rule every files query goes through (lists, versions, previews, download
@@ -33,17 +24,4 @@ export function assertMayManage(auth: Principal, file: File): void {
   if (auth.role !== 'admin' && file.uploadedByPersonId !== auth.personId) {
     throw new ForbiddenError('only the person who uploaded the file or an admin may change or delete it');
   }
-}
-
-/**
- * Uploads need a plan (the shared guard's message; checked in the handler so that a file the caller may not
- * see is still "not found" first).
- */
-export function requirePlan(auth: Principal): PlanName {
-  if (!auth.companyPlan) throw new PaymentRequiredError(NO_PLAN_MESSAGE);
-  return auth.companyPlan;
-}
-
-export function quotaExceeded(plan: PlanName, key: string): PaymentRequiredError {
-  return new PaymentRequiredError(quotaMessage(plan, key));
 }

@@ -1,12 +1,16 @@
+import { MAX_DOWNLOAD_LINK_SECONDS } from '../../../common/config';
 import { NotFoundError } from '../../../common/errors';
 import { downloadLink } from '../../../common/files/downloads';
+import { FILE_FORMATS } from '../../../common/files/formats';
 import { previewStream } from '../../../common/files/preview';
-import { recordAudit } from '../../../db/audit';
+import { auditActor, recordAudit } from '../../../db/audit';
 import { FileVersion, type File, type Visibility } from '../../../db/models';
 import { transact } from '../../../db/transaction';
 import type { AppContext } from '../../context';
 import { route } from '../../routing';
-import { assertMayManage, principal, visibleFiles } from './access';
+import { uuidParams } from '../../schemas';
+import { principalOf } from '../../middlewares/authenticate';
+import { assertMayManage, visibleFiles } from './access';
 import {
   cursorEnvelope,
   cursorList,
@@ -21,13 +25,6 @@ import { upload } from './upload';
 const TAG = 'Files';
 const read = { roles: ['admin', 'employee'], keyScope: 'files:read' } as const;
 const write = { roles: ['admin', 'employee'], keyScope: 'files:write' } as const;
-
-const fileParams = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['id'],
-  properties: { id: { type: 'string', format: 'uuid' } },
-} as const;
 
 const versionParams = {
   type: 'object',
@@ -65,16 +62,18 @@ const errors = {
 };
 
 async function findFile(ctx: AppContext, id: string): Promise<File> {
-  const file = await visibleFiles(principal(ctx), ctx.deps.knex).findById(id);
+  const file = await visibleFiles(principalOf(ctx), ctx.deps.knex).findById(id);
   if (!file) throw new NotFoundError('file not found');
   return file;
 }
 
+/** A version of a file the caller may see, in one query (the file's visibility rule stays visibleFiles). */
 async function findVersion(ctx: AppContext, id: string, version: number): Promise<FileVersion> {
-  const auth = principal(ctx);
-  const file = await visibleFiles(auth, ctx.deps.knex).findById(id);
-  const row =
-    file && (await FileVersion.scoped(auth.companyId, ctx.deps.knex).findOne({ fileId: file.id, version }));
+  const auth = principalOf(ctx);
+  const { knex } = ctx.deps;
+  const row = await FileVersion.scoped(auth.companyId, knex)
+    .findOne({ 'fileVersions.fileId': id, 'fileVersions.version': version })
+    .whereExists(visibleFiles(auth, knex).select(1).whereColumn('files.id', 'fileVersions.fileId'));
   if (!row) throw new NotFoundError('file version not found');
   return row;
 }
@@ -114,7 +113,7 @@ export const filesRoutes = [
     query: cursorQuerySchema,
     responses: { 200: { description: 'a page of files', schema: cursorEnvelope(fileSchema) } },
     handler: async (ctx, { query }: { query: { cursor?: string; limit: number } }) => {
-      const auth = principal(ctx);
+      const auth = principalOf(ctx);
       return {
         body: await cursorList(visibleFiles(auth, ctx.deps.knex), query, {
           list: 'files',
@@ -131,7 +130,7 @@ export const filesRoutes = [
     summary: 'One file',
     tag: TAG,
     access: read,
-    params: fileParams,
+    params: uuidParams,
     responses: { 200: { description: 'the file', schema: fileSchema }, 404: { description: 'not found' } },
     handler: async (ctx, { params }: { params: { id: string } }) => {
       return { body: presentFile(await findFile(ctx, params.id)) };
@@ -143,7 +142,7 @@ export const filesRoutes = [
     summary: 'Change who can see a file (its uploader or an admin)',
     tag: TAG,
     access: write,
-    params: fileParams,
+    params: uuidParams,
     body: {
       type: 'object',
       additionalProperties: false,
@@ -156,7 +155,7 @@ export const filesRoutes = [
       404: { description: 'not found' },
     },
     handler: async (ctx, { params, body }: { params: { id: string }; body: { visibility: Visibility } }) => {
-      const auth = principal(ctx);
+      const auth = principalOf(ctx);
       const file = await transact(ctx.deps.knex, async ({ trx }) => {
         const current = await visibleFiles(auth, trx).findById(params.id).forUpdate();
         if (!current) throw new NotFoundError('file not found');
@@ -164,13 +163,10 @@ export const filesRoutes = [
         if (current.visibility === body.visibility) return current;
         const updated = await current.$query(trx).patchAndFetch({ visibility: body.visibility });
         await recordAudit(trx, {
-          companyId: auth.companyId,
-          personId: auth.personId,
-          apiKeyId: auth.apiKeyId ?? null,
+          ...auditActor(auth, ctx.state.correlationId),
           action: 'file.visibility_changed',
           resourceType: 'file',
           resourceId: current.id,
-          correlationId: ctx.state.correlationId,
           details: { from: current.visibility, to: body.visibility },
         });
         return updated;
@@ -184,31 +180,30 @@ export const filesRoutes = [
     summary: 'Delete a file with all its versions (its uploader or an admin)',
     tag: TAG,
     access: write,
-    params: fileParams,
+    params: uuidParams,
     responses: {
       204: { description: 'deleted; later reads give 404' },
       403: { description: 'the caller sees the file but neither uploaded it nor is an admin' },
       404: { description: 'not found' },
     },
     handler: async (ctx, { params }: { params: { id: string } }) => {
-      const auth = principal(ctx);
+      const auth = principalOf(ctx);
       const { storage } = ctx.deps;
       const keys = await transact(ctx.deps.knex, async ({ trx }) => {
         const file = await visibleFiles(auth, trx).findById(params.id).forUpdate();
         if (!file) throw new NotFoundError('file not found');
         assertMayManage(auth, file);
-        const versions = await FileVersion.scoped(auth.companyId, trx).where({ fileId: file.id });
+        const versions = await FileVersion.scoped(auth.companyId, trx)
+          .where({ fileId: file.id })
+          .select('objectKey');
         // rows first (versions, dataset and reports go by cascade), objects after commit: a failure in
         // between leaves an unreferenced object for the sweep, never a row without its bytes
         await file.$query(trx).delete();
         await recordAudit(trx, {
-          companyId: auth.companyId,
-          personId: auth.personId,
-          apiKeyId: auth.apiKeyId ?? null,
+          ...auditActor(auth, ctx.state.correlationId),
           action: 'file.deleted',
           resourceType: 'file',
           resourceId: file.id,
-          correlationId: ctx.state.correlationId,
           details: { originalName: file.originalName, versions: versions.length },
         });
         return versions.map((v) => v.objectKey);
@@ -227,7 +222,7 @@ export const filesRoutes = [
     summary: 'Upload a new version of a file (multipart/form-data: part `file`)',
     tag: TAG,
     access: write,
-    params: fileParams,
+    params: uuidParams,
     idempotent: true,
     multipart: { description: 'the new version', schema: uploadForm(false) },
     responses: {
@@ -251,7 +246,7 @@ export const filesRoutes = [
     summary: 'Versions of a file, newest first (page-number list)',
     tag: TAG,
     access: read,
-    params: fileParams,
+    params: uuidParams,
     query: pageQuerySchema,
     responses: {
       200: { description: 'a page of versions', schema: pageEnvelope(versionSchema) },
@@ -261,7 +256,7 @@ export const filesRoutes = [
       ctx,
       { params, query }: { params: { id: string }; query: { page: number; limit: number } },
     ) => {
-      const auth = principal(ctx);
+      const auth = principalOf(ctx);
       const file = await findFile(ctx, params.id);
       const versions = FileVersion.scoped(auth.companyId, ctx.deps.knex)
         .where({ fileId: file.id })
@@ -305,7 +300,7 @@ export const filesRoutes = [
           properties: {
             fileId: { type: 'string' },
             version: { type: 'integer' },
-            format: { enum: ['xlsx', 'csv', 'tsv'] },
+            format: { enum: FILE_FORMATS },
             columns: { type: 'array', items: { type: 'string' } },
             rows: { type: 'array', items: { type: 'array' } },
             moreRows: { type: 'boolean' },
@@ -342,7 +337,7 @@ export const filesRoutes = [
     query: {
       type: 'object',
       additionalProperties: false,
-      properties: { expiresIn: { type: 'integer', minimum: 1, maximum: 3600 } },
+      properties: { expiresIn: { type: 'integer', minimum: 1, maximum: MAX_DOWNLOAD_LINK_SECONDS } },
     },
     responses: {
       200: {

@@ -1,3 +1,4 @@
+import { FILE_FORMATS } from '../../../common/files/formats';
 import type { File, FileVersion } from '../../../db/models';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
@@ -60,7 +61,7 @@ export const versionSchema = {
     datasetId: uuid,
     version: { type: 'integer', minimum: 1 },
     originalName: { type: 'string' },
-    format: { enum: ['xlsx', 'csv', 'tsv'] },
+    format: { enum: FILE_FORMATS },
     contentType: { type: 'string' },
     sizeBytes: { type: 'integer' },
     rowCount: {

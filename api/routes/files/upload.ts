@@ -14,15 +14,17 @@ import { TOO_LARGE, UploadInspector } from '../../../common/files/inspect';
 import { streamToObject } from '../../../common/files/objectUpload';
 import { inspectStoredXlsx } from '../../../common/files/xlsx';
 import { uuidv7 } from '../../../common/ids';
-import { periodKey, planLimits } from '../../../common/plans';
-import { recordAudit } from '../../../db/audit';
+import { periodKey, planLimits, type PlanName } from '../../../common/plans';
+import { auditActor, recordAudit } from '../../../db/audit';
 import { Dataset, File, FileVersion, type Visibility } from '../../../db/models';
-import { countUpload } from '../../../db/quota';
+import { countUpload, filesUsed, quotaExceeded } from '../../../db/quota';
 import { transact } from '../../../db/transaction';
 import { reportWorkflow } from '../../../workflows/report';
 import { workflowIdentity } from '../../../workflows/shared';
-import type { AppContext, Principal } from '../../context';
-import { principal, quotaExceeded, requirePlan, visibleFiles } from './access';
+import type { AppContext } from '../../context';
+import { principalOf } from '../../middlewares/authenticate';
+import { requirePlan } from '../../middlewares/plan';
+import { visibleFiles } from './access';
 
 /** Room for the multipart envelope (boundaries, part headers, small fields) around a 25 MB file. */
 const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
@@ -97,7 +99,7 @@ function receive(ctx: AppContext, objectKey: string, allowVisibility: boolean): 
             maxInFlight: config.files.uploadPartsInFlight,
             contentType: () => CONTENT_TYPES[inspector.sniffed?.format ?? 'csv'],
           });
-          return { fileName: info.filename || 'upload', inspector, size, visibility };
+          return { fileName: info.filename || 'upload', inspector, size };
         } catch (err) {
           stream.unpipe(inspector);
           stream.resume();
@@ -172,21 +174,18 @@ function checkRequest(ctx: AppContext): void {
 }
 
 /** Quick refusal before reading the body when the quota is already used up (the transaction decides). */
-async function checkQuotaEarly(knex: Knex, auth: Principal): Promise<void> {
-  const plan = requirePlan(auth);
+async function checkQuotaEarly(knex: Knex, companyId: string, plan: PlanName): Promise<void> {
   const limits = planLimits(plan);
   if (limits.billsExcessFiles) return;
   const key = periodKey();
-  const usage = (await knex('fileUsage').where({ companyId: auth.companyId, periodKey: key }).first()) as
-    { filesUsed: number } | undefined;
-  if ((usage?.filesUsed ?? 0) >= limits.filesPerPeriod) throw quotaExceeded(plan, key);
+  if ((await filesUsed(knex, companyId, key)) >= limits.filesPerPeriod) throw quotaExceeded(plan, key);
 }
 
-function checkVersionLimit(auth: Principal, file: File): void {
-  const max = planLimits(requirePlan(auth)).versionsPerFile;
+function checkVersionLimit(plan: PlanName, file: File): void {
+  const max = planLimits(plan).versionsPerFile;
   if (max !== null && file.currentVersion >= max) {
     throw new ConflictError(
-      `the file has ${file.currentVersion} versions: the ${auth.companyPlan} plan keeps at most ${max} versions of a file`,
+      `the file has ${file.currentVersion} versions: the ${plan} plan keeps at most ${max} versions of a file`,
     );
   }
 }
@@ -204,15 +203,15 @@ export interface UploadResult {
  * `fileId` absent: a new file (version 1); present: a new version of that file.
  */
 export async function upload(ctx: AppContext, fileId?: string): Promise<UploadResult> {
-  const auth = principal(ctx);
+  const auth = principalOf(ctx);
   const { knex, storage, config, temporal } = ctx.deps;
   // a file the caller may not see is "not found" whatever else is wrong with the request
   const existing = fileId ? await visibleFiles(auth, knex).findById(fileId) : undefined;
   if (fileId && !existing) throw new NotFoundError('file not found');
   checkRequest(ctx);
-  requirePlan(auth);
-  if (existing) checkVersionLimit(auth, existing);
-  await checkQuotaEarly(knex, auth);
+  const plan = requirePlan(auth);
+  if (existing) checkVersionLimit(plan, existing);
+  await checkQuotaEarly(knex, auth.companyId, plan);
 
   const newFileId = existing?.id ?? uuidv7();
   const versionId = uuidv7();
@@ -237,7 +236,6 @@ export async function upload(ctx: AppContext, fileId?: string): Promise<UploadRe
       columnCount = facts.columns;
       timings.inspectedMs = Date.now() - started;
     }
-    const plan = requirePlan(auth);
     const result = await transact(
       knex,
       async ({ trx, emit, afterCommit }) => {
@@ -246,7 +244,7 @@ export async function upload(ctx: AppContext, fileId?: string): Promise<UploadRe
         if (existing) {
           const locked = await visibleFiles(auth, trx).findById(existing.id).forUpdate();
           if (!locked) throw new NotFoundError('file not found');
-          checkVersionLimit(auth, locked);
+          checkVersionLimit(plan, locked);
           version = locked.currentVersion + 1;
           file = await locked.$query(trx).patchAndFetch({ currentVersion: version });
         } else {
@@ -285,18 +283,15 @@ export async function upload(ctx: AppContext, fileId?: string): Promise<UploadRe
           data: { fileId: file.id, datasetId: file.datasetId, version },
         });
         await recordAudit(trx, {
-          companyId: auth.companyId,
-          personId: auth.personId,
-          apiKeyId: auth.apiKeyId ?? null,
+          ...auditActor(auth, ctx.state.correlationId),
           action: existing ? 'file.version_uploaded' : 'file.uploaded',
           resourceType: 'file',
           resourceId: file.id,
-          correlationId: ctx.state.correlationId,
           details: { version, sizeBytes: received.size, format: sniffed.format, filesUsed: quota.filesUsed },
         });
         afterCommit(() => {
           // not awaited: the answer does not wait for Temporal; a start that fails is logged, the upload
-          // stays saved and its report can be requested again
+          // stays saved and the hourly file sweep starts the report later (startMissingReports)
           temporal.workflow
             .start(reportWorkflow, {
               ...workflowIdentity({

@@ -10,7 +10,7 @@ import { BadRequestError, ConflictError, NotFoundError, PaymentRequiredError } f
 import { startDeliveryWorkflows } from '../../../common/webhookDeliveryStart';
 import { generateWebhookSecret, webhookSecretBox } from '../../../common/webhookSecret';
 import { checkTargetUrl } from '../../../common/webhookTargets';
-import { recordAudit, type AuditEntry } from '../../../db/audit';
+import { auditActor, recordAudit, type AuditEntry } from '../../../db/audit';
 import { WebhookDelivery, WebhookEndpoint } from '../../../db/models';
 import { EVENT_TYPES, transact } from '../../../db/transaction';
 import type { AppContext, Principal } from '../../context';
@@ -167,15 +167,6 @@ async function assertTarget(ctx: AppContext, url: string): Promise<void> {
   if (problem) throw new BadRequestError(`body.url: ${problem}`);
 }
 
-function auditBase(ctx: AppContext, auth: Principal) {
-  return {
-    companyId: auth.companyId,
-    personId: auth.personId,
-    apiKeyId: auth.apiKeyId ?? null,
-    correlationId: ctx.state.correlationId,
-  };
-}
-
 /** The endpoint a ping or redelivery goes to: it must exist in the company and be active (409). */
 async function activeEndpoint(companyId: string, id: string, trx: Knex.Transaction) {
   const endpoint = await findEndpoint(companyId, id, trx);
@@ -202,7 +193,7 @@ async function queueDelivery(
     id: randomUUID(),
     ...fields,
   });
-  await recordAudit(uow.trx, { ...auditBase(ctx, auth), ...audit(created) });
+  await recordAudit(uow.trx, { ...auditActor(auth, ctx.state.correlationId), ...audit(created) });
   uow.afterCommit(startAfterCommit(ctx, created));
   return created;
 }
@@ -271,7 +262,7 @@ export const outgoingWebhookRoutes = [
             consecutiveFailures: 0,
           });
           await recordAudit(trx, {
-            ...auditBase(ctx, auth),
+            ...auditActor(auth, ctx.state.correlationId),
             action: 'webhook_endpoint.created',
             resourceType: 'webhook_endpoint',
             resourceId: id,
@@ -355,7 +346,7 @@ export const outgoingWebhookRoutes = [
             patch,
           );
           await recordAudit(trx, {
-            ...auditBase(ctx, auth),
+            ...auditActor(auth, ctx.state.correlationId),
             action: 'webhook_endpoint.updated',
             resourceType: 'webhook_endpoint',
             resourceId: current.id,
@@ -383,7 +374,7 @@ export const outgoingWebhookRoutes = [
         const endpoint = await findEndpoint(auth.companyId, params.id, trx, true);
         await WebhookEndpoint.scoped(auth.companyId, trx).deleteById(endpoint.id);
         await recordAudit(trx, {
-          ...auditBase(ctx, auth),
+          ...auditActor(auth, ctx.state.correlationId),
           action: 'webhook_endpoint.deleted',
           resourceType: 'webhook_endpoint',
           resourceId: endpoint.id,
@@ -416,7 +407,7 @@ export const outgoingWebhookRoutes = [
           secretEncrypted: box.seal(current.id, secret),
         });
         await recordAudit(trx, {
-          ...auditBase(ctx, auth),
+          ...auditActor(auth, ctx.state.correlationId),
           action: 'webhook_endpoint.secret_rotated',
           resourceType: 'webhook_endpoint',
           resourceId: current.id,

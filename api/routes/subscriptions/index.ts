@@ -3,6 +3,7 @@ import { NotFoundError } from '../../../common/errors';
 import { PLAN_NAMES, PLANS, periodBounds, periodKey, type PlanName } from '../../../common/plans';
 import { recordAudit } from '../../../db/audit';
 import { Company } from '../../../db/models';
+import { filesUsed } from '../../../db/quota';
 import { namedSchema } from '../../openapi';
 import { route } from '../../routing';
 
@@ -73,15 +74,13 @@ export const choosePlanSchema = {
 async function subscriptionOf(db: Knex | Knex.Transaction, companyId: string, plan: PlanName | null) {
   const key = periodKey();
   const { start, end } = periodBounds(key);
-  const usage = (await db('fileUsage').where({ companyId, periodKey: key }).first('filesUsed')) as
-    { filesUsed: number } | undefined;
   return {
     plan,
     limits: plan ? { ...PLANS[plan] } : null,
     periodKey: key,
     periodStart: start.toISOString(),
     periodEnd: end.toISOString(),
-    filesUsed: usage?.filesUsed ?? 0,
+    filesUsed: await filesUsed(db, companyId, key),
     filesLimit: plan ? PLANS[plan].filesPerPeriod : null,
   };
 }

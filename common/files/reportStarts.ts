@@ -1,0 +1,50 @@
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Knex } from 'knex';
+import { reportWorkflow } from '../../workflows/report';
+import { workflowIdentity } from '../../workflows/shared';
+
+/**
+ * Starts the report workflow `report:<fileId>:v<n>` again for versions that have no `reports` row some minutes
+ * after their upload: the start after commit is not awaited by the upload and only logged when it fails
+ * (Temporal down). The id is the upload's own, so a workflow still running is not started twice
+ * (WorkflowExecutionAlreadyStarted counts as running). At most `limit` versions per call, oldest first.
+ */
+export async function startMissingReports(
+  knex: Knex,
+  temporal: Client,
+  taskQueue: string,
+  { olderThanMs = 5 * 60_000, now = Date.now(), limit = 500 } = {},
+): Promise<{ reportsStarted: number; reportsRunning: number }> {
+  const versions = (await knex('fileVersions as v')
+    .leftJoin('reports as r', 'r.fileVersionId', 'v.id')
+    .whereNull('r.id')
+    .where('v.createdAt', '<', new Date(now - olderThanMs))
+    .orderBy('v.createdAt')
+    .limit(limit)
+    .select('v.id', 'v.companyId', 'v.fileId', 'v.version')) as Array<{
+    id: string;
+    companyId: string;
+    fileId: string;
+    version: number;
+  }>;
+  let reportsStarted = 0;
+  let reportsRunning = 0;
+  for (const v of versions) {
+    try {
+      await temporal.workflow.start(reportWorkflow, {
+        ...workflowIdentity({
+          kind: 'report',
+          parts: [v.fileId, `v${v.version}`],
+          companyId: v.companyId,
+          taskQueue,
+        }),
+        args: [{ companyId: v.companyId, fileId: v.fileId, fileVersionId: v.id, version: v.version }],
+      });
+      reportsStarted++;
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      reportsRunning++;
+    }
+  }
+  return { reportsStarted, reportsRunning };
+}
