@@ -7,18 +7,21 @@ import { workflowIdentity } from '../../workflows/shared';
  * Starts the report workflow `report:<fileId>:v<n>` again for versions that have no `reports` row some minutes
  * after their upload: the start after commit is not awaited by the upload and only logged when it fails
  * (Temporal down). The id is the upload's own, so a workflow still running is not started twice
- * (WorkflowExecutionAlreadyStarted counts as running). At most `limit` versions per call, oldest first.
+ * (WorkflowExecutionAlreadyStarted counts as running). At most `limit` versions per call, oldest first,
+ * among those uploaded in the last `withinMs` (a week): a report that keeps failing is tried hourly for a
+ * week, and cannot hold back newer versions behind it for ever.
  */
 export async function startMissingReports(
   knex: Knex,
   temporal: Client,
   taskQueue: string,
-  { olderThanMs = 5 * 60_000, now = Date.now(), limit = 500 } = {},
+  { olderThanMs = 5 * 60_000, withinMs = 7 * 24 * 3_600_000, now = Date.now(), limit = 500 } = {},
 ): Promise<{ reportsStarted: number; reportsRunning: number }> {
   const versions = (await knex('fileVersions as v')
     .leftJoin('reports as r', 'r.fileVersionId', 'v.id')
     .whereNull('r.id')
     .where('v.createdAt', '<', new Date(now - olderThanMs))
+    .where('v.createdAt', '>', new Date(now - withinMs))
     .orderBy('v.createdAt')
     .limit(limit)
     .select('v.id', 'v.companyId', 'v.fileId', 'v.version')) as Array<{
