@@ -31,6 +31,16 @@ export interface CallerRow {
   plan: PlanName | null;
 }
 
+/** The columns of `CallerRow`, from `people as p` joined with `companies as c`. */
+export const CALLER_COLUMNS = [
+  'p.id as personId',
+  'p.companyId',
+  'p.role',
+  'p.status as personStatus',
+  'c.status as companyStatus',
+  'c.plan',
+] as const;
+
 /** An API key with its owner and company, as read for this request. */
 export interface ApiKeyRow extends CallerRow {
   apiKeyId: string;
@@ -59,12 +69,7 @@ async function readKeyRow(ctx: AppContext, identifier: string): Promise<ApiKeyRo
       'k.scopes',
       'k.revokedAt',
       'k.lastUsedAt',
-      'p.id as personId',
-      'p.companyId',
-      'p.role',
-      'p.status as personStatus',
-      'c.status as companyStatus',
-      'c.plan',
+      ...CALLER_COLUMNS,
     )) as ApiKeyRow | undefined;
 }
 

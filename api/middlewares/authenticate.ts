@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { ForbiddenError, UnauthorizedError } from '../../common/errors';
 import { isApiKeyToken } from '../auth/apiKeys';
-import { accessClaimsFor, bearerToken, verifiedKeyFor, type CallerRow } from '../callers';
+import { accessClaimsFor, bearerToken, CALLER_COLUMNS, verifiedKeyFor, type CallerRow } from '../callers';
 import type { AppContext, Principal } from '../context';
 import { mayHoldScope } from '../policies/scopes';
 import type { RouteMiddlewareFactory } from '../routing';
@@ -28,15 +28,7 @@ async function sessionPrincipal(ctx: AppContext, knex: Knex, token: string): Pro
     .join('companies as c', 'c.id', 'p.companyId')
     .where({ 's.id': claims.sessionId, 's.personId': claims.personId, 'p.companyId': claims.companyId })
     .whereNull('s.endedAt')
-    .select(
-      'p.id as personId',
-      'p.companyId',
-      'p.role',
-      'p.status as personStatus',
-      'c.status as companyStatus',
-      'c.plan',
-      's.demo',
-    )
+    .select(...CALLER_COLUMNS, 's.demo')
     .first()) as (CallerRow & { demo: boolean }) | undefined;
   if (!row || row.personStatus !== 'active') throw new UnauthorizedError(UNAUTHENTICATED);
   const principal: Principal = {

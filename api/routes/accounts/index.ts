@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { Config } from '../../../common/config';
+import type { Mail } from '../../../common/mailer';
 import { ConflictError, ForbiddenError, UnauthorizedError } from '../../../common/errors';
 import { recordAudit } from '../../../db/audit';
 import { isUniqueViolation } from '../../../db/errors';
@@ -8,6 +10,7 @@ import { activationMail, mailAfterCommit, passwordResetMail } from '../../auth/m
 import { consumeOneTimeToken, issueOneTimeToken } from '../../auth/oneTimeTokens';
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../auth/passwords';
 import { endSessionsOf, startSession } from '../../auth/sessions';
+import type { AppContext } from '../../context';
 import { route } from '../../routing';
 import { tokenPairSchema } from '../../schemas';
 
@@ -21,6 +24,23 @@ const token = { type: 'string', minLength: 1, maxLength: 200 } as const;
 const isEmailTaken = (err: unknown) => isUniqueViolation(err, 'people_email_unique');
 
 const accepted = { 202: { description: 'accepted; the same answer whether or not the address is known' } };
+
+/**
+ * Issues a one-time token for the person and mails it after commit without waiting for the mail server
+ * (answer time must not tell which addresses are registered).
+ */
+async function mailNewToken(
+  ctx: AppContext,
+  person: { id: string; companyId: string; email: string },
+  purpose: 'activation' | 'password_reset',
+  mail: (config: Config, to: string, token: string) => Mail,
+): Promise<void> {
+  const { knex, config } = ctx.deps;
+  const issued = await knex.transaction((trx) =>
+    issueOneTimeToken(trx, config.secretKey, { companyId: person.companyId, personId: person.id, purpose }),
+  );
+  await mailAfterCommit(ctx, mail(config, person.email, issued.token), { wait: false });
+}
 
 export const accountRoutes = [
   route({
@@ -150,21 +170,12 @@ export const accountRoutes = [
     handler: async (ctx, { body }: { body: { email: string } }) => {
       const person = await personByEmail(ctx.deps.knex, body.email);
       if (person?.status === 'not_activated') {
-        const { knex, config } = ctx.deps;
+        const { knex } = ctx.deps;
         // an invited person has no activation: they accept the invitation instead
         const invited: unknown = await knex('oneTimeTokens')
           .where({ personId: person.id, purpose: 'invitation' })
           .first();
-        if (!invited) {
-          const issued = await knex.transaction((trx) =>
-            issueOneTimeToken(trx, config.secretKey, {
-              companyId: person.companyId,
-              personId: person.id,
-              purpose: 'activation',
-            }),
-          );
-          await mailAfterCommit(ctx, activationMail(config, person.email, issued.token), { wait: false });
-        }
+        if (!invited) await mailNewToken(ctx, person, 'activation', activationMail);
       }
       return { status: 202, body: { status: 'accepted' } };
     },
@@ -181,15 +192,7 @@ export const accountRoutes = [
     handler: async (ctx, { body }: { body: { email: string } }) => {
       const person = await personByEmail(ctx.deps.knex, body.email);
       if (person && person.status === 'active') {
-        const { knex, config } = ctx.deps;
-        const issued = await knex.transaction((trx) =>
-          issueOneTimeToken(trx, config.secretKey, {
-            companyId: person.companyId,
-            personId: person.id,
-            purpose: 'password_reset',
-          }),
-        );
-        await mailAfterCommit(ctx, passwordResetMail(config, person.email, issued.token), { wait: false });
+        await mailNewToken(ctx, person, 'password_reset', passwordResetMail);
       }
       return { status: 202, body: { status: 'accepted' } };
     },

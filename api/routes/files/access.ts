@@ -1,5 +1,5 @@
 import type { TransactionOrKnex } from 'objection';
-import { ForbiddenError } from '../../../common/errors';
+import { ForbiddenError, NotFoundError } from '../../../common/errors';
 import { File } from '../../../db/models';
 import type { Principal } from '../../context';
 
@@ -19,9 +19,15 @@ export function visibleFiles(auth: Principal, trx?: TransactionOrKnex) {
   return query;
 }
 
-/** Changing who sees a file or deleting it: its uploader or an admin (others who see it get 403). */
-export function assertMayManage(auth: Principal, file: File): void {
+/**
+ * The file to change or delete, locked for the transaction: 404 when the caller does not see it, 403 when
+ * the caller sees it but is neither its uploader nor an admin.
+ */
+export async function fileToManage(auth: Principal, trx: TransactionOrKnex, id: string): Promise<File> {
+  const file = await visibleFiles(auth, trx).findById(id).forUpdate();
+  if (!file) throw new NotFoundError('file not found');
   if (auth.role !== 'admin' && file.uploadedByPersonId !== auth.personId) {
     throw new ForbiddenError('only the person who uploaded the file or an admin may change or delete it');
   }
+  return file;
 }

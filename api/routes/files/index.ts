@@ -10,7 +10,7 @@ import type { AppContext } from '../../context';
 import { route } from '../../routing';
 import { uuidParams } from '../../schemas';
 import { principalOf } from '../../middlewares/authenticate';
-import { assertMayManage, visibleFiles } from './access';
+import { fileToManage, visibleFiles } from './access';
 import {
   cursorEnvelope,
   cursorList,
@@ -157,9 +157,7 @@ export const filesRoutes = [
     handler: async (ctx, { params, body }: { params: { id: string }; body: { visibility: Visibility } }) => {
       const auth = principalOf(ctx);
       const file = await transact(ctx.deps.knex, async ({ trx }) => {
-        const current = await visibleFiles(auth, trx).findById(params.id).forUpdate();
-        if (!current) throw new NotFoundError('file not found');
-        assertMayManage(auth, current);
+        const current = await fileToManage(auth, trx, params.id);
         if (current.visibility === body.visibility) return current;
         const updated = await current.$query(trx).patchAndFetch({ visibility: body.visibility });
         await recordAudit(trx, {
@@ -190,9 +188,7 @@ export const filesRoutes = [
       const auth = principalOf(ctx);
       const { storage } = ctx.deps;
       const keys = await transact(ctx.deps.knex, async ({ trx }) => {
-        const file = await visibleFiles(auth, trx).findById(params.id).forUpdate();
-        if (!file) throw new NotFoundError('file not found');
-        assertMayManage(auth, file);
+        const file = await fileToManage(auth, trx, params.id);
         const versions = await FileVersion.scoped(auth.companyId, trx)
           .where({ fileId: file.id })
           .select('objectKey');
