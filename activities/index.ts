@@ -7,6 +7,7 @@ import { createFileActivities } from './files';
 import type { Resolver } from '../common/webhookTargets';
 import { createOutboxActivities, type FanOut } from './outbox';
 import { createReportActivities } from './reports';
+import type { AnalysisStep } from '../domain/reports/engine';
 import { createWebhookActivities, createWebhookFanOut } from './webhooks';
 
 export interface ActivityDeps {
@@ -23,6 +24,8 @@ export interface ActivityDeps {
   temporalIsWorkerConnection?: boolean;
   /** DNS resolver for the webhook address guard (tests only). */
   webhookResolver?: Resolver;
+  /** extension steps of the report pass, after the profile (domain/reports/engine/types.ts) */
+  reportSteps?: readonly AnalysisStep[];
 }
 
 /** Every activity the worker registers, built from its clients so tests can pass their own. */
@@ -55,7 +58,7 @@ export function createActivities(deps: ActivityDeps) {
       temporal: deps.temporal,
       resolver: deps.webhookResolver,
     }),
-    ...createReportActivities({ knex: deps.knex, storage, config: deps.config }),
+    ...createReportActivities({ knex: deps.knex, storage, config: deps.config, steps: deps.reportSteps }),
     ...createFileActivities({
       knex: deps.knex,
       storage,

@@ -250,10 +250,10 @@ export async function runBuild(
       async ({ trx, emit }) => {
         // the file row first (shared lock): a delete running now either waits for this save (and then
         // removes its object) or has already removed the rows (and this save finds nothing)
-        const file = await trx('files')
+        const file = (await trx('files')
           .where({ id: req.fileId, companyId: req.companyId })
           .forShare()
-          .first('id', 'datasetId');
+          .first('id')) as { id: string } | undefined;
         if (!file) return false;
         const updated = await reportQuery(trx, req.companyId)
           .patch({
