@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { createHash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { BadRequestError, PayloadTooLargeError } from '../errors';
 import { MAX_FILE_BYTES, type SheetLimits } from './formats';
@@ -21,6 +22,8 @@ export class UploadInspector extends Transform {
   private held: Buffer[] = [];
   private heldBytes = 0;
   private utf8Carry: Buffer = Buffer.alloc(0);
+  private readonly hash = createHash('sha256');
+  private digest: string | undefined;
 
   constructor(
     private readonly name: string,
@@ -37,9 +40,16 @@ export class UploadInspector extends Transform {
     return Math.max(0, lines - 1);
   }
 
+  /** sha256 (hex) of every byte seen; known once the stream has ended (Idempotency-Key fingerprints uploads by it) */
+  get contentSha256(): string {
+    if (this.digest === undefined) throw new Error('the upload has not ended');
+    return this.digest;
+  }
+
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     try {
       this.bytes += chunk.length;
+      this.hash.update(chunk);
       if (this.bytes > this.maxBytes) throw new PayloadTooLargeError(TOO_LARGE);
       if (!this.sniffed) {
         this.held.push(chunk);
@@ -71,6 +81,7 @@ export class UploadInspector extends Transform {
       }
       // the streaming check counts line breaks; a last line without one is only known here
       if ((this.dataRows ?? 0) > this.limits.maxRows) throw this.tooManyRows();
+      this.digest = this.hash.digest('hex');
       done();
     } catch (err) {
       done(err as Error);
