@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { BadRequestError, PayloadTooLargeError } from '../errors';
 import { MAX_FILE_BYTES, type SheetLimits } from './formats';
+import { LineCounter } from './lineEndings';
 import { incompleteUtf8Tail, NOT_A_SPREADSHEET, sniff, SNIFF_BYTES, type Sniffed } from './sniff';
 
 export const TOO_LARGE = `the file is larger than 25 MB (${MAX_FILE_BYTES} bytes)`;
@@ -16,9 +17,8 @@ export const TOO_LARGE = `the file is larger than 25 MB (${MAX_FILE_BYTES} bytes
 export class UploadInspector extends Transform {
   bytes = 0;
   sniffed?: Sniffed;
-  /** lines seen (CSV/TSV); a last line without a line break counts too */
-  private newlines = 0;
-  private lastByte = -1;
+  /** lines seen (CSV/TSV) by the rule of common/files/lineEndings.ts; a last line without a break counts too */
+  private readonly lines = new LineCounter();
   private held: Buffer[] = [];
   private heldBytes = 0;
   private utf8Carry: Buffer = Buffer.alloc(0);
@@ -36,8 +36,7 @@ export class UploadInspector extends Transform {
   /** Rows of a CSV/TSV: lines after the header (a quoted line break counts as a line: an upper bound). */
   get dataRows(): number | null {
     if (!this.sniffed || this.sniffed.format === 'xlsx') return null;
-    const lines = this.newlines + (this.lastByte !== -1 && this.lastByte !== 0x0a ? 1 : 0);
-    return Math.max(0, lines - 1);
+    return Math.max(0, this.lines.lines - 1);
   }
 
   /** sha256 (hex) of every byte seen; known once the stream has ended (Idempotency-Key fingerprints uploads by it) */
@@ -106,9 +105,8 @@ export class UploadInspector extends Transform {
       throw new BadRequestError(`${NOT_A_SPREADSHEET}: the text is not valid UTF-8`);
     }
     this.utf8Carry = tail > 0 ? Buffer.from(whole.subarray(whole.length - tail)) : Buffer.alloc(0);
-    for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, at + 1)) this.newlines++;
-    this.lastByte = chunk[chunk.length - 1];
-    if (this.newlines - 1 > this.limits.maxRows) throw this.tooManyRows();
+    this.lines.feed(chunk);
+    if (this.lines.breaks - 1 > this.limits.maxRows) throw this.tooManyRows();
   }
 
   private tooManyRows(): BadRequestError {

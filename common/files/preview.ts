@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import ExcelJS from 'exceljs';
 import type { FileFormat } from './formats';
+import { RECORD_DELIMITERS } from './lineEndings';
 
 export interface PreviewOptions {
   /** data rows after the header */
@@ -58,6 +59,8 @@ function shape(table: CellValue[][], options: PreviewOptions, moreRows: boolean)
 async function previewText(source: Readable, delimiter: string, options: PreviewOptions): Promise<Preview> {
   const parser = parse({
     delimiter,
+    // the one line-ending rule (common/files/lineEndings.ts): \r\n, \n and bare \r, mixed or not
+    record_delimiter: [...RECORD_DELIMITERS],
     bom: true,
     relax_column_count: true,
     relax_quotes: true,

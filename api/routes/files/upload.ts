@@ -277,6 +277,7 @@ export async function upload(ctx: AppContext, fileId?: string): Promise<UploadRe
           format: sniffed.format,
           contentType: CONTENT_TYPES[sniffed.format],
           delimiter: sniffed.delimiter ?? null,
+          lineEndings: sniffed.lineEndings ?? null,
           sizeBytes: received.size,
           objectKey,
           rowCount,
