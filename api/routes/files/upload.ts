@@ -236,6 +236,8 @@ export async function upload(ctx: AppContext, fileId?: string): Promise<UploadRe
         maxUnpackedBytes: config.files.xlsxMaxUnpackedBytes,
         maxEntries: config.files.xlsxMaxEntries,
         maxCompressionRatio: config.files.xlsxMaxCompressionRatio,
+        maxSharedStringsBytes: config.files.xlsxMaxSharedStringsBytes,
+        maxSharedStrings: config.files.xlsxMaxSharedStrings,
         maxRows: config.files.maxRows,
         maxColumns: config.files.maxColumns,
       });
