@@ -6,7 +6,6 @@ import { BadRequestError } from '../errors';
 import { plainCell, shapePreview, type CellValue, type Preview, type PreviewOptions } from './preview';
 import { NOT_A_SPREADSHEET } from './sniff';
 import {
-  checkSharedStrings,
   columnNumber,
   isSharedStringsPart,
   ObjectRangeReader,
@@ -287,8 +286,8 @@ async function readSharedStrings(
 /**
  * The preview of a stored XLSX, reading only what it shows: the zip directory by ranged reads, the first
  * worksheet inflated only up to the rows shown (plus one, to know there are more), then the shared strings
- * streamed only up to the last index those rows use, keeping only those strings. A workbook whose shared
- * strings are over the limits (stored before the limits existed) is refused like at upload.
+ * streamed only up to the last index those rows use, keeping only those strings, so a preview is cheap
+ * whatever the size of the shared strings (no limit needed here; uploads bound them for whole-sheet readers).
  */
 export async function previewStoredXlsx(
   client: Minio.Client,
@@ -296,7 +295,7 @@ export async function previewStoredXlsx(
   key: string,
   size: number,
   options: PreviewOptions,
-  limits: Pick<XlsxLimits, 'maxEntries' | 'maxSharedStringsBytes' | 'maxSharedStrings'>,
+  limits: Pick<XlsxLimits, 'maxEntries'>,
 ): Promise<Preview> {
   const reader = new ObjectRangeReader(client, bucket, key, size);
   await reader.loadTail();
@@ -304,9 +303,6 @@ export async function previewStoredXlsx(
   try {
     const entries = await readEntries(zip, limits.maxEntries);
     const book = await mapWorkbook(zip, entries);
-    if (book.sharedStrings && book.sharedStrings.uncompressedSize > limits.maxSharedStringsBytes) {
-      await checkSharedStrings(zip, book.sharedStrings, limits); // throws the upload's 400
-    }
     const dates = await dateStyles(zip, book.styles);
     const raw = await readRows(
       zip,

@@ -322,11 +322,7 @@ export const filesRoutes = [
               version.objectKey,
               Number(version.sizeBytes),
               options,
-              {
-                maxEntries: config.files.xlsxMaxEntries,
-                maxSharedStringsBytes: config.files.xlsxMaxSharedStringsBytes,
-                maxSharedStrings: config.files.xlsxMaxSharedStrings,
-              },
+              { maxEntries: config.files.xlsxMaxEntries },
             )
           : await previewStream(
               await storage.client.getObject(storage.bucket, version.objectKey),
