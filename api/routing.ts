@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { AppContext } from './context';
 import { BadRequestError } from '../common/errors';
-import type { BucketName } from '../common/plans';
+import type { BucketName } from '../domain/plans/plans';
 import { bodyAjv, compile, describeErrors, queryAjv } from './validation';
 
 export type Role = 'admin' | 'employee';

@@ -1,12 +1,13 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { ReportActivities, ReportRequest } from '../activities/reports';
+import type { ReportActivities } from '../activities/reports';
+import type { ReportWorkflowInput } from './definitions/reports';
 
 const { recordReportRequested } = proxyActivities<ReportActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
-export type ReportWorkflowInput = ReportRequest;
+export type { ReportWorkflowInput };
 
 /**
  * The report workflow of one file version (id `report:<fileId>:v<version>`), started after an upload

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
-import { BadRequestError, PayloadTooLargeError } from '../errors';
+import { BadRequestError, PayloadTooLargeError } from '../../common/errors';
 import { MAX_FILE_BYTES, type SheetLimits } from './formats';
 import { LineCounter } from './lineEndings';
 import { incompleteUtf8Tail, NOT_A_SPREADSHEET, sniff, SNIFF_BYTES, type Sniffed } from './sniff';

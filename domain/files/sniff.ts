@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { BadRequestError } from '../errors';
+import { BadRequestError } from '../../common/errors';
 import type { Delimiter, FileFormat, SheetLimits } from './formats';
 import { hasLineBreak, isLineBreak, LINE_ENDINGS, type LineEndings } from './lineEndings';
 
