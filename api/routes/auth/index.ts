@@ -3,12 +3,16 @@ import { personByEmail, refuseInactive } from '../../auth/accountState';
 import { keysOf } from '../../auth/keys';
 import { verifyPassword } from '../../auth/passwords';
 import { SignInAttempt } from '../../auth/signInFailures';
-import { endSession, rotateRefreshToken, ownSessionOfRefreshToken, startSession } from '../../auth/sessions';
+import {
+  endSession,
+  INVALID_CREDENTIALS,
+  rotateRefreshToken,
+  ownSessionOfRefreshToken,
+  startSession,
+} from '../../auth/sessions';
 import { principalOf, UNAUTHENTICATED } from '../../middlewares/authenticate';
 import { route } from '../../routing';
 import { tokenPairSchema } from '../../schemas';
-
-const INVALID_CREDENTIALS = 'invalid email or password';
 
 const loginBody = {
   type: 'object',
@@ -61,6 +65,8 @@ export const authRoutes = [
         startSession(trx, keysOf(config).session, person, {
           method: 'password',
           correlationId: ctx.state.correlationId,
+          // a reset between the verification and the session: 401 like a wrong password
+          passwordHash: person.passwordHash,
         }),
       );
       return { body: pair };
