@@ -62,7 +62,7 @@ export interface RouteSpec {
   /** Documented responses: status code → schema (or none for no body). */
   responses: Record<number, { description: string; schema?: JsonSchema; contentType?: string }>;
   /**
-   * A separate per-minute bucket (common/plans.ts BUCKETS) this route counts against instead of the main
+   * A separate per-minute bucket (domain/plans/plans.ts BUCKETS) this route counts against instead of the main
    * request budget: signIn, register, forgotPassword, demo, plan.
    */
   bucket?: BucketName;

@@ -17,7 +17,7 @@ export const TOO_LARGE = `the file is larger than 25 MB (${MAX_FILE_BYTES} bytes
 export class UploadInspector extends Transform {
   bytes = 0;
   sniffed?: Sniffed;
-  /** lines seen (CSV/TSV) by the rule of common/files/lineEndings.ts; a last line without a break counts too */
+  /** lines seen (CSV/TSV) by the rule of domain/files/lineEndings.ts; a last line without a break counts too */
   private readonly lines = new LineCounter();
   private held: Buffer[] = [];
   private heldBytes = 0;
