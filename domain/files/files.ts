@@ -28,6 +28,23 @@ export interface FilesDeps {
   log: Logger;
 }
 
+/** An audit entry about a file, written in the unit of work's transaction (it commits with the change). */
+export function auditFile(
+  uow: Pick<UnitOfWork, 'trx' | 'correlationId'>,
+  actor: FileActor,
+  action: string,
+  fileId: string,
+  details: Record<string, unknown>,
+): Promise<void> {
+  return recordAudit(uow.trx, {
+    ...auditActor(actor, uow.correlationId),
+    action,
+    resourceType: 'file',
+    resourceId: fileId,
+    details,
+  });
+}
+
 /** The files the actor may see (a query, to be ordered and paged by the caller). */
 export function listFiles(actor: FileActor, db: Db) {
   return visibleFiles(actor, db);
@@ -118,12 +135,9 @@ export async function changeVisibility(
   const current = await fileToManage(actor, trx, fileId);
   if (current.visibility === visibility) return current;
   const updated = await current.$query(trx).patchAndFetch({ visibility });
-  await recordAudit(trx, {
-    ...auditActor(actor, uow.correlationId),
-    action: 'file.visibility_changed',
-    resourceType: 'file',
-    resourceId: current.id,
-    details: { from: current.visibility, to: visibility },
+  await auditFile(uow, actor, 'file.visibility_changed', current.id, {
+    from: current.visibility,
+    to: visibility,
   });
   return updated;
 }
@@ -145,12 +159,9 @@ export async function deleteFile(
     .where({ fileId: file.id })
     .select('objectKey');
   await file.$query(trx).delete();
-  await recordAudit(trx, {
-    ...auditActor(actor, uow.correlationId),
-    action: 'file.deleted',
-    resourceType: 'file',
-    resourceId: file.id,
-    details: { originalName: file.originalName, versions: versions.length },
+  await auditFile(uow, actor, 'file.deleted', file.id, {
+    originalName: file.originalName,
+    versions: versions.length,
   });
   const keys = versions.map((v) => v.objectKey);
   uow.afterCommit(async () => {

@@ -11,14 +11,13 @@ import type { Knex } from 'knex';
 import { BadRequestError } from '../../common/errors';
 import { uuidv7 } from '../../common/ids';
 import { streamToObject } from '../../common/objectUpload';
-import { auditActor, recordAudit } from '../../db/audit';
 import { Dataset, File, FileVersion, type Visibility } from '../../db/models';
 import { transact } from '../../db/transaction';
 import { PlanLimitError, requirePlan } from '../plans/errors';
 import { planLimits, type PlanName } from '../plans/plans';
 import { checkQuotaEarly, countUpload } from '../plans/quota';
 import { visibleFile, type Db, type FileActor } from './access';
-import type { FilesDeps } from './files';
+import { auditFile, type FilesDeps } from './files';
 import { CONTENT_TYPES } from './formats';
 import { UploadInspector } from './inspect';
 import { startReport } from './reportStarts';
@@ -145,7 +144,8 @@ async function writeRows(
   const sniffed = received.inspector.sniffed!;
   return transact(
     knex,
-    async ({ trx, emit, afterCommit }) => {
+    async (uow) => {
+      const { trx, emit, afterCommit } = uow;
       let file: File;
       let version: number;
       if (existing) {
@@ -189,12 +189,11 @@ async function writeRows(
         type: 'file.uploaded',
         data: { fileId: file.id, datasetId: file.datasetId, version },
       });
-      await recordAudit(trx, {
-        ...auditActor(actor, correlationId),
-        action: existing ? 'file.version_uploaded' : 'file.uploaded',
-        resourceType: 'file',
-        resourceId: file.id,
-        details: { version, sizeBytes: received.size, format: sniffed.format, filesUsed: quota.filesUsed },
+      await auditFile(uow, actor, existing ? 'file.version_uploaded' : 'file.uploaded', file.id, {
+        version,
+        sizeBytes: received.size,
+        format: sniffed.format,
+        filesUsed: quota.filesUsed,
       });
       afterCommit(() => {
         // not awaited: the answer does not wait for Temporal; a start that fails is logged, the upload
