@@ -1,13 +1,12 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { ReportActivities } from '../activities/reports';
-import type { ReportWorkflowInput } from './definitions/reports';
+import type { ReportActivities, ReportRequest } from '../activities/reports';
 
 const { recordReportRequested } = proxyActivities<ReportActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
-export type { ReportWorkflowInput };
+export type ReportWorkflowInput = ReportRequest;
 
 /**
  * The report workflow of one file version (id `report:<fileId>:v<version>`), started after an upload
