@@ -3,7 +3,7 @@
  * MinIO first, under a key naming the new version id; then ONE transaction counts the quota, writes the
  * file/dataset/version rows, the `file.uploaded` event and the audit record. If the transaction fails, the
  * object is removed; if MinIO fails, no row was written. After commit the report workflow of the version
- * starts. No HTTP here: the multipart adapter (api/routes/files/multipart.ts) streams a form's file part
+ * starts. No HTTP here: the multipart adapter (api/routes/files/upload.ts) streams a form's file part
  * through `uploadInspector` and `storeUpload`; an adapter that holds the content calls `uploadFile`.
  */
 import { Readable } from 'node:stream';

@@ -25,7 +25,7 @@ import {
   pageList,
   pageQuerySchema,
 } from '../../lists';
-import { upload } from './multipart';
+import { upload } from './upload';
 import { fileSchema, versionSchema } from './schemas';
 
 const TAG = 'Files';
