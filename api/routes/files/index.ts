@@ -8,6 +8,7 @@ import { FileVersion, type File, type Visibility } from '../../../db/models';
 import { transact } from '../../../db/transaction';
 import type { AppContext } from '../../context';
 import { route } from '../../routing';
+import { MAX_INT4 } from '../../validation';
 import { uuidParams } from '../../schemas';
 import { principalOf } from '../../middlewares/authenticate';
 import { fileToManage, visibleFiles } from './access';
@@ -30,7 +31,10 @@ const versionParams = {
   type: 'object',
   additionalProperties: false,
   required: ['id', 'version'],
-  properties: { id: { type: 'string', format: 'uuid' }, version: { type: 'integer', minimum: 1 } },
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    version: { type: 'integer', minimum: 1, maximum: MAX_INT4 },
+  },
 } as const;
 
 const uploadForm = (withVisibility: boolean) => ({
