@@ -401,6 +401,19 @@ describe('Hardening (issue 10)', function () {
       expect(ok.body.body).to.deep.equal({ name: 'zipped' });
     });
 
+    it('documents 413 and 415 on every operation that reads a JSON body', async () => {
+      const doc = (await call('GET', '/openapi.json')).body as {
+        paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+      };
+      for (const r of routes.filter((x) => x.method !== 'get' && x.method !== 'delete' && !x.multipart)) {
+        const op = doc.paths[openApiPath(r.path)][r.method];
+        expect(op.responses, key(r)).to.include.keys('413', '415');
+      }
+      expect(doc.paths['/auth/refresh'].post.responses['415']).to.deep.equal({
+        $ref: '#/components/responses/UnsupportedMediaType',
+      });
+    });
+
     it('answers 415 for an encoded multipart upload (uploads are streamed as sent)', async () => {
       const form = multipart([{ name: 'file', filename: 'a.csv', contentType: 'text/csv', data: csv(2) }]);
       const res = await call('POST', '/files', {
