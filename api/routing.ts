@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { AppContext } from './context';
 import { BadRequestError } from '../common/errors';
 import type { BucketName } from '../common/plans';
-import { coerceParameters, compile, describeErrors, nulProblems } from './validation';
+import { bodyAjv, coerceParameters, compile, describeErrors, nulProblems, queryAjv } from './validation';
 
 export type Role = 'admin' | 'employee';
 export const SCOPES = [
@@ -90,7 +90,7 @@ function validateParameters(
 ): { values: Record<string, unknown>; problems: string[] } {
   const nul = nulProblems(where, raw);
   const values = coerceParameters(schema, raw);
-  const validate = compile(schema);
+  const validate = compile(queryAjv, schema);
   const problems = validate(values) ? [] : describeErrors(where, validate.errors ?? []);
   return { values, problems: [...nul, ...problems] };
 }
@@ -105,7 +105,7 @@ function validateBody(spec: RouteSpec, body: unknown): string[] {
     }
     return ['this endpoint takes no request body'];
   }
-  const validate = compile(spec.body);
+  const validate = compile(bodyAjv, spec.body);
   const nul = nulProblems('body', body);
   return [...nul, ...(validate(body ?? {}) ? [] : describeErrors('body', validate.errors ?? []))];
 }

@@ -2,7 +2,7 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 
 /**
- * One ajv for every part of a request: strict types (strict mode includes strictNumbers, so NaN and
+ * The ajv instances (bodies; query and path): strict types (strict mode includes strictNumbers, so NaN and
  * ±Infinity are never numbers), every mistake listed; schemas are compiled once and cached by object
  * identity. Query strings and path parameters are text: `coerceParameters` turns the plain ones into
  * numbers and booleans first (ajv's own coercion takes "Infinity", "1e400", "0x10" and " 5" as numbers).
@@ -22,7 +22,10 @@ function build(): Ajv {
   return ajv;
 }
 
-export const ajv = build();
+/** Bodies. */
+export const bodyAjv = build();
+/** Query strings and path parameters, after coerceParameters (ajv itself never coerces). */
+export const queryAjv = build();
 
 type JsonSchemaObject = Record<string, unknown>;
 
@@ -93,13 +96,18 @@ export function nulProblems(where: string, value: unknown): string[] {
   return [...new Set(problems)];
 }
 
-const cache = new WeakMap<object, ValidateFunction>();
+const cache = new WeakMap<object, Map<Ajv, ValidateFunction>>();
 
-export function compile(schema: object): ValidateFunction {
-  let fn = cache.get(schema);
+export function compile(ajv: Ajv, schema: object): ValidateFunction {
+  let byAjv = cache.get(schema);
+  if (!byAjv) {
+    byAjv = new Map();
+    cache.set(schema, byAjv);
+  }
+  let fn = byAjv.get(ajv);
   if (!fn) {
     fn = ajv.compile(schema);
-    cache.set(schema, fn);
+    byAjv.set(ajv, fn);
   }
   return fn;
 }

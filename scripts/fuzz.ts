@@ -19,10 +19,10 @@
  * 300-a-minute session budget is not the only thing tested. The key run uses a fresh Premium key (600 a
  * minute, the highest budget) with every scope.
  *
- * Figures: FUZZ_CHECKS (schemathesis checks, comma-separated), FUZZ_MAX_EXAMPLES (per operation, default 12), FUZZ_MAX_SECONDS (per run, default 100),
- * FUZZ_WORKERS (default 2), FUZZ_SEED (default 1, fixed so CI runs are reproducible),
- * FUZZ_PHASES (default examples,coverage,fuzzing), FUZZ_RUNS (default session,api-key), FUZZ_LOG_LEVEL
- * (API log, default silent).
+ * Figures: FUZZ_CHECKS (schemathesis checks, comma-separated), FUZZ_MAX_EXAMPLES (per operation,
+ * default 12), FUZZ_MAX_SECONDS (per run, default 100), FUZZ_WORKERS (default 2), FUZZ_SEED (default 1,
+ * fixed so CI runs are reproducible), FUZZ_PHASES (default examples,coverage,fuzzing), FUZZ_RUNS (default
+ * session,api-key), FUZZ_LOG_LEVEL (API log, default silent).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';

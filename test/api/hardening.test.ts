@@ -427,6 +427,24 @@ describe('Hardening (issue 10)', function () {
     });
   });
 
+  describe('the same class elsewhere: malformed paths and query strings', () => {
+    it('answers 400 or 404, never 500, for broken percent-encoding and control characters', async () => {
+      for (const path of [
+        '/files/%E0%A4%A',
+        '/files/%FF%FE',
+        '/files?limit=%FF',
+        '/files?cursor=%E0%A4%A',
+        '/docs/%0A%0D',
+        '/employees?page=%00',
+        `/files?cursor=${'a'.repeat(5000)}`,
+      ]) {
+        const res = await call('GET', path, { token: team.adminToken });
+        expect([400, 404], `${path.slice(0, 40)}: ${res.text}`).to.include(res.status);
+        expectErrorBody(res, res.status);
+      }
+    });
+  });
+
   describe('the same class elsewhere: headers', () => {
     it('refuses an oversized or non-ASCII X-Request-Id by replacing it, and a huge header with 431', async () => {
       const res = await call('GET', '/health', { headers: { 'X-Request-Id': 'a'.repeat(5000) } });
