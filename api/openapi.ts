@@ -158,17 +158,20 @@ function responses(spec: RouteSpec): Doc {
 }
 
 function operation(spec: RouteSpec): Doc {
-  const limit = spec.bucket
-    ? { bucket: spec.bucket, perMinute: BUCKETS[spec.bucket as BucketName] }
-    : { bucket: 'main budget' };
   const access = spec.access;
+  // api/middlewares/rateLimit.ts chooseBudget: a public route's bucket is per address whatever token is sent
+  const per = access.public ? 'client address' : 'company';
+  const limit = spec.bucket
+    ? { bucket: spec.bucket, perMinute: BUCKETS[spec.bucket as BucketName], per }
+    : { bucket: 'main budget' };
   const description = [
     access.public
       ? 'Public.'
       : `Session of: ${access.roles.join(', ')}.` +
         (access.keyScope ? ` API keys with scope \`${access.keyScope}\`.` : ' API keys are refused.'),
     spec.bucket
-      ? `Counted in the separate \`${spec.bucket}\` bucket (${BUCKETS[spec.bucket]} per minute).`
+      ? `Counted in the separate \`${spec.bucket}\` bucket (${BUCKETS[spec.bucket]} per minute per ${per}` +
+        (access.public ? ', whatever token is attached).' : ').')
       : '',
     spec.needsPlan ? 'Needs a chosen plan (402 otherwise).' : '',
     spec.idempotent ? 'Honours Idempotency-Key.' : '',
@@ -280,7 +283,8 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version?: str
           description:
             `Makes a create safe to retry: the same key with the same request replays the first successful ` +
             `answer; with a different request it gives 422; while the first is running it gives 409. Keys are ` +
-            `scoped to the company and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours.`,
+            `scoped to the company and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. An empty or invalid key ` +
+            `gives 400. Uploads are compared by form fields, file name and the sha256 of the content.`,
           schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
         },
       },

@@ -15,6 +15,8 @@ npx eslint .
 echo "[test] prettier"
 npx prettier --check . >/dev/null || { npx prettier --check . ; exit 1; }
 echo "[test] mocha"
+# with no arguments the whole suite; otherwise only the files named (e.g. dist/test/api/files.test.js)
+if [ $# -eq 0 ]; then set -- 'dist/test/**/*.test.js'; fi
 npx mocha "$@"
 if [ "${FUZZ:-1}" != 0 ]; then
   echo "[test] fuzz (schemathesis)"

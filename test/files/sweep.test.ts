@@ -7,6 +7,7 @@ import { ensureFileOrphanSweepSchedule } from '../../worker/worker';
 import { fileOrphanSweepWorkflow } from '../../workflows/fileOrphanSweep';
 import { workflowIdentity } from '../../workflows/shared';
 import { createTeam } from '../helpers/factories';
+import { eventually } from '../helpers/temporal';
 import { csv, objectsOf, uploadFile } from '../helpers/files';
 
 describe('orphan sweep (real MinIO and PostgreSQL)', function () {
@@ -39,7 +40,17 @@ describe('orphan sweep (real MinIO and PostgreSQL)', function () {
     const saved = await uploadFile(csv(2), { token: a.adminToken });
     expect(saved.status).to.equal(201);
     const id = `report:${saved.body.id}:v1`;
-    // no worker polls here, so the started workflow waits; end it as if the start had never happened
+    // no worker polls here, so the started workflow waits; end it as if the start had never happened.
+    // The start after commit is not awaited by the upload: wait until it exists before ending it.
+    await eventually(
+      async () =>
+        temporal.workflow
+          .getHandle(id)
+          .describe()
+          .then(() => true)
+          .catch(() => false),
+      { what: `workflow ${id} started after the upload` },
+    );
     await temporal.workflow.getHandle(id).terminate('test: the start after upload failed');
     expect(await knex('reports').where({ fileId: saved.body.id })).to.have.lengthOf(0);
 
