@@ -12,7 +12,7 @@ import { createApp } from './app';
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, 'api');
-  const knex = createKnex(config.databaseUrl, config.databasePoolMax);
+  const knex = createKnex(config.databaseUrl, config.databasePoolMax, { actAs: config.databaseAppRole });
   const temporal = createTemporalClient(config);
   const storage = createStorage(config);
   const mailer = createMailer(config, logger);

@@ -112,7 +112,9 @@ async function main(): Promise<void> {
   url.pathname = `/${database}`;
   await withAdmin(base.databaseUrl, (admin) => admin.raw('create database ??', [database]));
   const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: url.toString() });
-  const knex = createKnex(config.databaseUrl, 20);
+  // fixtures through the owner's connection; the apps act as the application role (db/rls.ts), as served
+  const knex = createKnex(config.databaseUrl, 4);
+  const appKnex = createKnex(config.databaseUrl, 20, { actAs: config.databaseAppRole });
   const temporal = createTemporalClient(config);
   const servers: http.Server[] = [];
   try {
@@ -120,7 +122,7 @@ async function main(): Promise<void> {
     const logger = createLogger('silent', 'bench');
     const deps = {
       config,
-      knex,
+      knex: appKnex,
       temporal,
       logger,
       storage: createStorage(config),
@@ -245,6 +247,7 @@ async function main(): Promise<void> {
       s.closeAllConnections();
       s.close();
     }
+    await appKnex.destroy();
     await knex.destroy();
     await temporal.connection.close().catch(() => undefined);
     await withAdmin(base.databaseUrl, (admin) =>

@@ -12,6 +12,8 @@ export interface Config {
   jsonBodyLimitBytes: number;
   databaseUrl: string;
   databasePoolMax: number;
+  /** the role the API and the worker act as (row-level security, db/rls.ts) */
+  databaseAppRole: string;
   temporal: { address: string; namespace: string; taskQueue: string };
   s3: {
     endpoint: string;
@@ -157,6 +159,9 @@ class Reader {
   }
 }
 
+/** The application role of row-level security (db/rls.ts), when DATABASE_APP_ROLE is not set. */
+export const DEFAULT_APP_ROLE = 'dataservice_app';
+
 export function loadConfig(env: Env = process.env): Config {
   const r = new Reader(env);
   const s3Endpoint = r.url('S3_ENDPOINT', 'http://127.0.0.1:9000', ['http:', 'https:']);
@@ -179,6 +184,7 @@ export function loadConfig(env: Env = process.env): Config {
       'postgresql:',
     ]),
     databasePoolMax: r.int('DATABASE_POOL_MAX', 10, 1, 500),
+    databaseAppRole: r.string('DATABASE_APP_ROLE', DEFAULT_APP_ROLE),
     temporal: {
       address: r.hostPort('TEMPORAL_ADDRESS', '127.0.0.1:7233'),
       namespace: r.string('TEMPORAL_NAMESPACE', 'default'),
@@ -249,6 +255,9 @@ export function loadConfig(env: Env = process.env): Config {
     r.problems.push(
       `S3_PREFIX must be letters, digits, ".", "_", "-" or "/" and end with "/" (got "${config.s3.prefix}")`,
     );
+  }
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(config.databaseAppRole)) {
+    r.problems.push(`DATABASE_APP_ROLE must be a lower-case role name (got "${config.databaseAppRole}")`);
   }
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;

@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, 'worker');
   installTemporalRuntime(logger);
-  const knex = createKnex(config.databaseUrl, config.databasePoolMax);
+  const knex = createKnex(config.databaseUrl, config.databasePoolMax, { actAs: config.databaseAppRole });
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   // one client on the worker's connection, for the activities and for the system workflows below
   const client = new Client({ connection, namespace: config.temporal.namespace });

@@ -3,6 +3,7 @@ import { jwtVerify, SignJWT } from 'jose';
 import type { Knex } from 'knex';
 import { deriveKey, fingerprint } from '../../common/secrets';
 import { recordAudit } from '../../db/audit';
+import { unitOfWork } from '../../db/unitOfWork';
 
 export const ACCESS_TOKEN_SECONDS = 900;
 export const REFRESH_TOKEN_SECONDS = 30 * 24 * 3600;
@@ -125,7 +126,7 @@ export async function rotateRefreshToken(
   token: string,
   correlationId?: string,
 ): Promise<RefreshOutcome> {
-  return knex.transaction(async (trx) => {
+  return unitOfWork(knex, async (trx) => {
     const row = (await trx('refreshTokens as rt')
       .join('sessions as s', 's.id', 'rt.sessionId')
       .join('people as p', 'p.id', 's.personId')

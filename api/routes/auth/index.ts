@@ -6,6 +6,7 @@ import { endSession, rotateRefreshToken, ownSessionOfRefreshToken, startSession 
 import { principalOf, UNAUTHENTICATED } from '../../middlewares/authenticate';
 import { route } from '../../routing';
 import { tokenPairSchema } from '../../schemas';
+import { unitOfWork } from '../../../db/unitOfWork';
 
 const INVALID_CREDENTIALS = 'invalid email or password';
 
@@ -32,7 +33,7 @@ export const authRoutes = [
     path: '/auth/login',
     summary: 'Sign in with email and password',
     tag: 'Authentication',
-    access: { public: true },
+    access: { public: true, system: 'sign-in' },
     bucket: 'signIn',
     body: loginBody,
     responses: {
@@ -48,7 +49,7 @@ export const authRoutes = [
       const ok = await verifyPassword(person?.passwordHash, body.password);
       if (!person || !ok) throw new UnauthorizedError(INVALID_CREDENTIALS);
       refuseInactive(person);
-      const pair = await knex.transaction((trx) =>
+      const pair = await unitOfWork(knex, (trx) =>
         startSession(trx, keysOf(config).session, person, {
           method: 'password',
           correlationId: ctx.state.correlationId,
@@ -62,7 +63,7 @@ export const authRoutes = [
     path: '/auth/refresh',
     summary: 'Exchange a refresh token for a new pair (the old refresh token stops working)',
     tag: 'Authentication',
-    access: { public: true },
+    access: { public: true, system: 'sign-in' },
     body: refreshBody,
     responses: {
       200: { description: 'a new token pair', schema: tokenPairSchema },
@@ -98,7 +99,7 @@ export const authRoutes = [
     handler: async (ctx, { body }: { body: { refreshToken: string } }) => {
       const { knex, config } = ctx.deps;
       const auth = principalOf(ctx);
-      await knex.transaction(async (trx) => {
+      await unitOfWork(knex, async (trx) => {
         const sessions = new Set([auth.sessionId!]);
         // the refresh token's session is ended too when it belongs to the same person
         const owned = await ownSessionOfRefreshToken(
