@@ -52,7 +52,7 @@ export function createActivities(deps: ActivityDeps) {
           eagerStart: deps.temporalIsWorkerConnection,
         })
       : undefined;
-  const { deleteExpiredWebhookDeliveries, ...deliveryActivities } = createWebhookActivities({
+  const { deleteExpiredWebhookDeliveries: retention, ...deliveryActivities } = createWebhookActivities({
     config: deps.config,
     knex: deps.knex,
     logger: deps.logger,
@@ -74,7 +74,7 @@ export function createActivities(deps: ActivityDeps) {
       }),
     ),
     ...asSystemTask('webhook-delivery', deliveryActivities),
-    ...asSystemTask('webhook-retention', { deleteExpiredWebhookDeliveries }),
+    ...asSystemTask('webhook-retention', { deleteExpiredWebhookDeliveries: () => retention() }),
     ...createReportActivities({ knex: deps.knex }),
     ...asSystemTask(
       'file-sweep',
