@@ -52,13 +52,14 @@ export function createActivities(deps: ActivityDeps) {
           eagerStart: deps.temporalIsWorkerConnection,
         })
       : undefined;
-  const { deleteExpiredWebhookDeliveries: retention, ...deliveryActivities } = createWebhookActivities({
+  const webhookActivities = createWebhookActivities({
     config: deps.config,
     knex: deps.knex,
     logger: deps.logger,
     temporal: deps.temporal,
     resolver: deps.webhookResolver,
   });
+  const { deleteExpiredWebhookDeliveries: _retention, ...deliveryActivities } = webhookActivities; // eslint-disable-line @typescript-eslint/unbound-method
   // Every activity acts under row-level security (db/unitOfWork.ts): the cross-company ones as their named
   // system task, the report ones for the company of their request.
   return {
@@ -74,7 +75,9 @@ export function createActivities(deps: ActivityDeps) {
       }),
     ),
     ...asSystemTask('webhook-delivery', deliveryActivities),
-    ...asSystemTask('webhook-retention', { deleteExpiredWebhookDeliveries: () => retention() }),
+    ...asSystemTask('webhook-retention', {
+      deleteExpiredWebhookDeliveries: () => webhookActivities.deleteExpiredWebhookDeliveries(),
+    }),
     ...createReportActivities({ knex: deps.knex }),
     ...asSystemTask(
       'file-sweep',
