@@ -40,8 +40,6 @@ export const SYSTEM_TASKS = [
   'webhook-retention',
   /** worker: orphaned objects and report starts that did not happen */
   'file-sweep',
-  /** operator scripts (scripts/create-company.ts) */
-  'operator',
 ] as const;
 export type SystemTask = (typeof SYSTEM_TASKS)[number];
 
