@@ -1,7 +1,7 @@
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import { knexSnakeCaseMappers, Model } from 'objection';
-import { currentActing, type Acting } from './unitOfWork';
+import { actingSettings, currentActing } from './unitOfWork';
 
 export type { Knex };
 
@@ -9,7 +9,8 @@ export type { Knex };
 export function knexConfig(databaseUrl: string, poolMax = 10, options: KnexOptions = {}): Knex.Config {
   const { actAs } = options;
   if (actAs !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(actAs)) throw new Error(`invalid role ${actAs}`);
-  return {
+  const config: Knex.Config & { actAs?: string } = {
+    actAs, // read back by db/unitOfWork.ts (which role a system task leaves for its system role)
     client: 'pg',
     connection: { connectionString: databaseUrl, application_name: 'data-service' },
     pool: {
@@ -29,6 +30,7 @@ export function knexConfig(databaseUrl: string, poolMax = 10, options: KnexOptio
     },
     ...knexSnakeCaseMappers(),
   };
+  return config;
 }
 
 interface PgConnection {
@@ -46,7 +48,7 @@ export interface KnexOptions {
 
 export function createKnex(databaseUrl: string, poolMax = 10, options: KnexOptions = {}): Knex {
   const knex = knexFactory(knexConfig(databaseUrl, poolMax, options));
-  if (options.actAs) actOnCheckout(knex);
+  if (options.actAs) actOnCheckout(knex, options.actAs);
   Model.knex(knex);
   return knex;
 }
@@ -66,12 +68,13 @@ interface ActingConnection {
  * A statement run outside an explicit unit of work (`knex('t')…` or a model query without a transaction)
  * acts as the surrounding scope's actor too (db/unitOfWork.ts `actingAs`: the request's principal, a public
  * route's or an activity's named system task): when a connection is taken from the pool, its session-level
- * `app.company_id` / `app.system_task` are set to that actor — or emptied outside any scope, so nothing of
- * any company is visible. The value is remembered per connection and written only when it changes, so a
- * process acting for one company pays nothing per query. Explicit units of work still set theirs with
+ * role, `app.company_id` and `app.system_task` are set to that actor (a system task's role is the system
+ * role) — or emptied outside any scope, so nothing of any company is visible. The settings are remembered
+ * per connection and written only when they change, so a process acting for one company pays nothing per
+ * query. Explicit units of work still set theirs with
  * `set_config(..., true)`, which ends with their transaction.
  */
-function actOnCheckout(knex: Knex): void {
+function actOnCheckout(knex: Knex, appRole: string): void {
   const client = knex.client as {
     acquireConnection(): Promise<ActingConnection>;
     releaseConnection(conn: ActingConnection): Promise<unknown>;
@@ -79,16 +82,15 @@ function actOnCheckout(knex: Knex): void {
   const acquire = client.acquireConnection.bind(client);
   client.acquireConnection = async () => {
     const conn = await acquire();
-    const acting: Acting | undefined = currentActing();
-    const companyId = acting?.companyId ?? '';
-    const system = acting?.system ?? '';
-    const key = `${companyId}|${system}`;
+    const settings = actingSettings(currentActing(), appRole);
+    const key = settings.join('|');
     if (conn.actingKey !== key) {
       try {
         conn.actingKey = undefined;
         await conn.query(
-          `select set_config('app.company_id', $1, false), set_config('app.system_task', $2, false)`,
-          [companyId, system],
+          `select set_config('role', $1, false), set_config('app.company_id', $2, false),
+                  set_config('app.system_task', $3, false)`,
+          settings,
         );
         conn.actingKey = key;
       } catch (err) {

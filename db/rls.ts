@@ -6,8 +6,10 @@
  *   `SET ROLE` right after each connection opens (db/knex.ts). Migrations keep the owner.
  * - Each unit of work (db/unitOfWork.ts) sets `app.company_id` (from the principal) or `app.system_task`
  *   (a named cross-company task) with `set_config(..., true)`, which ends with the transaction.
- * - Every tenant table has two policies: `tenant_isolation` (rows of the acting company only, reads and
- *   writes: USING and WITH CHECK) and `system_task` (any row, only inside a named system unit of work).
+ * - Every tenant table has two policies: `tenant_isolation`, for the application role (rows of the acting
+ *   company only, reads and writes: USING and WITH CHECK), and `system_task`, for the system role
+ *   (`<app role>_system`) that a named system unit of work switches to with SET LOCAL ROLE (any row, only
+ *   while `app.system_task` names the task).
  *   Without either setting a query sees no row and may write none.
  *
  * A migration that creates a tenant table calls `enableTenantIsolation(knex, 'table')` in the same `up`.
@@ -24,11 +26,15 @@ export function appRoleName(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /**
- * Creates the application role if the cluster lacks it (roles are cluster-wide: every database of the
- * cluster, test runs included, shares it), lets the migrating user act as it, and gives it the data
- * privileges (no DDL) on this schema's tables, present and future.
+ * The role a named system task switches to for its transaction (`<app role>_system`): the only role the
+ * cross-company policy applies to, so the application role's own policy stays one indexable comparison
+ * (`company_id = app_company_id()`, no OR), and the application role alone never sees another company.
  */
-export async function ensureAppRole(knex: Knex, role = appRoleName()): Promise<void> {
+export function systemRoleName(appRole = appRoleName()): string {
+  return `${appRole}_system`;
+}
+
+async function ensureRole(knex: Knex, role: string): Promise<void> {
   await knex.raw(`
     do $$
     begin
@@ -50,6 +56,16 @@ export async function ensureAppRole(knex: Knex, role = appRoleName()): Promise<v
     `alter default privileges in schema public grant select, insert, update, delete on tables to ${role}`,
   );
   await knex.raw(`alter default privileges in schema public grant usage, select on sequences to ${role}`);
+}
+
+/**
+ * Creates the application role if the cluster lacks it (roles are cluster-wide: every database of the
+ * cluster, test runs included, shares it), lets the migrating user act as it, and gives it the data
+ * privileges (no DDL) on this schema's tables, present and future.
+ */
+export async function ensureAppRole(knex: Knex, role = appRoleName()): Promise<void> {
+  await ensureRole(knex, role);
+  await ensureRole(knex, systemRoleName(role));
 }
 
 /** The SQL functions the policies compare with (created once, by 20261123000100_row_level_security). */
@@ -77,15 +93,18 @@ export async function enableTenantIsolation(
   await knex.raw(`alter table ?? enable row level security`, [table]);
   await knex.raw(`drop policy if exists tenant_isolation on ??`, [table]);
   await knex.raw(`drop policy if exists system_task on ??`, [table]);
+  const app = appRoleName();
+  const system = systemRoleName(app);
   await knex.raw(
-    `create policy tenant_isolation on ?? using (?? = app_company_id()) with check (?? = app_company_id())`,
+    `create policy tenant_isolation on ?? to ${app} using (?? = app_company_id()) with check (?? = app_company_id())`,
     [table, column, column],
   );
   await knex.raw(
-    `create policy system_task on ?? using (app_system_task() is not null) with check (app_system_task() is not null)`,
+    `create policy system_task on ?? to ${system}
+       using (app_system_task() is not null) with check (app_system_task() is not null)`,
     [table],
   );
-  await knex.raw(`grant select, insert, update, delete on ?? to ${appRoleName()}`, [table]);
+  await knex.raw(`grant select, insert, update, delete on ?? to ${app}, ${system}`, [table]);
 }
 
 /** Undoes `enableTenantIsolation` (for a migration's `down`). */

@@ -13,6 +13,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Knex } from 'knex';
+import { systemRoleName } from './rls';
 
 /**
  * Every place that may read or write across companies, by name. Add a name here (and to README's list)
@@ -60,12 +61,36 @@ export function actingAs<T>(acting: Acting, fn: () => T): T {
   return scope.run(acting, fn);
 }
 
-/** Sets the actor of the current transaction (both settings, so a nested unit of work replaces both). */
+/**
+ * The settings that make a connection act as `acting` (db/rls.ts): the role — the application role, or for
+ * a system task its system role, the only one the cross-company policy applies to — the company and the
+ * task. `appRole` undefined: a connection that does not switch roles (the owner's: tests' fixtures).
+ */
+export function actingSettings(acting: Acting | undefined, appRole: string | undefined): string[] {
+  const role = appRole ? (acting?.system ? systemRoleName(appRole) : appRole) : '';
+  return [role, acting?.companyId ?? '', acting?.system ?? ''];
+}
+
+/** The role a knex acts as (db/knex.ts `actAs`), if any. */
+function appRoleOf(knex: Knex): string | undefined {
+  return (knex.client as { config?: { actAs?: string } }).config?.actAs;
+}
+
+/** Sets the actor of the current transaction (all settings, so a nested unit of work replaces them). */
 export async function applyActing(trx: Knex.Transaction, acting: Acting | undefined): Promise<void> {
-  await trx.raw(`select set_config('app.company_id', ?, true), set_config('app.system_task', ?, true)`, [
-    acting?.companyId ?? '',
-    acting?.system ?? '',
-  ]);
+  const appRole = appRoleOf(trx);
+  const values = actingSettings(acting, appRole);
+  if (!appRole) {
+    await trx.raw(`select set_config('app.company_id', ?, true), set_config('app.system_task', ?, true)`, [
+      values[1],
+      values[2],
+    ]);
+    return;
+  }
+  await trx.raw(
+    `select set_config('role', ?, true), set_config('app.company_id', ?, true), set_config('app.system_task', ?, true)`,
+    values,
+  );
 }
 
 async function run<T>(knex: Knex, acting: Acting | undefined, fn: (trx: Knex.Transaction) => Promise<T>) {

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Knex } from 'knex';
+import { systemRoleName } from '../../db/rls';
 import { actingAs, asSystem, currentActing, unitOfWork, withCompany } from '../../db/unitOfWork';
 import { testEnv } from '../helpers/env';
 
@@ -167,7 +168,8 @@ describe('row-level security (tenant isolation in the database)', () => {
   });
 
   it('every tenant table has row-level security and both policies', async () => {
-    const { knex } = testEnv();
+    const { knex, config } = testEnv();
+    const appRole = config.databaseAppRole;
     for (const { table } of tables) {
       const cls = (await knex.raw(`select relrowsecurity from pg_class where oid = ?::regclass`, [
         table,
@@ -175,14 +177,19 @@ describe('row-level security (tenant isolation in the database)', () => {
         rows: Array<{ relrowsecurity: boolean }>;
       };
       expect(cls.rows[0]?.relrowsecurity, `row-level security on ${table}`).to.equal(true);
-      const policies = (await knex.raw(`select policyname from pg_policies where tablename = ?`, [
-        table,
-      ])) as {
-        rows: Array<{ policyname: string }>;
-      };
-      expect(policies.rows.map((p) => p.policyname).sort(), `policies of ${table}`).to.deep.equal([
-        'system_task',
-        'tenant_isolation',
+      const policies = (await knex.raw(
+        `select policyname, roles::text[] as roles, qual from pg_policies where tablename = ? order by policyname`,
+        [table],
+      )) as { rows: Array<{ policyname: string; roles: string[]; qual: string }> };
+      const column = table === 'companies' ? 'id' : 'company_id';
+      expect(policies.rows, `policies of ${table}`).to.deep.equal([
+        {
+          policyname: 'system_task',
+          roles: [systemRoleName(appRole)],
+          qual: '(app_system_task() IS NOT NULL)',
+        },
+        // one comparison, no OR: an index on company_id serves it
+        { policyname: 'tenant_isolation', roles: [appRole], qual: `(${column} = app_company_id())` },
       ]);
     }
   });
@@ -245,18 +252,28 @@ describe('row-level security (tenant isolation in the database)', () => {
     expect(() => actingAs({ system: 'anything' } as never, () => 1)).to.throw(/named system task/);
   });
 
-  it('the application role has no BYPASSRLS, is no superuser and owns no table', async () => {
+  it("the application role (and the system tasks' role) has no BYPASSRLS, is no superuser and owns no table", async () => {
     const { appKnex, config } = testEnv();
-    const role = (await appKnex.raw(
-      `select current_user as name, r.rolsuper, r.rolbypassrls from pg_roles r where r.rolname = current_user`,
-    )) as { rows: Array<{ name: string; rolsuper: boolean; rolbypassrls: boolean }> };
+    const whoSql = `select current_user as name, r.rolsuper, r.rolbypassrls from pg_roles r where r.rolname = current_user`;
+    type Who = { rows: Array<{ name: string; rolsuper: boolean; rolbypassrls: boolean }> };
+    const role = (await appKnex.raw(whoSql)) as Who;
     expect(role.rows[0]).to.deep.equal({
       name: config.databaseAppRole,
       rolsuper: false,
       rolbypassrls: false,
     });
+    const system = (await asSystem(appKnex, 'outbox-dispatch', (trx) => trx.raw(whoSql))) as Who;
+    expect(system.rows[0]).to.deep.equal({
+      name: systemRoleName(config.databaseAppRole),
+      rolsuper: false,
+      rolbypassrls: false,
+    });
+    // and a unit of work of a company is back to the application role
+    const tenant = (await withCompany(appKnex, a, (trx) => trx.raw(whoSql))) as Who;
+    expect(tenant.rows[0].name).to.equal(config.databaseAppRole);
     const owned = (await appKnex.raw(
-      `select count(*)::int as n from pg_tables where schemaname = 'public' and tableowner = current_user`,
+      `select count(*)::int as n from pg_tables where schemaname = 'public' and tableowner in (?, ?)`,
+      [config.databaseAppRole, systemRoleName(config.databaseAppRole)],
     )) as { rows: Array<{ n: number }> };
     expect(owned.rows[0].n).to.equal(0);
   });
