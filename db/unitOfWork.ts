@@ -76,6 +76,15 @@ function appRoleOf(knex: Knex): string | undefined {
   return (knex.client as { config?: { actAs?: string } }).config?.actAs;
 }
 
+/**
+ * Runs one statement (or a few, each on its own pooled connection) as `acting` without a transaction: the
+ * connection is set to the actor when taken from the pool (db/knex.ts). The query is started inside the
+ * scope (a knex builder is lazy: awaited outside, it would run outside).
+ */
+export function actingStatement<T>(acting: Acting, query: () => PromiseLike<T>): Promise<T> {
+  return actingAs(acting, async () => await query());
+}
+
 /** Sets the actor of the current transaction (all settings, so a nested unit of work replaces them). */
 export async function applyActing(trx: Knex.Transaction, acting: Acting | undefined): Promise<void> {
   const appRole = appRoleOf(trx);

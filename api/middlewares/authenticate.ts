@@ -5,7 +5,7 @@ import { accessClaimsFor, bearerToken, CALLER_COLUMNS, verifiedKeyFor, type Call
 import type { AppContext, Principal } from '../context';
 import { mayHoldScope } from '../policies/scopes';
 import type { RouteMiddlewareFactory } from '../routing';
-import { actingAs, withCompany } from '../../db/unitOfWork';
+import { actingAs, actingStatement } from '../../db/unitOfWork';
 
 /** Rule 7: one message for every reason a request is not authenticated. */
 export const UNAUTHENTICATED = 'invalid or missing credentials';
@@ -24,9 +24,10 @@ async function sessionPrincipal(ctx: AppContext, knex: Knex, token: string): Pro
   const claims = await accessClaimsFor(ctx, token);
   if (!claims) throw new UnauthorizedError(UNAUTHENTICATED);
   // person, role, person status and company status are read afresh on every request
-  // the signed token names the company: the lookup already acts for it
-  const row = (await withCompany(knex, claims.companyId, (trx) =>
-    trx('sessions as s')
+  // the signed token names the company: the lookup already acts for it (one statement: its connection is
+  // set to the company when taken from the pool, db/knex.ts)
+  const row = (await actingStatement({ companyId: claims.companyId }, () =>
+    knex('sessions as s')
       .join('people as p', 'p.id', 's.personId')
       .join('companies as c', 'c.id', 'p.companyId')
       .where({ 's.id': claims.sessionId, 's.personId': claims.personId, 'p.companyId': claims.companyId })
@@ -54,15 +55,15 @@ async function keyPrincipal(ctx: AppContext, knex: Knex, token: string): Promise
 
   // lastUsedAt is written at most about once a minute per key, so busy keys do not contend on one row
   if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > LAST_USED_WRITE_INTERVAL_S * 1000) {
-    await withCompany(knex, row.companyId, (trx) =>
-      trx('apiKeys')
+    await actingStatement({ companyId: row.companyId }, () =>
+      knex('apiKeys')
         .where({ id: row.apiKeyId })
         .where((q) =>
           q
             .whereNull('lastUsedAt')
-            .orWhere('lastUsedAt', '<', trx.raw(`now() - interval '${LAST_USED_WRITE_INTERVAL_S} seconds'`)),
+            .orWhere('lastUsedAt', '<', knex.raw(`now() - interval '${LAST_USED_WRITE_INTERVAL_S} seconds'`)),
         )
-        .update({ lastUsedAt: trx.fn.now() }),
+        .update({ lastUsedAt: knex.fn.now() }),
     );
   }
   const principal: Principal = {
