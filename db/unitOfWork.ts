@@ -47,11 +47,32 @@ export type SystemTask = (typeof SYSTEM_TASKS)[number];
 export type Acting =
   { companyId: string; system?: undefined } | { system: SystemTask; companyId?: undefined };
 
-const scope = new AsyncLocalStorage<Acting>();
+/**
+ * The scope of statements that touch no tenant table (the request budget's counters): a connection taken
+ * from the pool in it keeps whatever actor it holds, so counting a request costs no extra round trip.
+ */
+const NO_TENANT_ROWS = Object.freeze({ noTenantRows: true as const });
+
+const scope = new AsyncLocalStorage<Acting | typeof NO_TENANT_ROWS>();
 
 /** Who acts in the current asynchronous scope, if anyone. */
 export function currentActing(): Acting | undefined {
-  return scope.getStore();
+  const store = scope.getStore();
+  return store && 'noTenantRows' in store ? undefined : store;
+}
+
+/** Whether the scope declared that its statements touch no tenant table (`withoutTenantRows`). */
+export function touchesNoTenantRows(): boolean {
+  const store = scope.getStore();
+  return !!store && 'noTenantRows' in store;
+}
+
+/**
+ * Runs `fn`, whose statements touch no tenant table (only `rate_limit_counters`): their connections are
+ * not reset to an actor. Never for anything that reads or writes company rows.
+ */
+export function withoutTenantRows<T>(fn: () => Promise<T>): Promise<T> {
+  return scope.run(NO_TENANT_ROWS, async () => await fn());
 }
 
 /** Runs `fn` (e.g. the rest of a request) with `acting` as the scope's actor for every `unitOfWork`. */
