@@ -26,15 +26,27 @@ export const TENANT_TABLES = [
   'webhook_deliveries',
 ];
 
+/**
+ * The tables above plus any other table with a company_id that exists when this runs (a tenant table of a
+ * migration merged with an earlier timestamp is covered too; later ones call enableTenantIsolation).
+ */
+async function tenantTables(knex: Knex): Promise<string[]> {
+  const found = (await knex.raw(
+    `select table_name from information_schema.columns
+     where table_schema = current_schema() and column_name = 'company_id' order by table_name`,
+  )) as { rows: Array<{ table_name: string }> };
+  return [...new Set([...TENANT_TABLES, ...found.rows.map((r) => r.table_name)])];
+}
+
 export async function up(knex: Knex): Promise<void> {
   await ensureAppRole(knex);
   await createActingFunctions(knex);
   await enableTenantIsolation(knex, 'companies', { column: 'id' });
-  for (const table of TENANT_TABLES) await enableTenantIsolation(knex, table);
+  for (const table of await tenantTables(knex)) await enableTenantIsolation(knex, table);
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const table of [...TENANT_TABLES, 'companies']) await disableTenantIsolation(knex, table);
+  for (const table of [...(await tenantTables(knex)), 'companies']) await disableTenantIsolation(knex, table);
   await knex.raw('drop function if exists app_company_id()');
   await knex.raw('drop function if exists app_system_task()');
 }
