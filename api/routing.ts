@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { AppContext } from './context';
 import { BadRequestError } from '../common/errors';
 import type { BucketName } from '../domain/plans/plans';
+import type { SystemTask } from '../db/unitOfWork';
 import { bodyAjv, coerceParameters, compile, describeErrors, nulProblems, queryAjv } from './validation';
 
 export type Role = 'admin' | 'employee';
@@ -21,7 +22,15 @@ export type Scope = (typeof SCOPES)[number];
  * (closed by default).
  */
 export type Access =
-  | { public: true }
+  | {
+      public: true;
+      /**
+       * The named cross-company task (db/unitOfWork.ts SYSTEM_TASKS) the route's units of work act as: a
+       * public route knows no company until it has looked one up (by address, token or key). Without it a
+       * public route sees no tenant row.
+       */
+      system?: SystemTask;
+    }
   | {
       public?: false;
       roles: readonly Role[];
