@@ -22,6 +22,50 @@ export default tseslint.config(
     },
   },
   {
+    // Layers (issue 11), files and plans: db/ imports nothing above it (db/models/ApiKey.ts still takes the
+    // Scope type from api/routing, until the identity capability moves); domain code sees no Koa, no adapter
+    // and no workflow code, only the shared workflow definitions.
+    files: ['db/**/*.ts'],
+    ignores: ['db/models/ApiKey.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/api/**', '**/domain/**', '**/workflows/**', '**/activities/**', '**/worker/**'],
+              message: 'db/ imports nothing above it (models, migrations, unit of work only).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['domain/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['koa', 'koa-*', '@koa/*', 'busboy'],
+              message: 'domain code never sees an HTTP request.',
+            },
+            {
+              group: ['**/api/**', '**/activities/**', '**/worker/**'],
+              message: 'adapters call the domain, not the reverse.',
+            },
+            {
+              group: ['**/workflows/*', '!**/workflows/shared', '!**/workflows/definitions'],
+              message: 'workflow code is for the sandbox: import workflows/definitions/* instead.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Workflow code runs inside Temporal's deterministic sandbox: Node built-ins are not available there.
     files: ['workflows/**/*.ts'],
     rules: {

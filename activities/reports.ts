@@ -10,6 +10,7 @@ import {
   type BuildRequest,
 } from '../domain/reports/build';
 import { AnalysisFailure, type AnalysisStep, type FailureReason } from '../domain/reports/engine';
+import { actingAs } from '../db/unitOfWork';
 import { REPORT_FAILURE_TYPE } from '../workflows/shared';
 
 export type ReportRequest = BuildRequest;
@@ -21,13 +22,18 @@ export interface ReportDeps {
   steps?: readonly AnalysisStep[];
 }
 
-/** Report activities: thin adapters over domain/reports/build.ts. */
+/**
+ * Report activities: thin adapters over domain/reports/build.ts. Each acts for the company of its request
+ * (row-level security, db/unitOfWork.ts): every query of the build, in or out of a transaction.
+ */
 export function createReportActivities(deps: ReportDeps) {
+  const forCompany = <T>(request: ReportRequest, fn: () => Promise<T>) =>
+    actingAs({ companyId: request.companyId }, fn);
   return {
     /** The version's report row (created queued for build 1); null when the file was deleted. */
     async prepareReport(request: ReportRequest) {
       const workflowId = Context.current().info.workflowExecution?.workflowId ?? null;
-      return prepareBuild(deps.knex, request, workflowId);
+      return forCompany(request, () => prepareBuild(deps.knex, request, workflowId));
     },
 
     /**
@@ -38,10 +44,12 @@ export function createReportActivities(deps: ReportDeps) {
     async buildReport(request: ReportRequest): Promise<BuildOutcome> {
       const ctx = Context.current();
       try {
-        return await runBuild(deps, request, {
-          signal: ctx.cancellationSignal,
-          heartbeat: (progress) => ctx.heartbeat(progress),
-        });
+        return await forCompany(request, () =>
+          runBuild(deps, request, {
+            signal: ctx.cancellationSignal,
+            heartbeat: (progress) => ctx.heartbeat(progress),
+          }),
+        );
       } catch (err) {
         if (err instanceof AnalysisFailure) {
           throw ApplicationFailure.create({
@@ -57,7 +65,9 @@ export function createReportActivities(deps: ReportDeps) {
 
     /** Ends the build as failed (reason code, report.failed); a no-op once it has ended. */
     async failReport(input: { request: ReportRequest; reason: FailureReason; message: string }) {
-      return failBuild(deps.knex, input.request, input.reason, input.message);
+      return forCompany(input.request, () =>
+        failBuild(deps.knex, input.request, input.reason, input.message),
+      );
     },
   };
 }

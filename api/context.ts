@@ -5,7 +5,7 @@ import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import type { Storage } from '../common/storage';
 import type { Mailer } from '../common/mailer';
-import type { PlanName } from '../common/plans';
+import type { PlanName } from '../domain/plans/plans';
 import type { Role, RouteSpec, Scope } from './routing';
 
 /** Everything the API needs from outside; app.ts builds the Koa app from this and never listens. */
@@ -41,6 +41,11 @@ export interface AppState {
   clientIp: string;
   /** set for every route that is not public */
   auth?: Principal;
+  /**
+   * A streamed body's fingerprint, set by its handler once the body is read (uploads: form fields, file
+   * name and content sha256), so Idempotency-Key can tell a retry from another request.
+   */
+  bodyFingerprint?: string;
 }
 
 export type AppContext = Koa.ParameterizedContext<AppState> & {

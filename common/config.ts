@@ -9,12 +9,18 @@ import path from 'node:path';
 
 export interface Config {
   env: string;
+  /** NODE_ENV was set (unset means `development` for the defaults, but see serviceStartProblems) */
+  envDeclared: boolean;
+  /** ALLOW_DEVELOPMENT_DEFAULTS: a development machine without NODE_ENV (serviceStartProblems) */
+  allowDevelopmentDefaults: boolean;
   host: string;
   port: number;
   logLevel: string;
   jsonBodyLimitBytes: number;
   databaseUrl: string;
   databasePoolMax: number;
+  /** the role the API and the worker act as (row-level security, db/rls.ts) */
+  databaseAppRole: string;
   temporal: { address: string; namespace: string; taskQueue: string };
   s3: {
     endpoint: string;
@@ -39,6 +45,9 @@ export interface Config {
     xlsxMaxUnpackedBytes: number;
     xlsxMaxEntries: number;
     xlsxMaxCompressionRatio: number;
+    /** XLSX shared strings: unpacked bytes of the part and strings it holds (400 at upload over either) */
+    xlsxMaxSharedStringsBytes: number;
+    xlsxMaxSharedStrings: number;
     /** Default life of a download link, in seconds. */
     downloadLinkTtlSeconds: number;
   };
@@ -60,6 +69,8 @@ export interface Config {
   publicBaseUrl: string;
   /** Honour X-Forwarded-For from this many trusted proxy hops (0: use the socket address). */
   trustProxyHops: number;
+  /** Failed sign-ins per account (e-mail address, known or not) allowed in a window, then 429 until it ends. */
+  signIn: { failuresPerAccount: number; failureWindowSeconds: number };
   mail: { smtpUrl: string; from: string };
   google: { issuer: string; clientId: string; clientSecret: string };
   oauth: {
@@ -171,11 +182,16 @@ class Reader {
   }
 }
 
+/** The application role of row-level security (db/rls.ts), when DATABASE_APP_ROLE is not set. */
+export const DEFAULT_APP_ROLE = 'dataservice_app';
+
 export function loadConfig(env: Env = process.env): Config {
   const r = new Reader(env);
   const s3Endpoint = r.url('S3_ENDPOINT', 'http://127.0.0.1:9000', ['http:', 'https:']);
   const config: Config = {
     env: r.oneOf('NODE_ENV', 'development', ['development', 'test', 'production'] as const),
+    envDeclared: (env.NODE_ENV ?? '') !== '',
+    allowDevelopmentDefaults: r.bool('ALLOW_DEVELOPMENT_DEFAULTS', false),
     host: r.string('HOST', '127.0.0.1'),
     port: r.int('PORT', 3000, 0, 65535),
     logLevel: r.oneOf('LOG_LEVEL', 'info', [
@@ -193,6 +209,7 @@ export function loadConfig(env: Env = process.env): Config {
       'postgresql:',
     ]),
     databasePoolMax: r.int('DATABASE_POOL_MAX', 10, 1, 500),
+    databaseAppRole: r.string('DATABASE_APP_ROLE', DEFAULT_APP_ROLE),
     temporal: {
       address: r.hostPort('TEMPORAL_ADDRESS', '127.0.0.1:7233'),
       namespace: r.string('TEMPORAL_NAMESPACE', 'default'),
@@ -215,6 +232,13 @@ export function loadConfig(env: Env = process.env): Config {
       xlsxMaxUnpackedBytes: r.int('XLSX_MAX_UNPACKED_BYTES', 400 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
       xlsxMaxEntries: r.int('XLSX_MAX_ENTRIES', 1000, 1, 65_535),
       xlsxMaxCompressionRatio: r.int('XLSX_MAX_COMPRESSION_RATIO', 100, 2, 10_000),
+      xlsxMaxSharedStringsBytes: r.int(
+        'XLSX_MAX_SHARED_STRINGS_BYTES',
+        32 * 1024 * 1024,
+        1024,
+        1024 * 1024 * 1024,
+      ),
+      xlsxMaxSharedStrings: r.int('XLSX_MAX_SHARED_STRINGS', 1_000_000, 1, 100_000_000),
       downloadLinkTtlSeconds: r.int('DOWNLOAD_LINK_TTL_SECONDS', 300, 1, MAX_DOWNLOAD_LINK_SECONDS),
     },
     outbox: {
@@ -230,6 +254,10 @@ export function loadConfig(env: Env = process.env): Config {
     secretKey: r.string('SECRET_KEY', DEV_SECRET),
     publicBaseUrl: r.url('PUBLIC_BASE_URL', 'http://127.0.0.1:3000', ['http:', 'https:']),
     trustProxyHops: r.int('TRUST_PROXY_HOPS', 0, 0, 10),
+    signIn: {
+      failuresPerAccount: r.int('SIGN_IN_FAILURES_PER_ACCOUNT', 10, 1, 1000),
+      failureWindowSeconds: r.int('SIGN_IN_FAILURE_WINDOW_SECONDS', 900, 60, 86_400),
+    },
     mail: {
       smtpUrl: r.url('SMTP_URL', 'smtp://127.0.0.1:2525', ['smtp:', 'smtps:']),
       from: r.string('MAIL_FROM', 'Data Service <no-reply@dataservice.local>'),
@@ -256,6 +284,9 @@ export function loadConfig(env: Env = process.env): Config {
     r.problems.push('SECRET_KEY must be set in production (at least 32 characters)');
   }
   if (config.secretKey.length < 32) r.problems.push('SECRET_KEY must have at least 32 characters');
+  if (config.env === 'production' && config.allowDevelopmentDefaults) {
+    r.problems.push('ALLOW_DEVELOPMENT_DEFAULTS cannot be used in production');
+  }
   if (config.env === 'production' && (config.webhooks.allowPrivateTargets || config.webhooks.allowHttp)) {
     r.problems.push('WEBHOOK_ALLOW_PRIVATE_TARGETS and WEBHOOK_ALLOW_HTTP cannot be used in production');
   }
@@ -270,6 +301,32 @@ export function loadConfig(env: Env = process.env): Config {
       `S3_PREFIX must be letters, digits, ".", "_", "-" or "/" and end with "/" (got "${config.s3.prefix}")`,
     );
   }
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(config.databaseAppRole)) {
+    r.problems.push(`DATABASE_APP_ROLE must be a lower-case role name (got "${config.databaseAppRole}")`);
+  }
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
+}
+
+/**
+ * What stops the API or the worker from starting beyond `loadConfig`'s checks (fails closed): when
+ * NODE_ENV is not set, the process may be a production one that forgot it, so the built-in development
+ * SECRET_KEY and the webhook development/test settings are refused — unless ALLOW_DEVELOPMENT_DEFAULTS=true
+ * says this is a development machine (scripts/start.sh sets it when NODE_ENV is unset). Production refuses
+ * them in `loadConfig`, whatever the flag.
+ */
+export function serviceStartProblems(config: Config): string[] {
+  if (config.envDeclared || config.allowDevelopmentDefaults) return [];
+  const problems: string[] = [];
+  const hint =
+    'set NODE_ENV (production, development or test), or ALLOW_DEVELOPMENT_DEFAULTS=true on a development machine';
+  if (config.secretKey === DEV_SECRET)
+    problems.push(
+      `NODE_ENV is not set and SECRET_KEY is the built-in development value: set SECRET_KEY, or ${hint}`,
+    );
+  if (config.webhooks.allowPrivateTargets)
+    problems.push(`NODE_ENV is not set: WEBHOOK_ALLOW_PRIVATE_TARGETS (tests only) is refused; ${hint}`);
+  if (config.webhooks.allowHttp)
+    problems.push(`NODE_ENV is not set: WEBHOOK_ALLOW_HTTP (development only) is refused; ${hint}`);
+  return problems;
 }

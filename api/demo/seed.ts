@@ -8,14 +8,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { keysOf } from '../auth/keys';
-import type { PlanName } from '../../common/plans';
+import type { PlanName } from '../../domain/plans/plans';
 import { generateKey } from '../auth/apiKeys';
 import type { Role, Scope } from '../routing';
 import type { Client } from '@temporalio/client';
-import { CONTENT_TYPES } from '../../common/files/formats';
+import { CONTENT_TYPES } from '../../domain/files/formats';
 import { uuidv7 } from '../../common/ids';
 import type { Storage } from '../../common/storage';
-import { reportWorkflowParts, workflowIdentity } from '../../workflows/shared';
+import { unitOfWork } from '../../db/unitOfWork';
+import { REPORT_WORKFLOW, reportStart } from '../../workflows/definitions/reports';
 
 export const DEMO_COMPANY_NAME = 'Demo Company';
 export const DEMO_PLAN: PlanName = 'premium';
@@ -114,15 +115,13 @@ async function addFile(
   });
   ctx.afterCommit(async () => {
     // as after an upload; if Temporal is down, the hourly sweep starts it later (startMissingReports)
-    await services.temporal.workflow.start('reportWorkflow', {
-      ...workflowIdentity({
-        kind: 'report',
-        parts: reportWorkflowParts(fileId, 1),
-        companyId: ctx.companyId,
-        taskQueue: services.taskQueue,
-      }),
-      args: [{ companyId: ctx.companyId, fileId, fileVersionId: versionId, version: 1 }],
-    });
+    await services.temporal.workflow.start(
+      REPORT_WORKFLOW,
+      reportStart(
+        { companyId: ctx.companyId, fileId, fileVersionId: versionId, version: 1 },
+        { taskQueue: services.taskQueue },
+      ),
+    );
   });
 }
 
@@ -258,7 +257,7 @@ export async function seedDemoCompany(
     if (steps.every((s) => applied.includes(s.name))) return existing;
   }
   const hooks: Array<() => Promise<void>> = [];
-  const demo = await knex.transaction(async (trx) => {
+  const demo = await unitOfWork(knex, async (trx) => {
     await trx.raw('select pg_advisory_xact_lock(?)', [DEMO_LOCK]);
     let companyId = (
       (await trx('companies').where({ isDemo: true }).select('id').first()) as { id: string } | undefined

@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Next } from 'koa';
+import type { Knex } from 'knex';
 import { deriveKey, openBox, sealBox } from '../../common/secrets';
 import { AppError, BadRequestError, UnprocessableError } from '../../common/errors';
 import type { AppContext } from '../context';
 import type { RouteSpec } from '../routing';
+import { fingerprintMultipart } from './formFingerprint';
+import { asSystem, withCompany } from '../../db/unitOfWork';
 
 /** How long a key is remembered after its first request. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
@@ -14,6 +17,7 @@ const CLEANUP_BATCH = 100;
 const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
 /** Response headers that belong to the answer and are replayed with it. */
 const REPLAYED_HEADERS = ['location', 'content-type'];
+const DIFFERENT_REQUEST = 'Idempotency-Key was already used for a different request';
 
 class IdempotencyInProgressError extends AppError {
   constructor() {
@@ -46,22 +50,21 @@ function canonical(value: unknown): string {
 /**
  * What makes two requests "the same": method, path, query, body, and who sent them. The caller is part of
  * it so that, within one company, a second person reusing a key gets 422 instead of someone else's answer.
- * A body that is not parsed JSON (a multipart upload, streamed by its handler) is represented by its media
- * type and length: reading it here would defeat streaming.
+ * A body its handler streams (a multipart upload) is not read here, which would defeat streaming: it is
+ * represented by its media type, and its own fingerprint (fields, file names, content sha256) is added
+ * once the handler has read it (`ctx.state.bodyFingerprint`); see `idempotency` below.
  */
-export function requestFingerprint(ctx: AppContext): string {
+export function requestFingerprint(ctx: AppContext, streamed = false): string {
   const auth = ctx.state.auth;
   const who = auth ? (auth.apiKeyId ? `key:${auth.apiKeyId}` : `person:${auth.personId}`) : 'public';
-  const body =
-    ctx.request.body !== undefined
-      ? ctx.request.body
-      : ctx.request.length
-        ? { streamed: ctx.request.type, length: ctx.request.length }
-        : null;
+  const body = streamed ? { streamed: ctx.request.type } : (ctx.request.body ?? null);
   return createHash('sha256')
     .update(canonical([ctx.method, ctx.path, ctx.querystring, who, body]))
     .digest('hex');
 }
+
+/** The stored fingerprint of a streamed request: its head and its body's fingerprint. */
+const SEPARATOR = '.';
 
 function bodyText(body: unknown): string | null {
   if (body === undefined || body === null) return null;
@@ -77,6 +80,13 @@ function bodyText(body: unknown): string | null {
  * request gives 422. Only successful answers are remembered: an error releases the key, because the work
  * was not done (its transaction rolled back), so a retry with the same key may do it.
  * Keys are scoped to the caller's company (to the client address on public routes) and kept 24 hours.
+ * A header that is present must be a valid key: empty, over 255 characters or with other than visible
+ * ASCII gives 400, like the OpenAPI document's pattern says.
+ *
+ * Streamed bodies (multipart uploads) are fingerprinted in two steps: the claim holds the head (method,
+ * path, query, caller); once the handler has streamed the body, the record keeps head and body
+ * fingerprint. A later request with the key whose head matches a finished record reads its own body only
+ * to fingerprint it (nothing is stored), then replays the answer or gives 422.
  */
 export function idempotency(spec: RouteSpec) {
   if (!spec.idempotent) {
@@ -86,29 +96,32 @@ export function idempotency(spec: RouteSpec) {
   }
 
   return async (ctx: AppContext, next: Next) => {
-    const key = ctx.get('Idempotency-Key');
-    if (!key) {
+    const header = ctx.headers['idempotency-key'];
+    if (header === undefined) {
       await next();
       return;
     }
+    const key = Array.isArray(header) ? header.join(', ') : header;
     if (!KEY_FORMAT.test(key)) {
       throw new BadRequestError('Idempotency-Key must be 1 to 255 visible ASCII characters');
     }
     const { knex } = ctx.deps;
     const companyId = ctx.state.auth?.companyId ?? null;
     const scope = companyId ? `company:${companyId}` : `address:${ctx.state.clientIp}`;
-    const fingerprint = requestFingerprint(ctx);
+    const streamed = Boolean(spec.multipart);
+    const fingerprint = requestFingerprint(ctx, streamed);
+
+    // Records act for the caller's company; those of public routes (keyed by address) have none and are
+    // kept by a named system task. Expired records of any company are swept by another named task.
+    const inUnit = <T>(fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> =>
+      companyId ? withCompany(knex, companyId, fn) : asSystem(knex, 'idempotency-public', fn);
+    await sweepExpired(knex, scope, key);
 
     for (let attempt = 0; attempt < 3; attempt++) {
-      // One statement: sweep a few expired records (never this one), then claim the key, or take over a
-      // record that expired or whose claim was abandoned.
-      const claimed: { rows: unknown[] } = await knex.raw(
-        `with sweep as (
-           delete from idempotency_keys where ctid = any(array(
-             select ctid from idempotency_keys
-             where expires_at < now() and not (scope = :scope and key = :key) limit ${CLEANUP_BATCH}))
-         )
-         insert into idempotency_keys
+      // Claim the key, or take over a record that expired or whose claim was abandoned.
+      const claimed: { rows: unknown[] } = await inUnit((trx) =>
+        trx.raw(
+          `insert into idempotency_keys
            (scope, key, company_id, fingerprint, state, locked_until, created_at, expires_at)
          values (:scope, :key, :companyId, :fingerprint, 'running',
                  now() + make_interval(secs => :lease), now(), now() + make_interval(secs => :ttl))
@@ -120,29 +133,40 @@ export function idempotency(spec: RouteSpec) {
          where idempotency_keys.expires_at <= now()
             or (idempotency_keys.state = 'running' and idempotency_keys.locked_until <= now())
          returning key`,
-        {
-          scope,
-          key,
-          companyId,
-          fingerprint,
-          lease: IDEMPOTENCY_LEASE_SECONDS,
-          ttl: IDEMPOTENCY_TTL_SECONDS,
-        },
+          {
+            scope,
+            key,
+            companyId,
+            fingerprint,
+            lease: IDEMPOTENCY_LEASE_SECONDS,
+            ttl: IDEMPOTENCY_TTL_SECONDS,
+          },
+        ),
       );
       if (claimed.rows.length === 1) {
-        await runClaimed(ctx, next, scope, key, fingerprint);
+        await runClaimed(ctx, next, inUnit, scope, key, fingerprint, streamed);
         return;
       }
 
-      const existing = (await knex('idempotencyKeys')
-        .select('fingerprint', 'state', 'responseStatus', 'responseHeaders', 'responseBody')
-        .where({ scope, key })
-        .first()) as StoredRow | undefined;
+      const existing = (await inUnit((trx) =>
+        trx('idempotencyKeys')
+          .select('fingerprint', 'state', 'responseStatus', 'responseHeaders', 'responseBody')
+          .where({ scope, key })
+          .first(),
+      )) as StoredRow | undefined;
       if (!existing) continue; // released between our two statements: claim again
-      if (existing.fingerprint !== fingerprint) {
-        throw new UnprocessableError('Idempotency-Key was already used for a different request');
+      const [head, storedBody] = existing.fingerprint.split(SEPARATOR);
+      if (head !== fingerprint) {
+        if (streamed) ctx.set('Connection', 'close'); // the body is left unread
+        throw new UnprocessableError(DIFFERENT_REQUEST);
       }
-      if (existing.state === 'running') throw new IdempotencyInProgressError();
+      if (existing.state === 'running') {
+        if (streamed) ctx.set('Connection', 'close');
+        throw new IdempotencyInProgressError();
+      }
+      if (streamed && (await fingerprintMultipart(ctx.req)) !== storedBody) {
+        throw new UnprocessableError(DIFFERENT_REQUEST);
+      }
       replay(ctx, existing, scope, key);
       return;
     }
@@ -150,15 +174,29 @@ export function idempotency(spec: RouteSpec) {
   };
 }
 
+/** A few expired records of any company or address (never the one being claimed): a named system task. */
+async function sweepExpired(knex: Knex, scope: string, key: string): Promise<void> {
+  await asSystem(knex, 'idempotency-sweep', (trx) =>
+    trx.raw(
+      `delete from idempotency_keys where ctid = any(array(
+         select ctid from idempotency_keys
+         where expires_at < now() and not (scope = :scope and key = :key) limit ${CLEANUP_BATCH}))`,
+      { scope, key },
+    ),
+  );
+}
+
 async function runClaimed(
   ctx: AppContext,
   next: Next,
+  inUnit: <T>(fn: (trx: Knex.Transaction) => Promise<T>) => Promise<T>,
   scope: string,
   key: string,
   fingerprint: string,
+  streamed: boolean,
 ): Promise<void> {
-  const { knex } = ctx.deps;
-  const release = () => knex('idempotencyKeys').where({ scope, key, fingerprint, state: 'running' }).delete();
+  const release = () =>
+    inUnit((trx) => trx('idempotencyKeys').where({ scope, key, fingerprint, state: 'running' }).delete());
   try {
     await next();
   } catch (err) {
@@ -166,7 +204,13 @@ async function runClaimed(
     throw err;
   }
   const body = bodyText(ctx.body);
-  if (ctx.status < 200 || ctx.status >= 300 || (ctx.body != null && body === null)) {
+  const bodyFingerprint = ctx.state.bodyFingerprint;
+  if (
+    ctx.status < 200 ||
+    ctx.status >= 300 ||
+    (ctx.body != null && body === null) ||
+    (streamed && bodyFingerprint === undefined)
+  ) {
     await release();
     return;
   }
@@ -175,16 +219,19 @@ async function runClaimed(
     const value = ctx.response.get(name);
     if (value) headers[name] = String(value);
   }
-  await knex('idempotencyKeys')
-    .where({ scope, key, fingerprint })
-    .update({
-      state: 'done',
-      responseStatus: ctx.status,
-      responseHeaders: JSON.stringify(headers),
-      // answers can carry secrets shown once (an API key, a webhook signing secret): kept encrypted
-      responseBody: body === null ? null : sealResponse(ctx, scope, key, body),
-      lockedUntil: null,
-    });
+  await inUnit((trx) =>
+    trx('idempotencyKeys')
+      .where({ scope, key, fingerprint })
+      .update({
+        fingerprint: streamed ? `${fingerprint}${SEPARATOR}${bodyFingerprint}` : fingerprint,
+        state: 'done',
+        responseStatus: ctx.status,
+        responseHeaders: JSON.stringify(headers),
+        // answers can carry secrets shown once (an API key, a webhook signing secret): kept encrypted
+        responseBody: body === null ? null : sealResponse(ctx, scope, key, body),
+        lockedUntil: null,
+      }),
+  );
 }
 
 function responseKey(ctx: AppContext): Buffer {

@@ -4,10 +4,11 @@ import type { Knex } from 'knex';
 import ipaddr from 'ipaddr.js';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { TooManyRequestsError } from '../../common/errors';
-import { BUCKETS, PLANS, REQUEST_BUDGETS } from '../../common/plans';
+import { BUCKETS, PLANS, REQUEST_BUDGETS } from '../../domain/plans/plans';
 import type { AppContext } from '../context';
 import { identifyCaller, type CallerIdentity } from '../callers';
 import { findRoute, type RouteSpec } from '../routing';
+import { withoutTenantRows } from '../../db/unitOfWork';
 
 const WINDOW_SECONDS = 60;
 const TABLE = 'rate_limit_counters';
@@ -71,7 +72,9 @@ export class RequestCounters {
       resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
     });
     try {
-      return toDecision(await this.limiter(budget.name, budget.limit).consume(budget.subject), true);
+      // counters are no tenant rows: the connection keeps whatever actor it holds (no extra round trip)
+      const limiter = this.limiter(budget.name, budget.limit);
+      return toDecision(await withoutTenantRows(() => limiter.consume(budget.subject)), true);
     } catch (rejection) {
       if (rejection instanceof RateLimiterRes) return toDecision(rejection, false);
       throw rejection;
@@ -92,13 +95,24 @@ export function addressSubject(address: string): string {
   return `address:${address}`;
 }
 
-/** The spec's table: which budget a request spends, from its route and its caller. */
+/**
+ * The spec's table: which budget a request spends, from its route and its caller.
+ *
+ * A bucket of a public route (sign-in, register, reset, accept an invitation, activate, forgot password,
+ * resend, Google code exchange, demo) is always counted per client address: a token attached to a public
+ * request signs nothing in, and counting it for the token's company would let anyone holding tokens of
+ * several companies multiply the attempts one address gets (rule 1: "10 attempts a minute per address").
+ * Only a bucket of a signed-in route (choosing a plan) is counted per company.
+ */
 export function chooseBudget(spec: RouteSpec | undefined, caller: CallerIdentity, address: string): Budget {
   if (spec?.bucket) {
     return {
       name: `bucket:${spec.bucket}`,
       limit: BUCKETS[spec.bucket],
-      subject: caller.kind === 'anonymous' ? addressSubject(address) : `company:${caller.companyId}`,
+      subject:
+        spec.access.public || caller.kind === 'anonymous'
+          ? addressSubject(address)
+          : `company:${caller.companyId}`,
     };
   }
   switch (caller.kind) {

@@ -2,17 +2,14 @@ import type { TransactionOrKnex } from 'objection';
 import { NotFoundError } from '../../common/errors';
 import { FileVersion } from '../../db/models';
 // the one visibility rule of files (who sees which file) — reused, never copied
-import { visibleFiles } from '../../api/routes/files/access';
-import type { Principal } from '../../api/context';
-
-export type Principal_ = Principal;
+import { visibleFiles, type FileActor } from '../files/access';
 
 /**
  * A version of a file the principal may see (`version` 'latest': the file's newest version), or 404 —
  * the same answer for another company's file, a private file of someone else and a missing one.
  */
 export async function visibleVersion(
-  auth: Principal,
+  auth: FileActor,
   trx: TransactionOrKnex,
   fileId: string,
   version: number | 'latest',

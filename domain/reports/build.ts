@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import { ForeignKeyViolationError, UniqueViolationError } from 'objection';
 import { BadRequestError } from '../../common/errors';
-import { inspectStoredXlsx } from '../../common/files/xlsx';
+import { inspectStoredXlsx } from '../files/xlsx';
 import type { Storage } from '../../common/storage';
 import type { Config } from '../../common/config';
 import { FileVersion, Report } from '../../db/models';
@@ -180,6 +180,8 @@ export async function runBuild(
           maxUnpackedBytes: config.files.xlsxMaxUnpackedBytes,
           maxEntries: config.files.xlsxMaxEntries,
           maxCompressionRatio: config.files.xlsxMaxCompressionRatio,
+          maxSharedStringsBytes: config.files.xlsxMaxSharedStringsBytes,
+          maxSharedStrings: config.files.xlsxMaxSharedStrings,
           maxRows: config.files.maxRows,
           maxColumns: config.files.maxColumns,
         });

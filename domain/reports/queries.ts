@@ -1,11 +1,11 @@
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
-import type { Principal } from '../../api/context';
+import type { FileActor } from '../files/access';
 import { ConflictError } from '../../common/errors';
 import type { Storage } from '../../common/storage';
 import { Report } from '../../db/models';
 import type { UnitOfWork } from '../../db/transaction';
-import { reportWorkflowParts, workflowIdentity } from '../../workflows/shared';
+import { REPORT_WORKFLOW, reportStart } from '../../workflows/definitions/reports';
 import { visibleVersion } from './access';
 import { presentReport, type ReportResult, type ReportView } from './present';
 
@@ -29,7 +29,7 @@ async function readResult(storage: Storage, report: Report): Promise<ReportResul
 /** GET …/report: the report of a version the principal may see (`latest`: the file's newest version). */
 export async function getReport(
   deps: Pick<ReportDeps, 'knex' | 'storage'>,
-  auth: Principal,
+  auth: FileActor,
   fileId: string,
   version: number | 'latest',
 ): Promise<ReportView> {
@@ -45,7 +45,7 @@ export async function getReport(
  */
 export async function requestRebuild(
   deps: ReportDeps,
-  auth: Principal,
+  auth: FileActor,
   uow: UnitOfWork,
   fileId: string,
   version: number,
@@ -60,18 +60,15 @@ export async function requestRebuild(
     );
   }
   const build = report.build + 1;
-  const identity = workflowIdentity({
-    kind: 'report',
-    parts: reportWorkflowParts(fileId, version, build),
-    companyId: auth.companyId,
-    taskQueue: deps.taskQueue,
-    correlationId,
-  });
+  const start = reportStart(
+    { companyId: auth.companyId, fileId, fileVersionId: row.id, version, build, correlationId },
+    { taskQueue: deps.taskQueue, correlationId },
+  );
   const oldObject = report.resultObjectKey;
   report = await report.$query(trx).patchAndFetch({
     status: 'queued',
     build,
-    workflowId: identity.workflowId,
+    workflowId: start.workflowId,
     correlationId: correlationId ?? null,
     queuedAt: new Date(),
     startedAt: null,
@@ -86,12 +83,10 @@ export async function requestRebuild(
     resultObjectKey: null,
     resultBytes: null,
   });
-  const args = [{ companyId: auth.companyId, fileId, fileVersionId: row.id, version, build, correlationId }];
   uow.afterCommit(async () => {
     if (oldObject)
       await deps.storage.client.removeObject(deps.storage.bucket, oldObject).catch(() => undefined);
-    // by type name: domain code does not import workflow code
-    await deps.temporal.workflow.start('reportWorkflow', { ...identity, args });
+    await deps.temporal.workflow.start(REPORT_WORKFLOW, start);
   });
   return presentReport(row, report, null);
 }

@@ -13,7 +13,7 @@ const waitMs = Number(process.env.TEST_REPORT_STEP_WAIT_MS ?? 0);
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  const knex = createKnex(config.databaseUrl, 5);
+  const knex = createKnex(config.databaseUrl, 5, { actAs: config.databaseAppRole });
   const logger = createLogger(config.logLevel, 'test-worker-process');
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const worker = await createWorker({

@@ -16,7 +16,7 @@ import {
   type AnalysisResult,
   type ColumnProfile,
 } from '../../domain/reports/engine';
-import type { FileFormat } from '../../common/files/formats';
+import type { FileFormat } from '../../domain/files/formats';
 
 const workDir = path.join(os.tmpdir(), `engine-test-${process.pid}`);
 

@@ -4,6 +4,7 @@ import { keysOf } from '../../auth/keys';
 import { startSession } from '../../auth/sessions';
 import { route } from '../../routing';
 import { tokenPairSchema } from '../../schemas';
+import { unitOfWork } from '../../../db/unitOfWork';
 
 export const demoRoutes = [
   route({
@@ -11,7 +12,7 @@ export const demoRoutes = [
     path: '/demo/sessions',
     summary: 'Open the demo: a read-only session on the demo company (every write answers 403)',
     tag: 'Demo',
-    access: { public: true },
+    access: { public: true, system: 'demo' },
     bucket: 'demo',
     responses: {
       201: { description: 'the token pair of a new read-only demo session', schema: tokenPairSchema },
@@ -27,7 +28,7 @@ export const demoRoutes = [
         temporal,
         taskQueue: config.temporal.taskQueue,
       });
-      const pair = await knex.transaction(async (trx) => {
+      const pair = await unitOfWork(knex, async (trx) => {
         const company = (await trx('companies').where({ id: demo.companyId }).select('status').first()) as {
           status: string;
         };

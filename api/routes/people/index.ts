@@ -1,17 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ConflictError, NotFoundError } from '../../../common/errors';
-import { planLimits } from '../../../common/plans';
+import { planLimits } from '../../../domain/plans/plans';
 import { recordAudit } from '../../../db/audit';
 import { isUniqueViolation } from '../../../db/errors';
 import { invitationMail, mailAfterCommit } from '../../auth/mails';
-import { issueOneTimeToken } from '../../auth/oneTimeTokens';
+import { issueOneTimeToken, voidOneTimeTokens } from '../../auth/oneTimeTokens';
 import { endSessionsOf } from '../../auth/sessions';
 import type { Principal } from '../../context';
 import { pageList, type PageQuery } from '../../lists';
 import { principalOf } from '../../middlewares/authenticate';
 import { route, type Role } from '../../routing';
 import { pageEnvelopeSchema, pageQuerySchema, uuidParams } from '../../schemas';
+import { unitOfWork } from '../../../db/unitOfWork';
 
 const personSchema = {
   type: 'object',
@@ -114,7 +115,7 @@ export const peopleRoutes = [
       const { knex, config } = ctx.deps;
       let result: { person: PersonRow; token: string; expiresAt: Date; companyName: string };
       try {
-        result = await knex.transaction(async (trx) => {
+        result = await unitOfWork(knex, async (trx) => {
           const company = await lockCompany(trx, auth.companyId);
           // a company without a plan yet gets the Free limits
           const limit = planLimits(company.plan ?? 'free').people;
@@ -197,7 +198,9 @@ export const peopleRoutes = [
   route({
     method: 'patch',
     path: '/employees/:id',
-    summary: 'Change a person’s role, or disable / re-enable them',
+    summary:
+      'Change a person’s role, or disable / re-enable them (disabling ends every session of the person; ' +
+      're-enabling brings none back)',
     tag: 'People',
     access: { roles: ['admin'] },
     params: uuidParams,
@@ -220,7 +223,7 @@ export const peopleRoutes = [
       { params, body }: { params: { id: string }; body: { role?: Role; status?: 'active' | 'disabled' } },
     ) => {
       const auth = principalOf(ctx);
-      const updated = await ctx.deps.knex.transaction(async (trx) => {
+      const updated = await unitOfWork(ctx.deps.knex, async (trx) => {
         await lockCompany(trx, auth.companyId);
         const person = await findPerson(trx, auth, params.id);
         if (body.status && person.status === 'not_activated') {
@@ -235,6 +238,20 @@ export const peopleRoutes = [
           .where({ id: person.id })
           .update({ ...body, updatedAt: trx.fn.now() })
           .returning('*')) as PersonRow[];
+        // Disabling ends every session (audited one by one, like removal), so re-enabling brings none back:
+        // the old access tokens name an ended session, the old refresh tokens belong to one. Password reset
+        // links mailed before stop working too. API keys are not revoked: they follow the person's status
+        // (refused while disabled) and are revoked one by one by an admin.
+        let endedSessions: number | undefined;
+        if (body.status === 'disabled' && person.status !== 'disabled') {
+          const ended = await endSessionsOf(trx, person.id, 'person_disabled', {
+            companyId: auth.companyId,
+            personId: auth.personId,
+            correlationId: ctx.state.correlationId,
+          });
+          endedSessions = ended.length;
+          await voidOneTimeTokens(trx, person.id, 'password_reset');
+        }
         await recordAudit(trx, {
           companyId: auth.companyId,
           personId: auth.personId,
@@ -242,7 +259,11 @@ export const peopleRoutes = [
           resourceType: 'person',
           resourceId: person.id,
           correlationId: ctx.state.correlationId,
-          details: { from: { role: person.role, status: person.status }, to: body },
+          details: {
+            from: { role: person.role, status: person.status },
+            to: body,
+            ...(endedSessions === undefined ? {} : { endedSessions }),
+          },
         });
         return row;
       });
@@ -263,7 +284,7 @@ export const peopleRoutes = [
     },
     handler: async (ctx, { params }: { params: { id: string } }) => {
       const auth = principalOf(ctx);
-      await ctx.deps.knex.transaction(async (trx) => {
+      await unitOfWork(ctx.deps.knex, async (trx) => {
         await lockCompany(trx, auth.companyId);
         const person = await findPerson(trx, auth, params.id);
         if (person.role === 'admin' && person.status === 'active') {

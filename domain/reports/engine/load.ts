@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import ExcelJS from 'exceljs';
-import { headerNames, type HeaderCell } from '../../../common/files/headerNames';
+import { headerNames, type HeaderCell } from '../../files/headerNames';
 import { BLANK_MARK, normalizeText } from './csvText';
 import { literal } from './sql';
 import {

@@ -11,7 +11,7 @@
  *   detectors see what the user typed); NULL is an empty cell. `rowNumberColumn` (BIGINT) is the row
  *   number the user sees in a spreadsheet program (the header is row 1; blank rows are kept as rows of
  *   NULLs so numbering never shifts). Column idents are synthetic (`"c1"`, `"c2"`, …): use `ident` in SQL
- *   and `name` (the header name, made unique by common/files/headerNames.ts) when talking to people.
+ *   and `name` (the header name, made unique by domain/files/headerNames.ts) when talking to people.
  * - `profileVersion(conn, loaded)` (./profile.ts) computes the profile; each column's `inferredType`
  *   decides how later steps read its values: `typedSql(ident, type)` (./sql.ts) is the SQL expression of
  *   the typed value (NULL when the cell is null or does not parse), `isNullSql(ident)` the null rule.
@@ -24,7 +24,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { FileFormat } from '../../../common/files/formats';
+import type { FileFormat } from '../../files/formats';
 
 /** The file to load (read once, as a stream) and what the upload recorded about it. */
 export interface LoadSource {

@@ -1,0 +1,42 @@
+import { FILE_FORMATS } from '../../../domain/files/formats';
+
+/** Response schemas of the files routes: the shapes domain/files/present.ts produces. */
+const uuid = { type: 'string', format: 'uuid' } as const;
+const timestamp = { type: 'string', format: 'date-time' } as const;
+
+export const fileSchema = {
+  type: 'object',
+  required: ['id', 'originalName', 'datasetId', 'visibility', 'currentVersion', 'uploadedBy', 'createdAt'],
+  properties: {
+    id: uuid,
+    originalName: { type: 'string' },
+    datasetId: uuid,
+    visibility: { enum: ['private', 'company'] },
+    currentVersion: { type: 'integer', minimum: 1 },
+    uploadedBy: { ...uuid, description: 'id of the person who uploaded version 1' },
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  },
+} as const;
+
+export const versionSchema = {
+  type: 'object',
+  required: ['id', 'fileId', 'datasetId', 'version', 'originalName', 'format', 'sizeBytes', 'createdAt'],
+  properties: {
+    id: uuid,
+    fileId: uuid,
+    datasetId: uuid,
+    version: { type: 'integer', minimum: 1 },
+    originalName: { type: 'string' },
+    format: { enum: FILE_FORMATS },
+    contentType: { type: 'string' },
+    sizeBytes: { type: 'integer' },
+    rowCount: {
+      type: ['integer', 'null'],
+      description: 'data rows after the header: counted lines (CSV/TSV), or declared by the sheet (XLSX)',
+    },
+    columnCount: { type: ['integer', 'null'] },
+    uploadedBy: uuid,
+    createdAt: timestamp,
+  },
+} as const;

@@ -1,0 +1,115 @@
+import { isUtf8 } from 'node:buffer';
+import { createHash } from 'node:crypto';
+import { Transform, type TransformCallback } from 'node:stream';
+import { BadRequestError, PayloadTooLargeError } from '../../common/errors';
+import { MAX_FILE_BYTES, type SheetLimits } from './formats';
+import { LineCounter } from './lineEndings';
+import { incompleteUtf8Tail, NOT_A_SPREADSHEET, sniff, SNIFF_BYTES, type Sniffed } from './sniff';
+
+export const TOO_LARGE = `the file is larger than 25 MB (${MAX_FILE_BYTES} bytes)`;
+
+/**
+ * Passes an upload through unchanged while it checks it, so nothing is held but the first 64 KB:
+ * counts bytes (over 25 MB → 413 at once), decides the format from the first bytes (not a spreadsheet
+ * → 400 before anything is stored), and for text checks every byte is UTF-8 without NUL and counts
+ * lines against the row limit. Fails the stream with the typed error, which aborts the upload.
+ */
+export class UploadInspector extends Transform {
+  bytes = 0;
+  sniffed?: Sniffed;
+  /** lines seen (CSV/TSV) by the rule of domain/files/lineEndings.ts; a last line without a break counts too */
+  private readonly lines = new LineCounter();
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  private utf8Carry: Buffer = Buffer.alloc(0);
+  private readonly hash = createHash('sha256');
+  private digest: string | undefined;
+
+  constructor(
+    private readonly name: string,
+    private readonly limits: SheetLimits,
+    private readonly maxBytes = MAX_FILE_BYTES,
+  ) {
+    super();
+  }
+
+  /** Rows of a CSV/TSV: lines after the header (a quoted line break counts as a line: an upper bound). */
+  get dataRows(): number | null {
+    if (!this.sniffed || this.sniffed.format === 'xlsx') return null;
+    return Math.max(0, this.lines.lines - 1);
+  }
+
+  /** sha256 (hex) of every byte seen; known once the stream has ended (Idempotency-Key fingerprints uploads by it) */
+  get contentSha256(): string {
+    if (this.digest === undefined) throw new Error('the upload has not ended');
+    return this.digest;
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    try {
+      this.bytes += chunk.length;
+      this.hash.update(chunk);
+      if (this.bytes > this.maxBytes) throw new PayloadTooLargeError(TOO_LARGE);
+      if (!this.sniffed) {
+        this.held.push(chunk);
+        this.heldBytes += chunk.length;
+        if (this.heldBytes < SNIFF_BYTES) return done();
+        const sample = Buffer.concat(this.held);
+        this.held = [];
+        this.decide(sample, false);
+        this.pass(sample);
+        return done();
+      }
+      this.pass(chunk);
+      done();
+    } catch (err) {
+      done(err as Error);
+    }
+  }
+
+  override _flush(done: TransformCallback): void {
+    try {
+      if (!this.sniffed) {
+        const sample = Buffer.concat(this.held);
+        this.held = [];
+        this.decide(sample, true);
+        this.pass(sample);
+      }
+      if (this.sniffed!.format !== 'xlsx' && this.utf8Carry.length > 0) {
+        throw new BadRequestError(`${NOT_A_SPREADSHEET}: the text is not valid UTF-8`);
+      }
+      // the streaming check counts line breaks; a last line without one is only known here
+      if ((this.dataRows ?? 0) > this.limits.maxRows) throw this.tooManyRows();
+      this.digest = this.hash.digest('hex');
+      done();
+    } catch (err) {
+      done(err as Error);
+    }
+  }
+
+  private decide(sample: Buffer, complete: boolean): void {
+    this.sniffed = sniff(sample, complete, this.name, this.limits);
+  }
+
+  private pass(chunk: Buffer): void {
+    if (this.sniffed!.format !== 'xlsx') this.checkText(chunk);
+    this.push(chunk);
+  }
+
+  private checkText(chunk: Buffer): void {
+    if (chunk.length === 0) return;
+    if (chunk.indexOf(0) !== -1) throw new BadRequestError(`${NOT_A_SPREADSHEET}: it holds NUL bytes`);
+    const whole = this.utf8Carry.length > 0 ? Buffer.concat([this.utf8Carry, chunk]) : chunk;
+    const tail = incompleteUtf8Tail(whole);
+    if (!isUtf8(whole.subarray(0, whole.length - tail))) {
+      throw new BadRequestError(`${NOT_A_SPREADSHEET}: the text is not valid UTF-8`);
+    }
+    this.utf8Carry = tail > 0 ? Buffer.from(whole.subarray(whole.length - tail)) : Buffer.alloc(0);
+    this.lines.feed(chunk);
+    if (this.lines.breaks - 1 > this.limits.maxRows) throw this.tooManyRows();
+  }
+
+  private tooManyRows(): BadRequestError {
+    return new BadRequestError(`the sheet has more than ${this.limits.maxRows} rows`);
+  }
+}

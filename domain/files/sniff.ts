@@ -1,0 +1,140 @@
+import { isUtf8 } from 'node:buffer';
+import { BadRequestError } from '../../common/errors';
+import type { Delimiter, FileFormat, SheetLimits } from './formats';
+import { hasLineBreak, isLineBreak, LINE_ENDINGS, type LineEndings } from './lineEndings';
+
+/** How many leading bytes decide what a file is. */
+export const SNIFF_BYTES = 64 * 1024;
+const SNIFF_RECORDS = 50;
+
+export interface Sniffed {
+  format: FileFormat;
+  /** CSV/TSV only */
+  delimiter?: Delimiter;
+  /** CSV/TSV: the header's column count */
+  columns?: number;
+  /** CSV/TSV: the line-ending rule the file is read with (domain/files/lineEndings.ts) */
+  lineEndings?: LineEndings;
+}
+
+const ZIP_LOCAL_HEADER = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
+const OLE2 = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+export const NOT_A_SPREADSHEET = 'the file is not a spreadsheet: accepted are XLSX, CSV and TSV (UTF-8)';
+
+/** Length of a trailing, incomplete UTF-8 sequence (0 when the buffer ends on a character boundary). */
+export function incompleteUtf8Tail(buf: Buffer): number {
+  for (let back = 1; back <= Math.min(3, buf.length); back++) {
+    const byte = buf[buf.length - back];
+    if ((byte & 0xc0) === 0x80) continue; // continuation byte: keep looking for the lead byte
+    const need = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return need > back ? back : 0;
+  }
+  return 0;
+}
+
+/** Control characters that never appear in a text table (tab, LF, CR and form feed are allowed). */
+function hasBinaryControl(buf: Buffer): boolean {
+  for (let i = 0; i < buf.length; i++) {
+    const b = buf[i];
+    if (b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d && b !== 0x0c) return true;
+    if (b === 0x7f) return true;
+  }
+  return false;
+}
+
+/**
+ * Field counts of the first complete records, quote-aware (a quoted field may hold delimiters and newlines).
+ * Records end as domain/files/lineEndings.ts says: \r\n, \n or a bare \r.
+ */
+export function fieldCounts(
+  text: string,
+  delimiter: string,
+  complete: boolean,
+  maxRecords: number,
+): number[] {
+  const counts: number[] = [];
+  let fields = 1;
+  let inQuotes = false;
+  let recordHasContent = false;
+  for (let i = 0; i < text.length && counts.length < maxRecords; i++) {
+    const ch = text[i];
+    if (inQuotes) {
+      if (ch === '"') {
+        if (text[i + 1] === '"') i++;
+        else inQuotes = false;
+      }
+      continue;
+    }
+    if (ch === '"') {
+      inQuotes = true;
+      recordHasContent = true;
+    } else if (ch === delimiter) {
+      fields++;
+      recordHasContent = true;
+    } else if (ch === '\n' || ch === '\r') {
+      if (!isLineBreak(text, i)) continue; // the \n of a \r\n
+      if (recordHasContent) counts.push(fields);
+      fields = 1;
+      recordHasContent = false;
+    } else {
+      recordHasContent = true;
+    }
+  }
+  // the last record counts only when the sample is the whole file (otherwise it may be cut)
+  if (complete && !inQuotes && recordHasContent && counts.length < maxRecords) counts.push(fields);
+  return counts;
+}
+
+function preferredDelimiters(name: string): Delimiter[] {
+  const lower = name.toLowerCase();
+  if (lower.endsWith('.tsv') || lower.endsWith('.tab')) return ['\t', ',', ';'];
+  return [',', ';', '\t'];
+}
+
+/**
+ * Decides from the first bytes what a file is. `complete` says the sample is the whole file.
+ * XLSX is only a candidate here: its zip directory is checked once stored (domain/files/xlsx.ts).
+ * Throws BadRequestError (400) naming what is wrong.
+ */
+export function sniff(sample: Buffer, complete: boolean, name: string, limits: SheetLimits): Sniffed {
+  if (sample.length === 0) throw new BadRequestError('the file is empty');
+  if (sample.subarray(0, 4).equals(ZIP_LOCAL_HEADER)) return { format: 'xlsx' };
+  if (sample.subarray(0, 8).equals(OLE2)) {
+    throw new BadRequestError(
+      `${NOT_A_SPREADSHEET}; legacy .xls and password-protected workbooks are not supported (save as .xlsx)`,
+    );
+  }
+  let text = sample.subarray(0, 3).equals(UTF8_BOM) ? sample.subarray(3) : sample;
+  if (!complete) text = text.subarray(0, text.length - incompleteUtf8Tail(text));
+  if (!isUtf8(text) || hasBinaryControl(text)) throw new BadRequestError(NOT_A_SPREADSHEET);
+  const decoded = text.toString('utf8');
+  if (!complete && !hasLineBreak(decoded)) {
+    throw new BadRequestError(`${NOT_A_SPREADSHEET}: no line break in the first ${SNIFF_BYTES} bytes`);
+  }
+  let best: { delimiter: Delimiter; columns: number } | undefined;
+  for (const delimiter of preferredDelimiters(name)) {
+    const counts = fieldCounts(decoded, delimiter, complete, SNIFF_RECORDS);
+    if (counts.length === 0) continue;
+    const columns = counts[0];
+    if (columns < 2 || counts.some((c) => c !== columns)) continue;
+    if (!best || columns > best.columns) best = { delimiter, columns };
+  }
+  if (!best) {
+    throw new BadRequestError(
+      `${NOT_A_SPREADSHEET}: no consistent delimiter (comma, semicolon or tab) with at least two columns`,
+    );
+  }
+  if (best.columns > limits.maxColumns) {
+    throw new BadRequestError(
+      `the sheet has ${best.columns} columns; at most ${limits.maxColumns} are accepted`,
+    );
+  }
+  return {
+    format: best.delimiter === '\t' ? 'tsv' : 'csv',
+    delimiter: best.delimiter,
+    columns: best.columns,
+    lineEndings: LINE_ENDINGS,
+  };
+}

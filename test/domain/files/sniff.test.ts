@@ -1,0 +1,123 @@
+import { expect } from 'chai';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { UploadInspector } from '../../../domain/files/inspect';
+import { fieldCounts, incompleteUtf8Tail, sniff } from '../../../domain/files/sniff';
+import { columnNumber, parseDimension } from '../../../domain/files/xlsx';
+import { uuidv7 } from '../../../common/ids';
+
+const limits = { maxRows: 1000, maxColumns: 10 };
+
+describe('file sniffing (pure)', () => {
+  it('finds the delimiter by consistent field counts, quote-aware, preferring the widest', () => {
+    expect(sniff(Buffer.from('a,b,c\n1,2,3\n'), true, 'x', limits)).to.deep.equal({
+      format: 'csv',
+      delimiter: ',',
+      columns: 3,
+      lineEndings: 'crlf-lf-cr',
+    });
+    expect(sniff(Buffer.from('a;b\n"1;2";3\n'), true, 'x.csv', limits)).to.include({
+      delimiter: ';',
+      columns: 2,
+    });
+    expect(sniff(Buffer.from('a\tb,c\n1\t2,3\n'), true, 'x.tsv', limits)).to.include({
+      format: 'tsv',
+      columns: 2,
+    });
+    expect(sniff(Buffer.from('PK\x03\x04rest'), false, 'x', limits)).to.deep.equal({ format: 'xlsx' });
+    expect(() => sniff(Buffer.from('a,b\n1,2,3\n'), true, 'x', limits)).to.throw(/no consistent delimiter/);
+    expect(() => sniff(Buffer.from(''), true, 'x', limits)).to.throw('the file is empty');
+    expect(() => sniff(Buffer.from('a,b,c,d,e,f,g,h,i,j,k\n'), true, 'x', limits)).to.throw(/11 columns/);
+  });
+
+  it('counts fields across quoted line breaks and escaped quotes; an incomplete last record is left out', () => {
+    expect(fieldCounts('a,b\n"x\ny","q""z"\n', ',', true, 10)).to.deep.equal([2, 2]);
+    expect(fieldCounts('a,b\n1,2\n3', ',', false, 10)).to.deep.equal([2, 2]);
+    expect(fieldCounts('a,b\n1,2\n3', ',', true, 10)).to.deep.equal([2, 2, 1]);
+    expect(fieldCounts('a,b\r\n\r\n1,2\r\n', ',', true, 10)).to.deep.equal([2, 2]);
+  });
+
+  it('finds a UTF-8 sequence cut at the end of a chunk', () => {
+    const euro = Buffer.from('€'); // 3 bytes
+    expect(incompleteUtf8Tail(Buffer.concat([Buffer.from('a'), euro.subarray(0, 2)]))).to.equal(2);
+    expect(incompleteUtf8Tail(Buffer.concat([Buffer.from('a'), euro]))).to.equal(0);
+    expect(incompleteUtf8Tail(Buffer.from('abc'))).to.equal(0);
+  });
+
+  it('reads an XLSX <dimension>', () => {
+    expect(columnNumber('A')).to.equal(1);
+    expect(columnNumber('XFD')).to.equal(16384);
+    expect(parseDimension('<worksheet><dimension ref="B2:D11"/>')).to.deep.equal({ rows: 9, columns: 3 });
+    expect(parseDimension('<x:dimension ref="A1"/>')).to.deep.equal({ rows: 0, columns: 1 });
+    expect(parseDimension('<worksheet><sheetData/>')).to.equal(null);
+  });
+
+  it('UUIDv7 ids sort by creation time', () => {
+    const a = uuidv7(1_700_000_000_000);
+    const b = uuidv7(1_700_000_000_001);
+    expect(a).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(a < b).to.equal(true);
+  });
+});
+
+describe('UploadInspector (pure)', () => {
+  async function inspect(chunks: Buffer[], maxBytes?: number, maxRows = 1_000_000) {
+    const inspector = new UploadInspector('t.csv', { maxRows, maxColumns: 10 }, maxBytes);
+    const out: Buffer[] = [];
+    await pipeline(Readable.from(chunks), inspector, async function* (source) {
+      for await (const c of source) out.push(c as Buffer);
+    });
+    return { inspector, bytes: Buffer.concat(out) };
+  }
+
+  it('passes the bytes through unchanged and counts rows, with UTF-8 split across chunks', async () => {
+    const text = Buffer.from('name,city\nZoë,Zürich\n€uro,x\n');
+    const cut = text.indexOf(Buffer.from('€')) + 1;
+    const { inspector, bytes } = await inspect([text.subarray(0, cut), text.subarray(cut)]);
+    expect(bytes.equals(text)).to.equal(true);
+    expect(inspector.dataRows).to.equal(2);
+    expect(inspector.sniffed).to.deep.include({ format: 'csv', columns: 2 });
+  });
+
+  async function statusOf(run: Promise<unknown>): Promise<number | undefined> {
+    try {
+      await run;
+      return undefined;
+    } catch (err) {
+      return (err as { statusCode?: number }).statusCode;
+    }
+  }
+
+  it('counts a last line without a line break against the row limit', async () => {
+    // header + 2 rows: at the limit, with or without a final line break
+    expect((await inspect([Buffer.from('a,b\n1,2\n3,4')], undefined, 2)).inspector.dataRows).to.equal(2);
+    expect((await inspect([Buffer.from('a,b\n1,2\n3,4\n')], undefined, 2)).inspector.dataRows).to.equal(2);
+    // header + 3 rows: over it, also when the third row has no line break
+    expect(await statusOf(inspect([Buffer.from('a,b\n1,2\n3,4\n5,6\n')], undefined, 2))).to.equal(400);
+    expect(await statusOf(inspect([Buffer.from('a,b\n1,2\n3,4\n5,6')], undefined, 2))).to.equal(400);
+  });
+
+  it('passes exactly maxBytes bytes and answers 413 at one byte more', async () => {
+    const text = Buffer.from('a,b\n1,2\n'); // 8 bytes
+    const { bytes } = await inspect([text.subarray(0, 3), text.subarray(3)], text.length);
+    expect(bytes.equals(text)).to.equal(true);
+    const longer = Buffer.from('a,b\n1,22\n'); // 9 bytes
+    expect(await statusOf(inspect([longer.subarray(0, 3), longer.subarray(3)], text.length))).to.equal(413);
+  });
+
+  it('fails with 413 past the byte limit and 400 on invalid UTF-8 after the sniffed start', async () => {
+    const big = Buffer.alloc(70_000, 'a,b\n');
+    try {
+      await inspect([big, big], 100_000);
+      expect.fail('no error');
+    } catch (err) {
+      expect((err as { statusCode: number }).statusCode).to.equal(413);
+    }
+    try {
+      await inspect([big, Buffer.from([0xff, 0x0a])]);
+      expect.fail('no error');
+    } catch (err) {
+      expect((err as Error).message).to.match(/not valid UTF-8/);
+    }
+  });
+});

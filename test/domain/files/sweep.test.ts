@@ -1,0 +1,110 @@
+import { expect } from 'chai';
+import { startMissingReports } from '../../../domain/files/reportStarts';
+import { sweepOrphanObjects } from '../../../domain/files/sweep';
+import { uuidv7 } from '../../../common/ids';
+import { startWorker, testEnv } from '../../helpers/env';
+import { ensureFileOrphanSweepSchedule } from '../../../worker/worker';
+import { fileOrphanSweepWorkflow } from '../../../workflows/fileOrphanSweep';
+import { workflowIdentity } from '../../../workflows/shared';
+import { createTeam } from '../../helpers/factories';
+import { eventually } from '../../helpers/temporal';
+import { csv, objectsOf, uploadFile } from '../../helpers/files';
+
+describe('orphan sweep (real MinIO and PostgreSQL)', function () {
+  this.timeout(30_000);
+
+  it('removes objects of versions that never committed, keeps committed ones', async () => {
+    const { knex, storage } = testEnv();
+    const a = await createTeam({ plan: 'premium' });
+    const saved = await uploadFile(csv(2), { token: a.adminToken });
+    expect(saved.status).to.equal(201);
+    // what a crash between the upload and the commit leaves: an object whose version id has no row
+    const orphanKey = storage.key('files', a.company.id, uuidv7(), uuidv7());
+    await storage.client.putObject(storage.bucket, orphanKey, Buffer.from('a,b\n1,2\n'));
+    expect(await objectsOf(a.company.id)).to.have.lengthOf(2);
+
+    // uploads in progress (younger than the grace period) are left alone
+    expect(await sweepOrphanObjects(knex, storage)).to.deep.equal({ objectsRemoved: 0, uploadsAborted: 0 });
+    const later = Date.now() + 2 * 3600_000;
+    const result = await sweepOrphanObjects(knex, storage, { now: later });
+    expect(result.objectsRemoved).to.be.at.least(1);
+    const left = await objectsOf(a.company.id);
+    expect(left).to.have.lengthOf(1);
+    const version = await knex('fileVersions').where({ fileId: saved.body.id }).first();
+    expect(left[0]).to.equal(version.objectKey);
+  });
+
+  it('starts the report workflow again for a version left without a report (its start after upload failed)', async () => {
+    const { temporal, knex, config } = testEnv();
+    const a = await createTeam({ plan: 'premium' });
+    const saved = await uploadFile(csv(2), { token: a.adminToken });
+    expect(saved.status).to.equal(201);
+    const id = `report:${saved.body.id}:v1`;
+    // no worker polls here, so the started workflow waits; end it as if the start had never happened.
+    // The start after commit is not awaited by the upload: wait until it exists before ending it.
+    await eventually(
+      async () =>
+        temporal.workflow
+          .getHandle(id)
+          .describe()
+          .then(() => true)
+          .catch(() => false),
+      { what: `workflow ${id} started after the upload` },
+    );
+    await temporal.workflow.getHandle(id).terminate('test: the start after upload failed');
+    expect(await knex('reports').where({ fileId: saved.body.id })).to.have.lengthOf(0);
+
+    // a young version is left alone (its start may still be on its way)
+    await startMissingReports(knex, temporal, config.temporal.taskQueue);
+    expect((await temporal.workflow.getHandle(id).describe()).status.name).to.equal('TERMINATED');
+
+    const later = Date.now() + 10 * 60_000;
+    const first = await startMissingReports(knex, temporal, config.temporal.taskQueue, { now: later });
+    expect(first.reportsStarted).to.be.at.least(1);
+    const restarted = await temporal.workflow.getHandle(id).describe();
+    expect(restarted.status.name).to.equal('RUNNING');
+    expect(restarted.type).to.equal('reportWorkflow');
+    // idempotent: a workflow already running is not started twice
+    const second = await startMissingReports(knex, temporal, config.temporal.taskQueue, { now: later });
+    expect(second.reportsStarted).to.equal(0);
+    expect(second.reportsRunning).to.be.at.least(1);
+    await temporal.workflow.getHandle(id).terminate('test done');
+  });
+
+  it('runs as the hourly Temporal Schedule retention:file-orphans:<task queue>, created idempotently', async () => {
+    const { knex, storage, temporal, config } = testEnv();
+    // its own worker, stopped at the end: a worker left polling this run's task queue would take other tests' tasks
+    const worker = await startWorker();
+    const a = await createTeam({ plan: 'premium' });
+    const orphanKey = storage.key('files', a.company.id, uuidv7(), uuidv7());
+    await storage.client.putObject(storage.bucket, orphanKey, Buffer.from('a,b\n1,2\n'));
+    const result = await temporal.workflow
+      .execute(fileOrphanSweepWorkflow, {
+        ...workflowIdentity({
+          kind: 'retention',
+          parts: ['file-orphans-test', uuidv7()],
+          companyId: '_system',
+          taskQueue: config.temporal.taskQueue,
+        }),
+        args: [{ olderThanMs: 0 }],
+      })
+      .finally(() => worker.stop());
+    expect(result.objectsRemoved).to.be.at.least(1);
+    expect(await objectsOf(a.company.id)).to.deep.equal([]);
+    expect(await knex('fileVersions').where({ objectKey: orphanKey })).to.have.lengthOf(0);
+
+    const id = await ensureFileOrphanSweepSchedule(temporal, config);
+    expect(await ensureFileOrphanSweepSchedule(temporal, config)).to.equal(id);
+    expect(id).to.equal(`retention:file-orphans:${config.temporal.taskQueue}`);
+    const handle = temporal.schedule.getHandle(id);
+    try {
+      const description = await handle.describe();
+      expect((description.action as { workflowType: string }).workflowType).to.equal(
+        'fileOrphanSweepWorkflow',
+      );
+      expect(description.spec.intervals?.[0]?.every).to.equal(3600_000);
+    } finally {
+      await handle.delete();
+    }
+  });
+});
