@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import ExcelJS from 'exceljs';
 import type { FileFormat } from './formats';
+import { headerNames } from './headerNames';
 
 export interface PreviewOptions {
   /** data rows after the header */
@@ -47,10 +48,7 @@ function shape(table: CellValue[][], options: PreviewOptions, moreRows: boolean)
   const [header = [], ...body] = table;
   const width = Math.max(header.length, ...body.map((r) => r.length));
   const shown = Math.min(width, options.maxColumns);
-  const columns = Array.from({ length: shown }, (_, i) => {
-    const name = header[i];
-    return name === null || name === undefined || name === '' ? `column ${i + 1}` : String(name);
-  });
+  const columns = headerNames(header, shown);
   const rows = body.map((r) => Array.from({ length: shown }, (_, i) => r[i] ?? null));
   return { columns, rows, moreRows, moreColumns: width > shown };
 }

@@ -1,0 +1,257 @@
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+
+const QUOTE = 0x22;
+const LF = 0x0a;
+const CR = 0x0d;
+/** Written on a blank line, so DuckDB keeps it as a row: a control character the upload never accepts. */
+export const BLANK_MARK = '\u0001';
+const BLANK_LINE = Buffer.from([0x01, LF]);
+const LF_BUF = Buffer.from([LF]);
+const CR_BUF = Buffer.from([CR]);
+const BOM = [0xef, 0xbb, 0xbf];
+
+const FIELD_START = 0;
+const UNQUOTED = 1;
+const QUOTED = 2;
+const QUOTE_IN_QUOTED = 3;
+
+export interface TextFacts {
+  /** raw cells of the header (the first non-blank record) */
+  header: string[];
+  /** records after the header, blank ones in between included, blank ones at the end excluded */
+  dataRows: number;
+  /** the most fields any record has (header included) */
+  maxFields: number;
+  /** blank lines before the header (the header's row number is this + 1) */
+  leadingBlankRows: number;
+  /** records (header excluded) with more fields than the header */
+  widerRows: number;
+  /** ends inside a quoted field */
+  unterminatedQuote: boolean;
+}
+
+/** Splits one CSV record (no line break outside quotes) into its cells. */
+export function splitRecord(text: string, delimiter: string): string[] {
+  const cells: string[] = [];
+  let cell = '';
+  let inQuotes = false;
+  let atStart = true;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (inQuotes) {
+      if (ch === '"') {
+        if (text[i + 1] === '"') {
+          cell += '"';
+          i++;
+        } else inQuotes = false;
+      } else cell += ch;
+    } else if (ch === delimiter) {
+      cells.push(cell);
+      cell = '';
+      atStart = true;
+      continue;
+    } else if (ch === '"' && atStart) {
+      inQuotes = true;
+    } else if (ch !== '\r' && ch !== '\n') {
+      cell += ch;
+    }
+    atStart = false;
+  }
+  cells.push(cell);
+  return cells;
+}
+
+/**
+ * One streaming pass over CSV/TSV text that writes the copy DuckDB reads, with the line-ending and blank
+ * line rules applied (quote-aware: nothing inside a quoted field is touched):
+ * - a UTF-8 byte order mark is dropped;
+ * - a bare CR (old Mac line ending) ends a record like LF and CRLF do (written as LF);
+ * - a blank line inside the data is written as a one-cell row holding BLANK_MARK, so it keeps its row
+ *   number; blank lines before the header and after the last record are not rows.
+ * It also counts records and the widest record, so no cell beyond the header's width is dropped.
+ */
+export async function normalizeText(
+  source: Readable,
+  destination: string,
+  delimiter: string,
+  onBytes: (bytes: number) => void,
+  signal?: AbortSignal,
+): Promise<TextFacts> {
+  const delim = delimiter.charCodeAt(0);
+  const out = createWriteStream(destination);
+  const outDone = once(out, 'finish');
+  let outError: Error | undefined;
+  out.on('error', (err) => (outError = err));
+
+  let state = FIELD_START;
+  let fields = 1;
+  let content = false; // the current record has a byte other than its line ending
+  let records = 0; // non-blank records seen (header included)
+  let pendingBlank = 0; // blank lines not yet written (they become rows only if a record follows)
+  let leadingBlank = 0;
+  let maxFields = 0;
+  let headerFields = 0;
+  let widerRows = 0;
+  let dataRows = 0;
+  let afterCr = false; // the previous byte was a CR that ended a record (a following LF belongs to it)
+  let dropLf = false; // ... and that record was blank, so the LF is not written either
+  let heldCr = false; // a chunk ended with a CR of a non-blank record, not yet written
+  let header: string[] | undefined;
+  let headerBytes: Buffer[] | null = [];
+  let bomChecked = false;
+  let bytes = 0;
+
+  const endRecord = () => {
+    if (!content) {
+      if (records === 0) leadingBlank++;
+      else pendingBlank++;
+    } else {
+      if (records === 0) headerFields = fields;
+      else {
+        dataRows += 1;
+        if (fields > headerFields) widerRows++;
+      }
+      if (fields > maxFields) maxFields = fields;
+      records++;
+    }
+    fields = 1;
+    content = false;
+    state = FIELD_START;
+  };
+
+  for await (const raw of source) {
+    if (signal?.aborted) throw signal.reason;
+    let chunk = raw as Buffer;
+    bytes += chunk.length;
+    onBytes(bytes);
+    if (!bomChecked) {
+      bomChecked = true;
+      if (chunk.length >= 3 && chunk[0] === BOM[0] && chunk[1] === BOM[1] && chunk[2] === BOM[2]) {
+        chunk = chunk.subarray(3);
+      }
+    }
+    const parts: Buffer[] = [];
+    if (heldCr) {
+      heldCr = false;
+      // the held CR was bare unless this chunk starts with LF
+      parts.push(chunk.length > 0 && chunk[0] === LF ? CR_BUF : LF_BUF);
+    }
+    let segStart = 0;
+    let headerStart = 0;
+    const n = chunk.length;
+    for (let i = 0; i < n; i++) {
+      const b = chunk[i];
+      if (afterCr) {
+        afterCr = false;
+        if (b === LF) {
+          // CRLF: the record already ended at the CR
+          if (dropLf) {
+            if (i > segStart) parts.push(chunk.subarray(segStart, i));
+            segStart = i + 1;
+          }
+          dropLf = false;
+          continue;
+        }
+        dropLf = false;
+      }
+      if (state === QUOTED) {
+        if (b === QUOTE) state = QUOTE_IN_QUOTED;
+        continue;
+      }
+      if (state === QUOTE_IN_QUOTED) {
+        if (b === QUOTE) {
+          state = QUOTED;
+          continue;
+        }
+        state = UNQUOTED; // the quoted field closed; this byte is read as outside quotes
+      }
+      if (b === LF || b === CR) {
+        if (!content) {
+          // a blank line: not written now; it becomes a marked row if a record follows
+          if (i > segStart) parts.push(chunk.subarray(segStart, i));
+          segStart = i + 1;
+          if (records === 0) headerStart = i + 1;
+          if (b === CR) {
+            afterCr = true;
+            dropLf = true;
+          }
+          endRecord();
+          continue;
+        }
+        if (b === CR) {
+          afterCr = true;
+          if (i + 1 < n) {
+            if (chunk[i + 1] !== LF) {
+              // a bare CR: written as LF
+              if (i > segStart) parts.push(chunk.subarray(segStart, i));
+              parts.push(LF_BUF);
+              segStart = i + 1;
+            }
+          } else {
+            // the chunk ends on this CR: the next chunk decides what it was
+            if (i > segStart) parts.push(chunk.subarray(segStart, i));
+            segStart = i + 1;
+            heldCr = true;
+          }
+        }
+        if (headerBytes) {
+          headerBytes.push(chunk.subarray(headerStart, i));
+          header = splitRecord(Buffer.concat(headerBytes).toString('utf8'), delimiter);
+          headerBytes = null;
+        }
+        endRecord();
+        continue;
+      }
+      if (!content) {
+        // a record starts: first write the blank lines it follows as marked rows
+        content = true;
+        if (pendingBlank > 0) {
+          if (i > segStart) parts.push(chunk.subarray(segStart, i));
+          segStart = i;
+          for (let k = 0; k < pendingBlank; k++) parts.push(BLANK_LINE);
+          dataRows += pendingBlank;
+          pendingBlank = 0;
+        }
+      }
+      if (b === delim) {
+        fields++;
+        state = FIELD_START;
+      } else if (b === QUOTE && state === FIELD_START) {
+        state = QUOTED;
+      } else {
+        state = UNQUOTED;
+      }
+    }
+    // still in the header (a long or multi-line header): keep its bytes so far
+    if (headerBytes) headerBytes.push(chunk.subarray(headerStart));
+    if (segStart < n) parts.push(chunk.subarray(segStart));
+    for (const part of parts) {
+      if (outError) throw outError;
+      if (!out.write(part)) await once(out, 'drain');
+    }
+  }
+  if (heldCr) out.write(LF_BUF); // a final bare CR
+  const unterminatedQuote = state === QUOTED;
+  if (content) {
+    // a last record without a line ending
+    if (headerBytes) {
+      header = splitRecord(Buffer.concat(headerBytes).toString('utf8'), delimiter);
+      headerBytes = null;
+    }
+    endRecord();
+    out.write(LF_BUF);
+  }
+  out.end();
+  await outDone;
+  if (outError) throw outError;
+  return {
+    header: header ?? [],
+    dataRows,
+    maxFields,
+    leadingBlankRows: leadingBlank,
+    widerRows,
+    unterminatedQuote,
+  };
+}

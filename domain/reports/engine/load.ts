@@ -1,0 +1,413 @@
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
+import ExcelJS from 'exceljs';
+import { headerNames, type HeaderCell } from '../../../common/files/headerNames';
+import { BLANK_MARK, normalizeText } from './csvText';
+import { literal } from './sql';
+import {
+  AnalysisFailure,
+  type LoadedColumn,
+  type LoadedSheet,
+  type LoadedVersion,
+  type LoadOptions,
+  type LoadProgress,
+  type LoadSource,
+  type LoadWarning,
+} from './types';
+
+export const ROW_NUMBER_COLUMN = 'row_number';
+const PROGRESS_EVERY_MS = 250;
+/** The longest CSV/TSV record (line, or lines of one quoted record) the reader accepts. */
+export const MAX_RECORD_BYTES = 2 * 1024 * 1024;
+
+/** A source read from a local file. */
+export function fileSource(filePath: string, rest: Omit<LoadSource, 'open'>): LoadSource {
+  return { ...rest, open: async () => createReadStream(filePath, { highWaterMark: 1024 * 1024 }) };
+}
+
+function ident(position: number): string {
+  return `"c${position}"`;
+}
+
+function columnsOf(names: string[]): LoadedColumn[] {
+  return names.map((name, i) => ({ name, position: i + 1, ident: ident(i + 1) }));
+}
+
+function headerWarnings(raw: ReadonlyArray<HeaderCell>, width: number): LoadWarning[] {
+  const warnings: LoadWarning[] = [];
+  let blank = 0;
+  const seen = new Set<string>();
+  let repeated = 0;
+  for (let i = 0; i < width; i++) {
+    const cell = raw[i];
+    const text = cell === null || cell === undefined ? '' : String(cell);
+    if (text.trim() === '') blank++;
+    else if (seen.has(text)) repeated++;
+    else seen.add(text);
+  }
+  if (blank > 0) {
+    warnings.push({
+      code: 'blank_header_cells',
+      count: blank,
+      message: `${blank} column(s) have no header name and are called "column N"`,
+    });
+  }
+  if (repeated > 0) {
+    warnings.push({
+      code: 'repeated_header_names',
+      count: repeated,
+      message: `${repeated} header name(s) repeat an earlier one and get a suffix " (2)", " (3)", …`,
+    });
+  }
+  return warnings;
+}
+
+class Progress {
+  private last = 0;
+  readonly state: LoadProgress;
+  constructor(
+    total: number,
+    private readonly report?: (p: LoadProgress) => void,
+  ) {
+    this.state = { rowsRead: 0, bytesRead: 0, bytesTotal: total };
+  }
+  tick(force = false): void {
+    if (!this.report) return;
+    const now = Date.now();
+    if (!force && now - this.last < PROGRESS_EVERY_MS) return;
+    this.last = now;
+    this.report({ ...this.state });
+  }
+}
+
+async function loadText(
+  conn: DuckDBConnection,
+  source: LoadSource,
+  opts: LoadOptions,
+  progress: Progress,
+): Promise<LoadedSheet[]> {
+  const delimiter = source.delimiter ?? (source.format === 'tsv' ? '\t' : ',');
+  const copy = path.join(opts.workDir, `load-${randomUUID()}.csv`);
+  try {
+    const stream = await source.open();
+    let facts;
+    try {
+      facts = await normalizeText(
+        stream,
+        copy,
+        delimiter,
+        (bytes) => {
+          progress.state.bytesRead = bytes;
+          progress.tick();
+        },
+        opts.signal,
+      );
+    } finally {
+      stream.destroy();
+    }
+    if (facts.unterminatedQuote) {
+      throw new AnalysisFailure('unparsable_file', 'the file ends inside a quoted field');
+    }
+    const width = Math.max(facts.maxFields, facts.header.length);
+    if (width > opts.maxColumns) {
+      throw new AnalysisFailure(
+        'too_many_columns',
+        `a row has ${width} cells; at most ${opts.maxColumns} columns are accepted`,
+      );
+    }
+    if (facts.dataRows > opts.maxRows) {
+      throw new AnalysisFailure(
+        'too_many_rows',
+        `the sheet has ${facts.dataRows} rows; at most ${opts.maxRows} are accepted`,
+      );
+    }
+    const names = headerNames(facts.header, width);
+    const columns = columnsOf(names);
+    const table = `${opts.tablePrefix ?? ''}sheet_0`;
+    const warnings = headerWarnings(facts.header, width);
+    if (facts.widerRows > 0) {
+      warnings.push({
+        code: 'rows_wider_than_header',
+        count: facts.widerRows,
+        message: `${facts.widerRows} row(s) have more cells than the header; the extra cells are in columns "column N"`,
+      });
+    }
+    const firstRow = facts.leadingBlankRows + 2; // the header is row leadingBlankRows + 1
+    if (facts.dataRows === 0 || width === 0) {
+      await conn.run(
+        `CREATE TABLE ${table} (${ROW_NUMBER_COLUMN} BIGINT${columns.map((c) => `, ${c.ident} VARCHAR`).join('')})`,
+      );
+    } else {
+      const spec = columns.map((c) => `${literal(c.ident.slice(1, -1))}: 'VARCHAR'`).join(', ');
+      const read = `read_csv(${literal(copy)}, delim=${literal(delimiter)}, quote='"', escape='"', header=true,
+        auto_detect=false, columns={${spec}}, null_padding=true, strict_mode=false, max_line_size=${MAX_RECORD_BYTES},
+        ignore_errors=false)`;
+      const polling = setInterval(() => {
+        // DuckDB's own progress of the read, as rows of the file
+        const p = conn.progress;
+        if (p.percentage > 0) {
+          progress.state.rowsRead = Math.floor((facts.dataRows * Math.min(100, p.percentage)) / 100);
+          progress.tick();
+        }
+      }, PROGRESS_EVERY_MS);
+      const abort = () => conn.interrupt();
+      opts.signal?.addEventListener('abort', abort);
+      try {
+        await conn.run(
+          `CREATE TABLE ${table} AS SELECT (row_number() OVER () + ${firstRow - 1})::BIGINT AS ${ROW_NUMBER_COLUMN}, * FROM ${read}`,
+        );
+      } catch (err) {
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        if (process.env.DS_ENGINE_DEBUG) console.error(err);
+        throw new AnalysisFailure(
+          'unparsable_file',
+          `the file cannot be read as ${source.format.toUpperCase()}`,
+        );
+      } finally {
+        clearInterval(polling);
+        opts.signal?.removeEventListener('abort', abort);
+      }
+      // blank lines were written as one-cell rows holding the mark: make them rows of nulls
+      await conn.run(`UPDATE ${table} SET c1 = NULL WHERE c1 = ${literal(BLANK_MARK)}`);
+      const count = await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${table}`);
+      const loadedRows = Number(count.getRowObjectsJson()[0].n);
+      if (loadedRows !== facts.dataRows) {
+        throw new AnalysisFailure(
+          'unparsable_file',
+          `the file has ${facts.dataRows} rows but ${loadedRows} could be read as ${source.format.toUpperCase()}`,
+        );
+      }
+    }
+    progress.state.rowsRead += facts.dataRows;
+    progress.tick(true);
+    return [
+      {
+        name: source.format === 'tsv' ? 'TSV' : 'CSV',
+        index: 0,
+        table,
+        rowCount: facts.dataRows,
+        rowNumberColumn: ROW_NUMBER_COLUMN,
+        columns,
+        warnings,
+      },
+    ];
+  } finally {
+    await rm(copy, { force: true });
+  }
+}
+
+/** An ExcelJS cell value as the text a person sees; dates as ISO dates; undefined for an empty cell. */
+export function cellText(value: unknown): { text: string | null; unreadable: boolean } {
+  if (value === null || value === undefined) return { text: null, unreadable: false };
+  if (typeof value === 'string') return { text: value, unreadable: false };
+  if (typeof value === 'number') {
+    return Number.isFinite(value)
+      ? { text: String(value), unreadable: false }
+      : { text: null, unreadable: true };
+  }
+  if (typeof value === 'boolean') return { text: value ? 'true' : 'false', unreadable: false };
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) return { text: null, unreadable: true };
+    const iso = value.toISOString();
+    // a date without a time of day is a date; otherwise a datetime (UTC, as the workbook stores it)
+    if (iso.endsWith('T00:00:00.000Z')) return { text: iso.slice(0, 10), unreadable: false };
+    return {
+      text: iso
+        .replace('T', ' ')
+        .replace(/\.000Z$/, '')
+        .replace(/Z$/, ''),
+      unreadable: false,
+    };
+  }
+  if (typeof value === 'object') {
+    const v = value as Record<string, unknown>;
+    if ('error' in v) return { text: null, unreadable: true };
+    if ('result' in v) return cellText(v.result); // a formula: its cached result
+    if ('formula' in v || 'sharedFormula' in v) return { text: null, unreadable: true }; // no cached result
+    if (Array.isArray(v.richText)) {
+      return { text: (v.richText as Array<{ text: string }>).map((r) => r.text).join(''), unreadable: false };
+    }
+    if ('text' in v) return cellText(v.text); // a hyperlink
+  }
+  return { text: null, unreadable: true };
+}
+
+/** Rows of one worksheet into its table through the appender, widening the table when a row is wider. */
+class SheetWriter {
+  private appender: DuckDBAppender | undefined;
+  width = 0;
+  rows = 0;
+  unreadable = 0;
+  header: Array<string | null> | undefined;
+  headerRow = 0;
+  constructor(
+    private readonly conn: DuckDBConnection,
+    readonly table: string,
+    private readonly maxColumns: number,
+  ) {}
+
+  async create(): Promise<void> {
+    await this.conn.run(`CREATE TABLE ${this.table} (${ROW_NUMBER_COLUMN} BIGINT)`);
+    this.appender = await this.conn.createAppender(this.table);
+  }
+
+  async widen(width: number): Promise<void> {
+    if (width > this.maxColumns) {
+      throw new AnalysisFailure(
+        'too_many_columns',
+        `a worksheet has ${width} columns; at most ${this.maxColumns} are accepted`,
+      );
+    }
+    this.appender!.flushSync();
+    this.appender!.closeSync();
+    for (let c = this.width + 1; c <= width; c++) {
+      await this.conn.run(`ALTER TABLE ${this.table} ADD COLUMN ${ident(c)} VARCHAR`);
+    }
+    this.width = width;
+    this.appender = await this.conn.createAppender(this.table);
+  }
+
+  async row(number: number, cells: Array<string | null>): Promise<void> {
+    if (cells.length > this.width) await this.widen(cells.length);
+    // rows missing between two rows are blank rows: kept as rows of nulls
+    const first = this.headerRow + 1 + this.rows;
+    for (let blank = first; blank < number; blank++) this.append(blank, []);
+    this.append(number, cells);
+  }
+
+  private append(number: number, cells: Array<string | null>): void {
+    const a = this.appender!;
+    a.appendBigInt(BigInt(number));
+    for (let c = 0; c < this.width; c++) {
+      const text = cells[c];
+      if (text === null || text === undefined) a.appendNull();
+      else a.appendVarchar(text);
+    }
+    a.endRow();
+    this.rows++;
+  }
+
+  close(): void {
+    if (!this.appender) return;
+    this.appender.flushSync();
+    this.appender.closeSync();
+    this.appender = undefined;
+  }
+}
+
+async function loadXlsx(
+  conn: DuckDBConnection,
+  source: LoadSource,
+  opts: LoadOptions,
+  progress: Progress,
+): Promise<LoadedSheet[]> {
+  const stream: Readable = await source.open();
+  stream.on('data', (chunk: Buffer) => {
+    progress.state.bytesRead += chunk.length;
+  });
+  const reader = new ExcelJS.stream.xlsx.WorkbookReader(stream, {
+    worksheets: 'emit',
+    sharedStrings: 'cache',
+    hyperlinks: 'ignore',
+    styles: 'cache', // number formats tell dates from numbers
+    entries: 'ignore',
+  });
+  const sheets: LoadedSheet[] = [];
+  const writers: SheetWriter[] = [];
+  try {
+    for await (const worksheet of reader) {
+      if (opts.signal?.aborted) throw opts.signal.reason;
+      const index = sheets.length;
+      const writer = new SheetWriter(conn, `${opts.tablePrefix ?? ''}sheet_${index}`, opts.maxColumns);
+      writers.push(writer);
+      await writer.create();
+      for await (const row of worksheet) {
+        const values = row.values as unknown[];
+        const cells: Array<string | null> = [];
+        for (let c = 1; c < values.length; c++) {
+          const { text, unreadable } = cellText(values[c]);
+          if (unreadable) writer.unreadable++;
+          cells.push(text);
+        }
+        while (cells.length > 0 && cells[cells.length - 1] === null) cells.pop();
+        if (!writer.header) {
+          if (cells.length === 0) continue;
+          writer.header = cells;
+          writer.headerRow = row.number;
+          if (cells.length > writer.width) await writer.widen(cells.length);
+          continue;
+        }
+        await writer.row(row.number, cells);
+        if (writer.rows > opts.maxRows) {
+          throw new AnalysisFailure(
+            'too_many_rows',
+            `a worksheet has more than ${opts.maxRows} rows; at most ${opts.maxRows} are accepted`,
+          );
+        }
+        progress.state.rowsRead++;
+        if ((progress.state.rowsRead & 1023) === 0) {
+          progress.tick();
+          if (opts.signal?.aborted) throw opts.signal.reason;
+        }
+      }
+      writer.close();
+      const ws = worksheet as unknown as { name?: string; id?: number };
+      const names = headerNames(writer.header ?? [], writer.width);
+      const warnings = headerWarnings(writer.header ?? [], writer.width);
+      if (writer.unreadable > 0) {
+        warnings.push({
+          code: 'unreadable_cells',
+          count: writer.unreadable,
+          message: `${writer.unreadable} cell(s) hold an error value or a formula without a saved result and count as null`,
+        });
+      }
+      sheets.push({
+        name: ws.name ?? `Sheet${index + 1}`,
+        index,
+        table: writer.table,
+        rowCount: writer.rows,
+        rowNumberColumn: ROW_NUMBER_COLUMN,
+        columns: columnsOf(names),
+        warnings,
+      });
+    }
+  } catch (err) {
+    if (err instanceof AnalysisFailure || opts.signal?.aborted) throw err;
+    throw new AnalysisFailure('unparsable_file', 'the workbook cannot be read');
+  } finally {
+    for (const w of writers) {
+      try {
+        w.close();
+      } catch {
+        // the table goes with the engine
+      }
+    }
+    stream.destroy();
+  }
+  progress.state.bytesRead = source.sizeBytes;
+  progress.tick(true);
+  if (sheets.length === 0) throw new AnalysisFailure('unparsable_file', 'the workbook has no worksheet');
+  return sheets;
+}
+
+/**
+ * Loads one stored version into `conn`: one table per sheet, every data column VARCHAR holding the raw
+ * text, plus the row number column (see ./types.ts for the contract). Throws AnalysisFailure for a file
+ * that cannot be read or is over a limit; rethrows `signal.reason` when aborted.
+ */
+export async function loadVersion(
+  conn: DuckDBConnection,
+  source: LoadSource,
+  opts: LoadOptions,
+): Promise<LoadedVersion> {
+  const progress = new Progress(source.sizeBytes, opts.onProgress);
+  const sheets =
+    source.format === 'xlsx'
+      ? await loadXlsx(conn, source, opts, progress)
+      : await loadText(conn, source, opts, progress);
+  return { format: source.format, bytes: source.sizeBytes, sheets };
+}

@@ -1,0 +1,32 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { loadVersion } from './load';
+import { profileVersion } from './profile';
+import type { AnalysisContext, AnalysisResult, AnalysisStep, LoadOptions, LoadSource } from './types';
+
+/**
+ * The analysis pass: load → profile → steps, on one connection, reading the file once. The caller saves
+ * the result (domain/reports/build.ts). Steps run in order; each result is `sections[step.name]`.
+ */
+export async function runAnalysis(
+  conn: DuckDBConnection,
+  source: LoadSource,
+  steps: readonly AnalysisStep[],
+  context: AnalysisContext,
+  opts: LoadOptions & {
+    /** 'loading', 'profiling', then each step's name */
+    onPhase?: (phase: string) => void;
+  },
+): Promise<AnalysisResult> {
+  opts.onPhase?.('loading');
+  const loaded = await loadVersion(conn, source, opts);
+  if (opts.signal?.aborted) throw opts.signal.reason;
+  opts.onPhase?.('profiling');
+  const profile = await profileVersion(conn, loaded);
+  const sections: Record<string, unknown> = {};
+  for (const step of steps) {
+    if (opts.signal?.aborted) throw opts.signal.reason;
+    opts.onPhase?.(step.name);
+    sections[step.name] = await step.run({ conn, loaded, profile, context });
+  }
+  return { loaded, profile, sections };
+}

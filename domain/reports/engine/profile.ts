@@ -1,0 +1,232 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { classSql, isNullSql, typedSql } from './sql';
+import {
+  INFERRED_TYPES,
+  type ColumnProfile,
+  type InferredType,
+  type LoadedSheet,
+  type LoadedVersion,
+  type Profile,
+  type SheetProfile,
+} from './types';
+
+const TOP_VALUES = 10;
+
+type Row = Record<string, unknown>;
+
+async function rows(conn: DuckDBConnection, sql: string): Promise<Row[]> {
+  const reader = await conn.runAndReadAll(sql);
+  return reader.getRowObjectsJS() as Row[];
+}
+
+function num(value: unknown): number {
+  if (typeof value === 'bigint') return Number(value);
+  if (typeof value === 'number') return value;
+  if (value === null || value === undefined) return 0;
+  return Number(value);
+}
+
+function numOrNull(value: unknown): number | null {
+  return value === null || value === undefined ? null : num(value);
+}
+
+/** The narrowest type that holds every non-null value (./sql.ts documents the classes). */
+export function inferType(counts: Record<InferredType, number>): InferredType {
+  const nonNull = INFERRED_TYPES.reduce((sum, t) => sum + counts[t], 0);
+  if (nonNull === 0) return 'text';
+  if (counts.integer === nonNull) return 'integer';
+  if (counts.integer + counts.decimal === nonNull) return 'decimal';
+  if (counts.boolean === nonNull) return 'boolean';
+  if (counts.date === nonNull) return 'date';
+  if (counts.date + counts.datetime === nonNull) return 'datetime';
+  return 'text';
+}
+
+function isoOf(value: unknown, type: InferredType): string | null {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) {
+    const iso = value.toISOString();
+    return type === 'date' ? iso.slice(0, 10) : iso;
+  }
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise<SheetProfile> {
+  const t = sheet.table;
+  const cols = sheet.columns;
+  // 1. classes of every column in one scan
+  const classCounts: Array<Record<InferredType, number>> = cols.map(() => ({
+    integer: 0,
+    decimal: 0,
+    boolean: 0,
+    date: 0,
+    datetime: 0,
+    text: 0,
+  }));
+  const nulls: number[] = cols.map(() => 0);
+  if (cols.length > 0 && sheet.rowCount > 0) {
+    // histogram of class codes per column: GROUP BY each column's class in one pass
+    const inner = cols.map((c, i) => `${classSql(c.ident)} AS k${i}`).join(', ');
+    const aggregates = cols
+      .map((_, i) =>
+        [0, 1, 2, 3, 4, 5, 6]
+          .map((code) => `count(*) FILTER (WHERE k${i} = ${code}) AS n${i}_${code}`)
+          .join(', '),
+      )
+      .join(', ');
+    const [r] = await rows(conn, `SELECT ${aggregates} FROM (SELECT ${inner} FROM ${t})`);
+    cols.forEach((_, i) => {
+      nulls[i] = num(r[`n${i}_0`]);
+      INFERRED_TYPES.forEach((type, k) => {
+        classCounts[i][type] = num(r[`n${i}_${k + 1}`]);
+      });
+    });
+  } else {
+    cols.forEach((_, i) => (nulls[i] = sheet.rowCount));
+  }
+  const types = classCounts.map(inferType);
+
+  // 2. typed statistics of every column in one scan
+  const stats: Row = {};
+  if (cols.length > 0 && sheet.rowCount > 0) {
+    const parts: string[] = [];
+    cols.forEach((c, i) => {
+      const type = types[i];
+      const v = typedSql(c.ident, type);
+      if (type === 'integer' || type === 'decimal') {
+        const x = `(${v})::DOUBLE`;
+        parts.push(
+          `min(${v}) AS min${i}`,
+          `max(${v}) AS max${i}`,
+          `avg(${x}) AS mean${i}`,
+          `stddev_samp(${x}) AS sd${i}`,
+          `quantile_cont(${x}, [0.05, 0.25, 0.5, 0.75, 0.95]) AS q${i}`,
+          `count(*) FILTER (WHERE ${v} = 0) AS zeros${i}`,
+          `count(*) FILTER (WHERE ${v} < 0) AS neg${i}`,
+        );
+      } else if (type === 'text') {
+        parts.push(
+          `min(${v}) AS min${i}`,
+          `max(${v}) AS max${i}`,
+          `min(length(${v})) AS lmin${i}`,
+          `max(length(${v})) AS lmax${i}`,
+          `avg(length(${v})) AS lmean${i}`,
+        );
+      } else {
+        parts.push(`min(${v}) AS min${i}`, `max(${v}) AS max${i}`);
+      }
+    });
+    Object.assign(stats, (await rows(conn, `SELECT ${parts.join(', ')} FROM ${t}`))[0]);
+  }
+
+  // 3. distinct values and the top values of each column (one hash aggregate per column)
+  const distinct: number[] = [];
+  const top: Array<Array<{ value: string; count: number }>> = [];
+  for (const c of cols) {
+    if (sheet.rowCount === 0) {
+      distinct.push(0);
+      top.push([]);
+      continue;
+    }
+    const result = await rows(
+      conn,
+      `WITH g AS (SELECT trim(${c.ident}) AS v, count(*) AS n FROM ${t} WHERE NOT ${isNullSql(c.ident)} GROUP BY 1)
+       SELECT (SELECT count(*) FROM g) AS d, v, n FROM (SELECT v, n FROM g ORDER BY n DESC, v LIMIT ${TOP_VALUES})
+       UNION ALL SELECT (SELECT count(*) FROM g), NULL, NULL WHERE NOT EXISTS (SELECT 1 FROM g)`,
+    );
+    distinct.push(result.length > 0 ? num(result[0].d) : 0);
+    top.push(result.filter((r) => r.v !== null).map((r) => ({ value: String(r.v), count: num(r.n) })));
+  }
+
+  // 4. duplicate rows: rows equal in every column to an earlier one (blank rows left out)
+  let duplicateRows = 0;
+  let blankRows = 0;
+  if (cols.length > 0 && sheet.rowCount > 0) {
+    const all = cols.map((c) => c.ident).join(', ');
+    const blank = cols.map((c) => `${c.ident} IS NULL`).join(' AND ');
+    const [d] = await rows(
+      conn,
+      `SELECT coalesce(sum(n - 1) FILTER (WHERE NOT b), 0) AS dup, coalesce(sum(n) FILTER (WHERE b), 0) AS blank
+       FROM (SELECT ${blank} AS b, count(*) AS n FROM ${t} GROUP BY ${all})`,
+    );
+    duplicateRows = num(d.dup);
+    blankRows = num(d.blank);
+  } else if (cols.length === 0) {
+    blankRows = sheet.rowCount;
+  }
+
+  const columnProfiles: ColumnProfile[] = cols.map((c, i) => {
+    const type = types[i];
+    const nonNull = sheet.rowCount - nulls[i];
+    const shares = Object.fromEntries(
+      INFERRED_TYPES.map((k) => [k, nonNull === 0 ? 0 : classCounts[i][k] / nonNull]),
+    ) as Record<InferredType, number>;
+    const numeric = type === 'integer' || type === 'decimal';
+    const q = stats[`q${i}`] as unknown[] | null | undefined;
+    const hasValues = nonNull > 0;
+    let min: number | string | boolean | null = null;
+    let max: number | string | boolean | null = null;
+    if (hasValues) {
+      if (numeric) {
+        min = numOrNull(stats[`min${i}`]);
+        max = numOrNull(stats[`max${i}`]);
+      } else if (type === 'boolean') {
+        min = (stats[`min${i}`] as boolean | null) ?? null;
+        max = (stats[`max${i}`] as boolean | null) ?? null;
+      } else if (type === 'text') {
+        min = (stats[`min${i}`] as string | null) ?? null;
+        max = (stats[`max${i}`] as string | null) ?? null;
+      } else {
+        min = isoOf(stats[`min${i}`], type);
+        max = isoOf(stats[`max${i}`], type);
+      }
+    }
+    return {
+      name: c.name,
+      position: c.position,
+      inferredType: type,
+      count: sheet.rowCount,
+      nulls: nulls[i],
+      nonNull,
+      shares,
+      distinct: distinct[i],
+      min,
+      max,
+      mean: numeric && hasValues ? numOrNull(stats[`mean${i}`]) : null,
+      stddev: numeric && hasValues ? numOrNull(stats[`sd${i}`]) : null,
+      quantiles:
+        numeric && hasValues && Array.isArray(q)
+          ? { p5: num(q[0]), p25: num(q[1]), p50: num(q[2]), p75: num(q[3]), p95: num(q[4]) }
+          : null,
+      zeros: numeric ? num(stats[`zeros${i}`]) : null,
+      negatives: numeric ? num(stats[`neg${i}`]) : null,
+      length:
+        type === 'text' && hasValues
+          ? {
+              min: num(stats[`lmin${i}`]),
+              max: num(stats[`lmax${i}`]),
+              mean: num(stats[`lmean${i}`]),
+            }
+          : null,
+      topValues: top[i],
+    };
+  });
+
+  return {
+    name: sheet.name,
+    index: sheet.index,
+    rows: sheet.rowCount,
+    columns: cols.length,
+    duplicateRows,
+    blankRows,
+    warnings: sheet.warnings,
+    columnProfiles,
+  };
+}
+
+/** The profile of every sheet of a loaded version (./types.ts documents each statistic). */
+export async function profileVersion(conn: DuckDBConnection, loaded: LoadedVersion): Promise<Profile> {
+  const sheets: SheetProfile[] = [];
+  for (const sheet of loaded.sheets) sheets.push(await profileSheet(conn, sheet));
+  return { format: loaded.format, sheets };
+}

@@ -1,0 +1,202 @@
+/**
+ * THE ANALYSIS ENGINE CONTRACT (issue 12; issues 13 and 14 build on it — keep it stable).
+ *
+ * One stored version is read ONCE and analysed in a pipeline on one DuckDB connection:
+ *
+ *     load → profile → (extension steps: rules, detectors, …) → save
+ *
+ * - `loadVersion(conn, source, opts)` (./load.ts) reads the file (streamed once from its source) into
+ *   DuckDB: one table per sheet (CSV/TSV: one sheet; XLSX: one per worksheet, in workbook order). Every
+ *   data column is VARCHAR holding the cell's raw text (nothing is converted at load, so rules and
+ *   detectors see what the user typed); NULL is an empty cell. `rowNumberColumn` (BIGINT) is the row
+ *   number the user sees in a spreadsheet program (the header is row 1; blank rows are kept as rows of
+ *   NULLs so numbering never shifts). Column idents are synthetic (`"c1"`, `"c2"`, …): use `ident` in SQL
+ *   and `name` (the header name, made unique by common/files/headerNames.ts) when talking to people.
+ * - `profileVersion(conn, loaded)` (./profile.ts) computes the profile; each column's `inferredType`
+ *   decides how later steps read its values: `typedSql(ident, type)` (./sql.ts) is the SQL expression of
+ *   the typed value (NULL when the cell is null or does not parse), `isNullSql(ident)` the null rule.
+ * - `AnalysisStep`s run after the profile, in order, on the same connection and tables; each returns the
+ *   JSON section it contributes under its `name` in the report (`sections[name]`). A step must not read
+ *   the file again and must never put cell values in events or logs.
+ * - `runAnalysis(conn, source, steps, context, opts)` (./pipeline.ts) runs the whole pipeline.
+ *
+ * Issue 14 loads two versions into one connection: pass a distinct `tablePrefix` to each `loadVersion`.
+ */
+import type { Readable } from 'node:stream';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { FileFormat } from '../../../common/files/formats';
+
+/** The file to load (read once, as a stream) and what the upload recorded about it. */
+export interface LoadSource {
+  /** opens the bytes: the MinIO object (activities) or a local file (`fileSource`, tests and benches) */
+  open: () => Promise<Readable>;
+  format: FileFormat;
+  /** CSV/TSV: the delimiter the upload found (null: `,` for CSV, tab for TSV). Quote is `"`, escaped `""`. */
+  delimiter: string | null;
+  sizeBytes: number;
+}
+
+export interface LoadProgress {
+  /** data rows read so far (all sheets) */
+  rowsRead: number;
+  /** bytes of the file read so far, of `bytesTotal` */
+  bytesRead: number;
+  bytesTotal: number;
+}
+
+export interface LoadOptions {
+  /** a sheet wider than this fails the load with reason `too_many_columns` */
+  maxColumns: number;
+  /** a sheet longer than this fails the load with reason `too_many_rows` */
+  maxRows: number;
+  /** table names become `<prefix>sheet_<i>` (default `''`) */
+  tablePrefix?: string;
+  /** called at most every few hundred milliseconds while loading */
+  onProgress?: (progress: LoadProgress) => void;
+  /** aborts the load (the build was cancelled) */
+  signal?: AbortSignal;
+  /** a folder for the engine's temporary files (removed before loadVersion returns) */
+  workDir: string;
+}
+
+export interface LoadedColumn {
+  /** the header name shown to people (unique within the sheet) */
+  name: string;
+  /** 1-based position in the sheet */
+  position: number;
+  /** the quoted SQL identifier of the VARCHAR column holding the raw text, e.g. `"c3"` */
+  ident: string;
+}
+
+/** A counted problem that did not stop the build (never holds a cell value). */
+export interface LoadWarning {
+  code: 'unreadable_cells' | 'rows_wider_than_header' | 'blank_header_cells' | 'repeated_header_names';
+  count: number;
+  message: string;
+}
+
+export interface LoadedSheet {
+  name: string;
+  /** 0-based position of the sheet in the file */
+  index: number;
+  /** the DuckDB table (unquoted, a plain identifier) */
+  table: string;
+  /** data rows (blank rows in between included, the header excluded) */
+  rowCount: number;
+  /** BIGINT column: the row number the user sees */
+  rowNumberColumn: string;
+  columns: LoadedColumn[];
+  warnings: LoadWarning[];
+}
+
+export interface LoadedVersion {
+  format: FileFormat;
+  bytes: number;
+  sheets: LoadedSheet[];
+}
+
+export type InferredType = 'integer' | 'decimal' | 'boolean' | 'date' | 'datetime' | 'text';
+export const INFERRED_TYPES: readonly InferredType[] = [
+  'integer',
+  'decimal',
+  'boolean',
+  'date',
+  'datetime',
+  'text',
+];
+
+export interface ColumnProfile {
+  name: string;
+  position: number;
+  inferredType: InferredType;
+  /** rows in the sheet */
+  count: number;
+  nulls: number;
+  nonNull: number;
+  /** share of the non-null values in each class (each value counted in exactly one class; sums to 1) */
+  shares: Record<InferredType, number>;
+  /** exact, over the non-null values compared as text with surrounding spaces trimmed */
+  distinct: number;
+  /** typed: numbers for integer/decimal, ISO strings for date/datetime, booleans; text: by code point */
+  min: number | string | boolean | null;
+  max: number | string | boolean | null;
+  /** numeric columns only */
+  mean: number | null;
+  /** sample standard deviation (n − 1), numeric columns only */
+  stddev: number | null;
+  /** exact quantiles with linear interpolation (as pandas' default), numeric columns only */
+  quantiles: { p5: number; p25: number; p50: number; p75: number; p95: number } | null;
+  zeros: number | null;
+  negatives: number | null;
+  /** characters of the non-null values, text columns only */
+  length: { min: number; max: number; mean: number } | null;
+  /** the 10 most frequent non-null values (trimmed text), most frequent first, ties by value */
+  topValues: Array<{ value: string; count: number }>;
+}
+
+export interface SheetProfile {
+  name: string;
+  index: number;
+  rows: number;
+  columns: number;
+  /** rows equal in every column to an earlier row (entirely blank rows are not counted) */
+  duplicateRows: number;
+  /** rows with every cell null */
+  blankRows: number;
+  warnings: LoadWarning[];
+  columnProfiles: ColumnProfile[];
+}
+
+export interface Profile {
+  format: FileFormat;
+  sheets: SheetProfile[];
+}
+
+/** What the build knows about itself, handed to every step (ids only, never values). */
+export interface AnalysisContext {
+  companyId: string;
+  fileId: string;
+  fileVersionId: string;
+  version: number;
+  /** anything a step needs that the build read at its start (e.g. the company's rules, issue 13) */
+  extra: Record<string, unknown>;
+}
+
+export interface AnalysisStepInput {
+  conn: DuckDBConnection;
+  loaded: LoadedVersion;
+  profile: Profile;
+  context: AnalysisContext;
+}
+
+/** One extension step of the pipeline; its result is the report section `sections[name]`. */
+export interface AnalysisStep<S = unknown> {
+  name: string;
+  run(input: AnalysisStepInput): Promise<S>;
+}
+
+export interface AnalysisResult {
+  loaded: LoadedVersion;
+  profile: Profile;
+  sections: Record<string, unknown>;
+}
+
+/** A file that cannot be analysed (bad content, over a limit): the build fails at once, never retried. */
+export class AnalysisFailure extends Error {
+  constructor(
+    /** a documented reason code (README "Reports"), never a cell value */
+    public readonly reason: FailureReason,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AnalysisFailure';
+  }
+}
+
+export type FailureReason =
+  | 'unparsable_file'
+  | 'too_many_columns'
+  | 'too_many_rows'
+  | 'unsafe_workbook'
+  | 'file_missing'
+  | 'internal_error';
