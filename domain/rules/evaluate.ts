@@ -110,7 +110,7 @@ function rowList(value: unknown): number[] {
 }
 
 function numberSql(value: unknown): string {
-  return `CAST(${literal(String(value))} AS DOUBLE)`;
+  return `CAST(${literal(String(value as number))} AS DOUBLE)`;
 }
 
 /** The classes (engine/sql.ts CLASS_CODES) a value of `type` may fall in. */
@@ -127,8 +127,8 @@ const CLASSES_OF: Record<InferredType, number[]> = {
 function failsSql(rule: BuildRule, v: string): string {
   const text = `trim(${v})`;
   const p = rule.params;
-  const bounds = (x: string, min: unknown, max: unknown) =>
-    [min !== undefined ? `${x} < ${String(min)}` : null, max !== undefined ? `${x} > ${String(max)}` : null]
+  const bounds = (x: string, min: string | number | undefined, max: string | number | undefined) =>
+    [min !== undefined ? `${x} < ${min}` : null, max !== undefined ? `${x} > ${max}` : null]
       .filter(Boolean)
       .join(' OR ') || 'false';
   switch (rule.kind) {
@@ -141,7 +141,7 @@ function failsSql(rule: BuildRule, v: string): string {
       return `(${x}) IS NULL OR ${bounds(`(${x})`, min, max)}`;
     }
     case 'length':
-      return bounds(`length(${text})`, p.min, p.max);
+      return bounds(`length(${text})`, p.min as number | undefined, p.max as number | undefined);
     case 'pattern':
       return `NOT regexp_full_match(${text}, ${literal(String(p.regex))})`;
     case 'allowed_values':

@@ -31,7 +31,7 @@ export interface SensitiveSection {
 
 async function strings(conn: DuckDBConnection, sql: string): Promise<string[]> {
   const reader = await conn.runAndReadAll(sql);
-  return reader.getColumnsJS()[0]?.map((v) => String(v)) ?? [];
+  return reader.getColumnsJS()[0]?.map((v) => String(v as string)) ?? [];
 }
 
 /** Withholds every statistic of a flagged column that is (or may be) one of its values. */
