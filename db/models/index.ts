@@ -11,3 +11,5 @@ export { Dataset } from './Dataset';
 export { Report } from './Report';
 export { WebhookEndpoint, type WebhookDisabledReason } from './WebhookEndpoint';
 export { WebhookDelivery, DELIVERY_STATUSES, type DeliveryStatus } from './WebhookDelivery';
+export { Rule } from './Rule';
+export { SensitiveFinding } from './SensitiveFinding';
