@@ -38,6 +38,7 @@ export function createActivities(deps: ActivityDeps) {
           eagerStart: deps.temporalIsWorkerConnection,
         })
       : undefined;
+  const storage = deps.storage ?? createStorage(deps.config);
   return {
     ...createOutboxActivities({
       knex: deps.knex,
@@ -54,10 +55,10 @@ export function createActivities(deps: ActivityDeps) {
       temporal: deps.temporal,
       resolver: deps.webhookResolver,
     }),
-    ...createReportActivities({ knex: deps.knex }),
+    ...createReportActivities({ knex: deps.knex, storage, config: deps.config }),
     ...createFileActivities({
       knex: deps.knex,
-      storage: deps.storage ?? createStorage(deps.config),
+      storage,
       temporal: deps.temporal,
       taskQueue: deps.config.temporal.taskQueue,
     }),

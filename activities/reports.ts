@@ -1,50 +1,63 @@
-import { randomUUID } from 'node:crypto';
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
-import { ForeignKeyViolationError } from 'objection';
-import { Report } from '../db/models';
+import type { Config } from '../common/config';
+import type { Storage } from '../common/storage';
+import {
+  failBuild,
+  prepareBuild,
+  runBuild,
+  type BuildOutcome,
+  type BuildRequest,
+} from '../domain/reports/build';
+import { AnalysisFailure, type AnalysisStep, type FailureReason } from '../domain/reports/engine';
+import { REPORT_FAILURE_TYPE } from '../workflows/shared';
 
-export interface ReportRequest {
-  companyId: string;
-  fileId: string;
-  fileVersionId: string;
-  version: number;
-}
+export type ReportRequest = BuildRequest;
 
 export interface ReportDeps {
   knex: Knex;
+  storage: Storage;
+  config: Config;
+  steps?: readonly AnalysisStep[];
 }
 
+/** Report activities: thin adapters over domain/reports/build.ts. */
 export function createReportActivities(deps: ReportDeps) {
   return {
-    /**
-     * Records that a report on this version is wanted. Idempotent (one row per version, a retry finds it);
-     * a version deleted meanwhile is not an error: there is nothing to report on.
-     */
-    async recordReportRequested(
-      request: ReportRequest,
-    ): Promise<{ reportId: string | null; status: string }> {
+    /** The version's report row (created queued for build 1); null when the file was deleted. */
+    async prepareReport(request: ReportRequest) {
       const workflowId = Context.current().info.workflowExecution?.workflowId ?? null;
+      return prepareBuild(deps.knex, request, workflowId);
+    },
+
+    /**
+     * The build: heartbeats with its progress (rows read, bytes read of total, phase) every second; a
+     * cancelled workflow (file deleted) aborts it. A file that cannot be analysed fails as the
+     * non-retryable ApplicationFailure REPORT_FAILURE_TYPE carrying the reason code.
+     */
+    async buildReport(request: ReportRequest): Promise<BuildOutcome> {
+      const ctx = Context.current();
       try {
-        await Report.scoped(request.companyId, deps.knex)
-          .insert({
-            id: randomUUID(),
-            fileId: request.fileId,
-            fileVersionId: request.fileVersionId,
-            version: request.version,
-            status: 'requested',
-            workflowId,
-          })
-          .onConflict('fileVersionId')
-          .ignore();
+        return await runBuild(deps, request, {
+          signal: ctx.cancellationSignal,
+          heartbeat: (progress) => ctx.heartbeat(progress),
+        });
       } catch (err) {
-        if (err instanceof ForeignKeyViolationError) return { reportId: null, status: 'file_deleted' };
+        if (err instanceof AnalysisFailure) {
+          throw ApplicationFailure.create({
+            type: REPORT_FAILURE_TYPE,
+            message: err.message,
+            nonRetryable: true,
+            details: [err.reason],
+          });
+        }
         throw err;
       }
-      const report = await Report.scoped(request.companyId, deps.knex).findOne({
-        fileVersionId: request.fileVersionId,
-      });
-      return { reportId: report?.id ?? null, status: report?.status ?? 'file_deleted' };
+    },
+
+    /** Ends the build as failed (reason code, report.failed); a no-op once it has ended. */
+    async failReport(input: { request: ReportRequest; reason: FailureReason; message: string }) {
+      return failBuild(deps.knex, input.request, input.reason, input.message);
     },
   };
 }

@@ -1,3 +1,6 @@
+import os from 'node:os';
+import path from 'node:path';
+
 /**
  * Configuration from environment variables, validated once at start.
  * Every variable is listed in README "Configuration"; a bad value stops the process with a message
@@ -40,6 +43,17 @@ export interface Config {
     downloadLinkTtlSeconds: number;
   };
   outbox: { batchSize: number; idleWaitMs: number };
+  /** Report builds (README "Reports"): the analysis engine in the worker. */
+  reports: {
+    /** folder for the engine's temporary files (the CSV copy, DuckDB spill files); removed after each build */
+    workDir: string;
+    /** DuckDB threads of one build */
+    threads: number;
+    /** DuckDB memory limit of one build, in MB (aggregates and sorts above it spill to workDir) */
+    memoryLimitMb: number;
+    /** a result up to this size (JSON bytes) is kept in PostgreSQL; a larger one is an object in MinIO */
+    inlineMaxBytes: number;
+  };
   /** Master secret; purpose keys (tokens, cursors, key fingerprints, webhook secret encryption) derive from it. */
   secretKey: string;
   /** Public address of the API, used in e-mailed links and the OIDC redirect. */
@@ -206,6 +220,12 @@ export function loadConfig(env: Env = process.env): Config {
     outbox: {
       batchSize: r.int('OUTBOX_BATCH_SIZE', 100, 1, 1000),
       idleWaitMs: r.int('OUTBOX_IDLE_WAIT_MS', 10_000, 100, 60_000),
+    },
+    reports: {
+      workDir: r.string('REPORT_WORK_DIR', path.join(os.tmpdir(), 'dataservice-reports')),
+      threads: r.int('REPORT_THREADS', 2, 1, 64),
+      memoryLimitMb: r.int('REPORT_MEMORY_LIMIT_MB', 512, 64, 65_536),
+      inlineMaxBytes: r.int('REPORT_INLINE_MAX_BYTES', 256 * 1024, 1024, 64 * 1024 * 1024),
     },
     secretKey: r.string('SECRET_KEY', DEV_SECRET),
     publicBaseUrl: r.url('PUBLIC_BASE_URL', 'http://127.0.0.1:3000', ['http:', 'https:']),

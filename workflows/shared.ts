@@ -49,3 +49,16 @@ export function workflowIdentity(params: {
     memo: params.correlationId ? { correlationId: params.correlationId } : {},
   };
 }
+
+/** The ApplicationFailure type of a report build that cannot succeed (bad file, over a limit): not retried. */
+export const REPORT_FAILURE_TYPE = 'ReportAnalysisFailure';
+
+/**
+ * Id parts of a report build: `report:<fileId>:v<version>` for the build the upload starts, and
+ * `report:<fileId>:v<version>:rebuild-<build>` for rebuild number `build` (2, 3, …).
+ */
+export function reportWorkflowParts(fileId: string, version: number, build = 1): string[] {
+  const parts = [fileId, `v${version}`];
+  if (build > 1) parts.push(`rebuild-${build}`);
+  return parts;
+}

@@ -9,6 +9,7 @@ import { filesRoutes } from './files';
 import { oauthRoutes } from './oauth';
 import { outgoingWebhookRoutes } from './outgoing-webhooks';
 import { peopleRoutes } from './people';
+import { reportRoutes } from './reports';
 import { rulesRoutes } from './rules';
 import { subscriptionRoutes } from './subscriptions';
 import { systemRoutes } from './system';
@@ -25,6 +26,7 @@ const table = [
   ...demoRoutes,
   ...subscriptionRoutes,
   ...filesRoutes,
+  ...reportRoutes,
   ...outgoingWebhookRoutes,
   ...rulesRoutes,
 ] as const satisfies readonly RouteSpec[];

@@ -8,7 +8,7 @@ export { File, type Visibility } from './File';
 export { FileVersion } from './FileVersion';
 export type { FileFormat } from '../../common/files/formats';
 export { Dataset } from './Dataset';
-export { Report } from './Report';
+export { Report, REPORT_STATUSES, type ReportStatus } from './Report';
 export { WebhookEndpoint, type WebhookDisabledReason } from './WebhookEndpoint';
 export { WebhookDelivery, DELIVERY_STATUSES, type DeliveryStatus } from './WebhookDelivery';
 export { Rule } from './Rule';

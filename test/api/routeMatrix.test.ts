@@ -43,6 +43,9 @@ const otherCompanyResource: Record<
       'GET /files/:id/versions/:version',
       'GET /files/:id/versions/:version/preview',
       'GET /files/:id/versions/:version/download-link',
+      'GET /files/:id/versions/:version/report',
+      'GET /files/:id/report',
+      'POST /files/:id/versions/:version/report/rebuild',
     ].map((name) => [
       name,
       async (other: Team) => {

@@ -21,12 +21,13 @@ import {
 } from '../../lists';
 import { fileSchema, presentFile, presentVersion, versionSchema } from './present';
 import { upload } from './upload';
+import { cancelBuilds, reportLeftovers } from '../../../domain/reports/queries';
 
 const TAG = 'Files';
 const read = { roles: ['admin', 'employee'], keyScope: 'files:read' } as const;
 const write = { roles: ['admin', 'employee'], keyScope: 'files:write' } as const;
 
-const versionParams = {
+export const versionParams = {
   type: 'object',
   additionalProperties: false,
   required: ['id', 'version'],
@@ -187,12 +188,14 @@ export const filesRoutes = [
     handler: async (ctx, { params }: { params: { id: string } }) => {
       const auth = principalOf(ctx);
       const { storage } = ctx.deps;
-      const keys = await transact(ctx.deps.knex, async ({ trx }) => {
+      const { keys, builds } = await transact(ctx.deps.knex, async ({ trx }) => {
         const file = await fileToManage(auth, trx, params.id);
         const versions = await FileVersion.scoped(auth.companyId, trx)
           .where({ fileId: file.id })
           .select('objectKey');
-        // rows first (versions, dataset and reports go by cascade), objects after commit: a failure in
+        const reports = await reportLeftovers(trx, auth.companyId, file.id);
+        // rows first (versions, dataset and reports go by cascade), objects (versions' and report results')
+        // after commit: a failure in
         // between leaves an unreferenced object for the sweep, never a row without its bytes
         await file.$query(trx).delete();
         await recordAudit(trx, {
@@ -202,8 +205,13 @@ export const filesRoutes = [
           resourceId: file.id,
           details: { originalName: file.originalName, versions: versions.length },
         });
-        return versions.map((v) => v.objectKey);
+        return {
+          keys: [...versions.map((v) => v.objectKey), ...reports.objectKeys],
+          builds: reports.workflowIds,
+        };
       });
+      // report builds in flight stop (their rows went with the file; they save nothing)
+      await cancelBuilds(ctx.deps.temporal, builds);
       try {
         if (keys.length > 0) await storage.client.removeObjects(storage.bucket, keys);
       } catch (err) {

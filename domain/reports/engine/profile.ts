@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { classSql, isNullSql, typedSql } from './sql';
+import { classSql, isNullSql, knownTypedSql } from './sql';
 import {
   INFERRED_TYPES,
   type ColumnProfile,
@@ -11,11 +11,19 @@ import {
 } from './types';
 
 const TOP_VALUES = 10;
+/** Texts shown in a profile (top values, text min and max) are cut to this many characters. */
+export const VALUE_MAX_CHARS = 200;
+
+function clip(text: string): string {
+  return text.length > VALUE_MAX_CHARS ? text.slice(0, VALUE_MAX_CHARS) : text;
+}
 
 type Row = Record<string, unknown>;
 
 async function rows(conn: DuckDBConnection, sql: string): Promise<Row[]> {
+  const started = Date.now();
   const reader = await conn.runAndReadAll(sql);
+  if (process.env.DS_ENGINE_DEBUG) console.error(Date.now() - started, 'ms', sql.slice(0, 100));
   return reader.getRowObjectsJS() as Row[];
 }
 
@@ -65,46 +73,46 @@ async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise
   }));
   const nulls: number[] = cols.map(() => 0);
   if (cols.length > 0 && sheet.rowCount > 0) {
-    // histogram of class codes per column: GROUP BY each column's class in one pass
-    const inner = cols.map((c, i) => `${classSql(c.ident)} AS k${i}`).join(', ');
-    const aggregates = cols
-      .map((_, i) =>
-        [0, 1, 2, 3, 4, 5, 6]
-          .map((code) => `count(*) FILTER (WHERE k${i} = ${code}) AS n${i}_${code}`)
-          .join(', '),
-      )
-      .join(', ');
-    const [r] = await rows(conn, `SELECT ${aggregates} FROM (SELECT ${inner} FROM ${t})`);
+    // histogram of class codes per column, every column in one scan
+    const select = cols.map((c, i) => `histogram(${classSql(c.ident)}) AS h${i}`).join(', ');
+    const [r] = await rows(conn, `SELECT ${select} FROM ${t}`);
     cols.forEach((_, i) => {
-      nulls[i] = num(r[`n${i}_0`]);
-      INFERRED_TYPES.forEach((type, k) => {
-        classCounts[i][type] = num(r[`n${i}_${k + 1}`]);
-      });
+      // a MAP reads as [{ key, value }]
+      const histogram = (r[`h${i}`] ?? []) as Array<{ key: number; value: unknown }>;
+      for (const { key, value } of histogram) {
+        if (key === 0) nulls[i] = num(value);
+        else classCounts[i][INFERRED_TYPES[key - 1]] = num(value);
+      }
     });
   } else {
     cols.forEach((_, i) => (nulls[i] = sheet.rowCount));
   }
   const types = classCounts.map(inferType);
 
-  // 2. typed statistics of every column in one scan
+  // 2. typed statistics of every column in one scan. Every non-null value of a column is of its inferred
+  // type (that is how the type was chosen), so a plain cast is enough here; typedSql also guards the class.
   const stats: Row = {};
   if (cols.length > 0 && sheet.rowCount > 0) {
     const parts: string[] = [];
+    const values: string[] = [];
     cols.forEach((c, i) => {
       const type = types[i];
-      const v = typedSql(c.ident, type);
+      const v = `x${i}`;
+      const raw = c.ident;
+      const notNull = `NOT ${isNullSql(raw)}`;
       if (type === 'integer' || type === 'decimal') {
-        const x = `(${v})::DOUBLE`;
+        values.push(`${knownTypedSql(raw, type)} AS ${v}`);
         parts.push(
           `min(${v}) AS min${i}`,
           `max(${v}) AS max${i}`,
-          `avg(${x}) AS mean${i}`,
-          `stddev_samp(${x}) AS sd${i}`,
-          `quantile_cont(${x}, [0.05, 0.25, 0.5, 0.75, 0.95]) AS q${i}`,
+          `avg(${v}::DOUBLE) AS mean${i}`,
+          `stddev_samp(${v}::DOUBLE) AS sd${i}`,
+          `quantile_cont(${v}::DOUBLE, [0.05, 0.25, 0.5, 0.75, 0.95]) AS q${i}`,
           `count(*) FILTER (WHERE ${v} = 0) AS zeros${i}`,
           `count(*) FILTER (WHERE ${v} < 0) AS neg${i}`,
         );
       } else if (type === 'text') {
+        values.push(`CASE WHEN ${notNull} THEN ${raw} END AS ${v}`);
         parts.push(
           `min(${v}) AS min${i}`,
           `max(${v}) AS max${i}`,
@@ -113,10 +121,12 @@ async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise
           `avg(length(${v})) AS lmean${i}`,
         );
       } else {
+        values.push(`${knownTypedSql(raw, type)} AS ${v}`);
         parts.push(`min(${v}) AS min${i}`, `max(${v}) AS max${i}`);
       }
     });
-    Object.assign(stats, (await rows(conn, `SELECT ${parts.join(', ')} FROM ${t}`))[0]);
+    const [r] = await rows(conn, `SELECT ${parts.join(', ')} FROM (SELECT ${values.join(', ')} FROM ${t})`);
+    Object.assign(stats, r);
   }
 
   // 3. distinct values and the top values of each column (one hash aggregate per column)
@@ -130,7 +140,7 @@ async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise
     }
     const result = await rows(
       conn,
-      `WITH g AS (SELECT trim(${c.ident}) AS v, count(*) AS n FROM ${t} WHERE NOT ${isNullSql(c.ident)} GROUP BY 1)
+      `WITH g AS (SELECT v, n FROM (SELECT ${c.ident} AS v, count(*) AS n FROM ${t} GROUP BY 1) WHERE NOT ${isNullSql('v')})
        SELECT (SELECT count(*) FROM g) AS d, v, n FROM (SELECT v, n FROM g ORDER BY n DESC, v LIMIT ${TOP_VALUES})
        UNION ALL SELECT (SELECT count(*) FROM g), NULL, NULL WHERE NOT EXISTS (SELECT 1 FROM g)`,
     );
@@ -174,8 +184,10 @@ async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise
         min = (stats[`min${i}`] as boolean | null) ?? null;
         max = (stats[`max${i}`] as boolean | null) ?? null;
       } else if (type === 'text') {
-        min = (stats[`min${i}`] as string | null) ?? null;
-        max = (stats[`max${i}`] as string | null) ?? null;
+        const lo = stats[`min${i}`] as string | null | undefined;
+        const hi = stats[`max${i}`] as string | null | undefined;
+        min = typeof lo === 'string' ? clip(lo) : null;
+        max = typeof hi === 'string' ? clip(hi) : null;
       } else {
         min = isoOf(stats[`min${i}`], type);
         max = isoOf(stats[`max${i}`], type);

@@ -1,17 +1,22 @@
 /**
  * The SQL of the type rules, shared by the profile and the steps built on it (rules, comparisons).
  *
- * - Null: an empty cell, or a cell whose text (spaces trimmed, any case) is one of NULL_STRINGS.
- * - Each non-null value falls in exactly one class, the first that matches its trimmed text:
- *   integer  `^[+-]?\d+$` within 64-bit range;
- *   decimal  `^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$` (a finite number that is not an integer);
+ * - Null: an empty cell, or a cell whose text, spaces around it ignored and in any case, is one of
+ *   NULL_STRINGS (`''` covers cells of spaces only). Null words padded beyond 12 characters are text.
+ * - Each non-null value falls in exactly one class, the first that matches its text (spaces around it
+ *   ignored):
+ *   integer  `[+-]?[0-9]+` within the 64-bit range;
+ *   decimal  `[+-]?([0-9]+.[0-9]*|.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?`, a finite number that is not an integer
+ *            (no thousands separators, no decimal comma);
  *   boolean  true, false, yes, no (any case);
  *   date     `YYYY-MM-DD`, a real calendar date;
- *   datetime `YYYY-MM-DD[T ]HH:MM[:SS[.fff]]`, optionally with `Z` or an offset `±HH[:]MM`;
+ *   datetime `YYYY-MM-DD[T ]HH:MM[:SS[.fff]]`, optionally with `Z` or an offset `±HH[:]MM` (read as UTC);
  *   text     anything else.
  * - A column's inferred type is the narrowest class that holds every non-null value: integer, then
  *   decimal (integers and decimals), boolean, date, datetime (dates and datetimes), else text. A column
  *   with no non-null value is text.
+ * The cheap tests come first (the first character decides which patterns are tried), so a text column
+ * costs one comparison per cell.
  */
 import type { InferredType } from './types';
 
@@ -30,31 +35,69 @@ export const CLASS_CODES: Record<InferredType | 'null', number> = {
   text: 6,
 };
 
-const INTEGER_RE = `'^[+-]?[0-9]+$'`;
-const DECIMAL_RE = `'^[+-]?([0-9]+\\.[0-9]*|\\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?$'`;
-const DATE_RE = `'^[0-9]{4}-[0-9]{2}-[0-9]{2}$'`;
-const DATETIME_RE = `'^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?$'`;
+const INTEGER_RE = `'[+-]?[0-9]+ *'`;
+const DECIMAL_RE = `'[+-]?([0-9]+\\.[0-9]*|\\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)? *'`;
+const DATE_RE = `'[0-9]{4}-[0-9]{2}-[0-9]{2} *'`;
+const DATETIME_RE = `'[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})? *'`;
 
-/** The installed macros (created once per connection by `installMacros`). */
+/** The macros the SQL below calls (created once per connection by openEngine). */
 export async function installMacros(conn: { run(sql: string): Promise<unknown> }): Promise<void> {
-  await conn.run(
-    `CREATE OR REPLACE TEMP MACRO ds_is_null(v) AS (v IS NULL OR lower(trim(v)) IN (${NULLS_SQL}))`,
-  );
+  await conn.run(`CREATE OR REPLACE TEMP MACRO ds_is_null(v) AS (
+    v IS NULL OR CASE
+      WHEN length(v) <= 12 THEN lower(trim(v)) IN (${NULLS_SQL})
+      WHEN ascii(v) = 32 THEN trim(v) = ''
+      ELSE false
+    END)`);
+  // v has no leading space; trailing spaces are allowed by the patterns
+  await conn.run(`CREATE OR REPLACE TEMP MACRO ds_class_core(v) AS (
+    CASE
+      WHEN (ascii(v) BETWEEN 48 AND 57) OR ascii(v) IN (43, 45, 46) THEN
+        CASE
+          WHEN regexp_full_match(v, ${INTEGER_RE}) AND TRY_CAST(v AS BIGINT) IS NOT NULL THEN 1
+          WHEN regexp_full_match(v, ${DECIMAL_RE}) AND isfinite(TRY_CAST(v AS DOUBLE)) THEN 2
+          WHEN regexp_full_match(v, ${DATE_RE}) AND TRY_CAST(v AS DATE) IS NOT NULL THEN 4
+          WHEN regexp_full_match(v, ${DATETIME_RE})
+            AND (TRY_CAST(v AS TIMESTAMP) IS NOT NULL OR TRY_CAST(v AS TIMESTAMPTZ) IS NOT NULL) THEN 5
+          ELSE 6
+        END
+      WHEN length(v) <= 12 AND lower(trim(v)) IN (${NULLS_SQL}) THEN 0
+      WHEN length(v) <= 12 AND lower(trim(v)) IN ('true', 'false', 'yes', 'no') THEN 3
+      ELSE 6
+    END)`);
+  // a datetime as UTC: an offset (or Z) is applied, a time without one is taken as UTC
+  await conn.run(`CREATE OR REPLACE TEMP MACRO ds_datetime(v) AS (
+    CASE
+      WHEN regexp_matches(v, '[0-9](Z|[+-][0-9]{2}:?[0-9]{2}) *$') THEN timezone('UTC', TRY_CAST(trim(v) AS TIMESTAMPTZ))
+      ELSE TRY_CAST(trim(v) AS TIMESTAMP)
+    END)`);
   await conn.run(`CREATE OR REPLACE TEMP MACRO ds_class(v) AS (
     CASE
-      WHEN v IS NULL OR lower(trim(v)) IN (${NULLS_SQL}) THEN 0
-      WHEN regexp_full_match(trim(v), ${INTEGER_RE}) AND TRY_CAST(trim(v) AS BIGINT) IS NOT NULL THEN 1
-      WHEN regexp_full_match(trim(v), ${DECIMAL_RE}) AND isfinite(TRY_CAST(trim(v) AS DOUBLE)) THEN 2
-      WHEN lower(trim(v)) IN ('true', 'false', 'yes', 'no') THEN 3
-      WHEN regexp_full_match(trim(v), ${DATE_RE}) AND TRY_CAST(trim(v) AS DATE) IS NOT NULL THEN 4
-      WHEN regexp_full_match(trim(v), ${DATETIME_RE}) AND TRY_CAST(trim(v) AS TIMESTAMPTZ) IS NOT NULL THEN 5
-      ELSE 6
+      WHEN v IS NULL THEN 0
+      WHEN ascii(v) = 32 THEN ds_class_core(ltrim(v))
+      ELSE ds_class_core(v)
     END)`);
 }
 
 /** SQL: true when the cell counts as null. */
 export function isNullSql(ident: string): string {
   return `ds_is_null(${ident})`;
+}
+
+/** SQL: the typed value of a cell known to be of `type` or null (the profile's own columns). */
+export function knownTypedSql(ident: string, type: InferredType): string {
+  const notNull = `NOT ${isNullSql(ident)}`;
+  switch (type) {
+    case 'integer':
+      return `CASE WHEN ${notNull} THEN TRY_CAST(trim(${ident}) AS BIGINT) END`;
+    case 'decimal':
+      return `CASE WHEN ${notNull} THEN TRY_CAST(trim(${ident}) AS DOUBLE) END`;
+    case 'date':
+      return `CASE WHEN ${notNull} THEN TRY_CAST(trim(${ident}) AS DATE) END`;
+    case 'datetime':
+      return `CASE WHEN ${notNull} THEN ds_datetime(${ident}) END`;
+    default:
+      return typedSql(ident, type);
+  }
 }
 
 /** SQL: the class code (CLASS_CODES) of the cell. */
@@ -68,21 +111,21 @@ export function classSql(ident: string): string {
  * text: the raw text).
  */
 export function typedSql(ident: string, type: InferredType): string {
+  const c = classSql(ident);
   const v = `trim(${ident})`;
-  const notNull = `NOT ${isNullSql(ident)}`;
   switch (type) {
     case 'integer':
-      return `CASE WHEN ${notNull} AND regexp_full_match(${v}, ${INTEGER_RE}) THEN TRY_CAST(${v} AS BIGINT) END`;
+      return `CASE WHEN ${c} = 1 THEN TRY_CAST(${v} AS BIGINT) END`;
     case 'decimal':
-      return `CASE WHEN ${notNull} AND regexp_full_match(${v}, ${DECIMAL_RE}) THEN TRY_CAST(${v} AS DOUBLE) END`;
+      return `CASE WHEN ${c} IN (1, 2) THEN TRY_CAST(${v} AS DOUBLE) END`;
     case 'boolean':
-      return `CASE lower(${v}) WHEN 'true' THEN true WHEN 'yes' THEN true WHEN 'false' THEN false WHEN 'no' THEN false END`;
+      return `CASE WHEN lower(${v}) IN ('true', 'yes') THEN true WHEN lower(${v}) IN ('false', 'no') THEN false END`;
     case 'date':
-      return `CASE WHEN ${notNull} AND regexp_full_match(${v}, ${DATE_RE}) THEN TRY_CAST(${v} AS DATE) END`;
+      return `CASE WHEN ${c} = 4 THEN TRY_CAST(${v} AS DATE) END`;
     case 'datetime':
-      return `CASE WHEN ${notNull} AND (regexp_full_match(${v}, ${DATE_RE}) OR regexp_full_match(${v}, ${DATETIME_RE})) THEN timezone('UTC', TRY_CAST(${v} AS TIMESTAMPTZ)) END`;
+      return `CASE WHEN ${c} IN (4, 5) THEN ds_datetime(${ident}) END`;
     case 'text':
-      return `CASE WHEN ${notNull} THEN ${ident} END`;
+      return `CASE WHEN NOT ${isNullSql(ident)} THEN ${ident} END`;
   }
 }
 

@@ -115,7 +115,7 @@ export interface ColumnProfile {
   nonNull: number;
   /** share of the non-null values in each class (each value counted in exactly one class; sums to 1) */
   shares: Record<InferredType, number>;
-  /** exact, over the non-null values compared as text with surrounding spaces trimmed */
+  /** exact, over the non-null values compared as text (`1` and `1.0` are two values) */
   distinct: number;
   /** typed: numbers for integer/decimal, ISO strings for date/datetime, booleans; text: by code point */
   min: number | string | boolean | null;
@@ -130,7 +130,7 @@ export interface ColumnProfile {
   negatives: number | null;
   /** characters of the non-null values, text columns only */
   length: { min: number; max: number; mean: number } | null;
-  /** the 10 most frequent non-null values (trimmed text), most frequent first, ties by value */
+  /** the 10 most frequent non-null values (their text), most frequent first, ties by value */
   topValues: Array<{ value: string; count: number }>;
 }
 

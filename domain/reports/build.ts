@@ -1,0 +1,345 @@
+/**
+ * The report build, worker side (called by activities/reports.ts). These commands act for the company
+ * named by the workflow input (the workflow is the principal); every query is scoped to that company.
+ *
+ * States: queued → building → ready | failed. A build is identified by (report row, `build` number): the
+ * status change that ends it is conditional on that number and on the row being queued/building, so a
+ * retried activity, a worker restarted mid-build or a rebuild that superseded it never saves twice and
+ * never sends a second event.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Knex } from 'knex';
+import { ForeignKeyViolationError, UniqueViolationError } from 'objection';
+import { BadRequestError } from '../../common/errors';
+import { inspectStoredXlsx } from '../../common/files/xlsx';
+import type { Storage } from '../../common/storage';
+import type { Config } from '../../common/config';
+import { FileVersion, Report } from '../../db/models';
+import { transact } from '../../db/transaction';
+import {
+  AnalysisFailure,
+  openEngine,
+  runAnalysis,
+  type AnalysisStep,
+  type FailureReason,
+  type LoadProgress,
+} from './engine';
+
+export interface BuildRequest {
+  companyId: string;
+  fileId: string;
+  fileVersionId: string;
+  version: number;
+  /** the build number this workflow runs (1: the upload's build) */
+  build?: number;
+  correlationId?: string;
+}
+
+export interface BuildDeps {
+  knex: Knex;
+  storage: Storage;
+  config: Config;
+  /** extension steps run after the profile (issue 13 adds rules and detectors here) */
+  steps?: readonly AnalysisStep[];
+}
+
+export interface BuildHooks {
+  /** the build was cancelled (the file was deleted): stop and leave nothing behind */
+  signal?: AbortSignal;
+  /** called at least every second with the progress so far (activities heartbeat with it) */
+  heartbeat?: (progress: BuildProgress) => void;
+}
+
+export interface BuildProgress extends LoadProgress {
+  phase: string;
+}
+
+export type BuildOutcome =
+  | { status: 'ready' | 'failed'; reportId: string }
+  | { status: 'file_deleted' | 'superseded'; reportId: string | null };
+
+/** How often at most the report row's progress columns are written while building. */
+const PROGRESS_WRITE_MS = 1000;
+
+function reportQuery(knex: Knex | Knex.Transaction, companyId: string) {
+  return Report.scoped(companyId, knex);
+}
+
+/**
+ * The report row of the version, created `queued` (build 1) when the upload's workflow gets here first.
+ * Null when the version is gone (the file was deleted): there is nothing to report on.
+ */
+export async function prepareBuild(
+  knex: Knex,
+  req: BuildRequest,
+  workflowId: string | null,
+): Promise<{ reportId: string; build: number; status: string } | null> {
+  try {
+    await reportQuery(knex, req.companyId)
+      .insert({
+        id: randomUUID(),
+        fileId: req.fileId,
+        fileVersionId: req.fileVersionId,
+        version: req.version,
+        status: 'queued',
+        build: 1,
+        workflowId,
+        correlationId: req.correlationId ?? null,
+      })
+      .onConflict('fileVersionId')
+      .ignore();
+  } catch (err) {
+    if (err instanceof ForeignKeyViolationError) return null;
+    if (!(err instanceof UniqueViolationError)) throw err;
+  }
+  const row = await reportQuery(knex, req.companyId).findOne({ fileVersionId: req.fileVersionId });
+  return row ? { reportId: row.id, build: row.build, status: row.status } : null;
+}
+
+function resultKey(storage: Storage, req: BuildRequest, reportId: string, build: number): string {
+  return storage.key('reports', req.companyId, req.fileId, `${reportId}-b${build}.json`);
+}
+
+async function removeObject(storage: Storage, key: string): Promise<void> {
+  try {
+    await storage.client.removeObject(storage.bucket, key);
+  } catch {
+    // a leftover result object is harmless: it is named by a report that no longer points at it
+  }
+}
+
+/**
+ * Runs one build: marks it building, reads the stored version once through the engine pipeline (load →
+ * profile → steps), and saves the result with `report.ready` in one transaction. An AnalysisFailure (a
+ * file that cannot be analysed) is thrown to the caller, which fails the build at once (not retried).
+ */
+export async function runBuild(
+  deps: BuildDeps,
+  req: BuildRequest,
+  hooks: BuildHooks = {},
+): Promise<BuildOutcome> {
+  const { knex, storage, config } = deps;
+  const build = req.build ?? 1;
+  const report = await reportQuery(knex, req.companyId).findOne({ fileVersionId: req.fileVersionId });
+  if (!report) return { status: 'file_deleted', reportId: null };
+  if (report.build !== build) return { status: 'superseded', reportId: report.id };
+  if (report.status === 'ready' || report.status === 'failed') {
+    // an earlier attempt of this build saved it already
+    return { status: report.status, reportId: report.id };
+  }
+  const version = await FileVersion.scoped(req.companyId, knex).findById(req.fileVersionId);
+  if (!version) return { status: 'file_deleted', reportId: report.id };
+  const sizeBytes = Number(version.sizeBytes);
+  const started = await reportQuery(knex, req.companyId)
+    .patch({
+      status: 'building',
+      startedAt: new Date(),
+      rowsRead: 0,
+      bytesRead: 0,
+      bytesTotal: sizeBytes,
+      phase: 'loading',
+    })
+    .where({ id: report.id, build })
+    .whereIn('status', ['queued', 'building']);
+  if (started === 0) return { status: 'superseded', reportId: report.id };
+
+  let progress: BuildProgress = { rowsRead: 0, bytesRead: 0, bytesTotal: sizeBytes, phase: 'loading' };
+  let lastWrite = 0;
+  let writing: Promise<unknown> = Promise.resolve();
+  const writeProgress = (force = false) => {
+    const now = Date.now();
+    if (!force && now - lastWrite < PROGRESS_WRITE_MS) return;
+    lastWrite = now;
+    const snapshot = progress;
+    writing = writing
+      .then(() =>
+        reportQuery(knex, req.companyId)
+          .patch({
+            rowsRead: snapshot.rowsRead,
+            bytesRead: snapshot.bytesRead,
+            phase: snapshot.phase,
+          })
+          .where({ id: report.id, build, status: 'building' }),
+      )
+      .catch(() => undefined); // progress is best effort; the save decides
+  };
+  const beat = setInterval(() => {
+    hooks.heartbeat?.(progress);
+    writeProgress();
+  }, 1000);
+  hooks.heartbeat?.(progress);
+
+  const workDir = path.join(config.reports.workDir, `build-${randomUUID()}`);
+  let objectKey: string | null = null;
+  try {
+    if (version.format === 'xlsx') {
+      try {
+        await inspectStoredXlsx(storage.client, storage.bucket, version.objectKey, sizeBytes, {
+          maxUnpackedBytes: config.files.xlsxMaxUnpackedBytes,
+          maxEntries: config.files.xlsxMaxEntries,
+          maxCompressionRatio: config.files.xlsxMaxCompressionRatio,
+          maxRows: config.files.maxRows,
+          maxColumns: config.files.maxColumns,
+        });
+      } catch (err) {
+        if (err instanceof BadRequestError) throw new AnalysisFailure('unsafe_workbook', err.message);
+        throw err;
+      }
+    }
+    await mkdir(workDir, { recursive: true });
+    const engine = await openEngine({
+      threads: config.reports.threads,
+      memoryLimitMb: config.reports.memoryLimitMb,
+      tempDirectory: path.join(workDir, 'duckdb'),
+    });
+    const interrupt = () => engine.conn.interrupt();
+    hooks.signal?.addEventListener('abort', interrupt);
+    let result;
+    try {
+      result = await runAnalysis(
+        engine.conn,
+        {
+          open: async () => storage.client.getObject(storage.bucket, version.objectKey),
+          format: version.format,
+          delimiter: version.delimiter,
+          sizeBytes,
+        },
+        deps.steps ?? [],
+        {
+          companyId: req.companyId,
+          fileId: req.fileId,
+          fileVersionId: req.fileVersionId,
+          version: req.version,
+          extra: {},
+        },
+        {
+          maxColumns: config.files.maxColumns,
+          maxRows: config.files.maxRows,
+          workDir,
+          signal: hooks.signal,
+          onProgress: (p) => {
+            progress = { ...progress, ...p };
+          },
+          onPhase: (phase) => {
+            progress = { ...progress, phase };
+            writeProgress(true);
+          },
+        },
+      );
+    } finally {
+      hooks.signal?.removeEventListener('abort', interrupt);
+      engine.close();
+    }
+    if (hooks.signal?.aborted) throw hooks.signal.reason;
+
+    // save: small results in the row, large ones in MinIO (README "Reports")
+    const document = { profile: result.profile, sections: result.sections };
+    const json = JSON.stringify(document);
+    const bytes = Buffer.byteLength(json);
+    if (bytes > config.reports.inlineMaxBytes) {
+      objectKey = resultKey(storage, req, report.id, build);
+      await storage.client.putObject(storage.bucket, objectKey, Buffer.from(json), bytes, {
+        'Content-Type': 'application/json',
+      });
+    }
+    progress = { ...progress, phase: 'saving' };
+    const saved = await transact(
+      knex,
+      async ({ trx, emit }) => {
+        // the file row first (shared lock): a delete running now either waits for this save (and then
+        // removes its object) or has already removed the rows (and this save finds nothing)
+        const file = await trx('files')
+          .where({ id: req.fileId, companyId: req.companyId })
+          .forShare()
+          .first('id', 'datasetId');
+        if (!file) return false;
+        const updated = await reportQuery(trx, req.companyId)
+          .patch({
+            status: 'ready',
+            finishedAt: new Date(),
+            result: objectKey ? null : (document as unknown as object),
+            resultObjectKey: objectKey,
+            resultBytes: bytes,
+            rowsRead: result.loaded.sheets.reduce((n, s) => n + s.rowCount, 0),
+            bytesRead: sizeBytes,
+            phase: null,
+            failureReason: null,
+            failureMessage: null,
+          })
+          .where({ id: report.id, build, status: 'building' });
+        if (updated === 0) return false;
+        await emit({
+          companyId: req.companyId,
+          type: 'report.ready',
+          data: {
+            fileId: req.fileId,
+            reportStatus: 'ready',
+            version: req.version,
+            reportId: report.id,
+          },
+        });
+        return true;
+      },
+      { correlationId: req.correlationId },
+    );
+    if (!saved) {
+      if (objectKey) await removeObject(storage, objectKey);
+      const now = await reportQuery(knex, req.companyId).findById(report.id);
+      if (!now) return { status: 'file_deleted', reportId: null };
+      if (now.build === build && (now.status === 'ready' || now.status === 'failed')) {
+        return { status: now.status, reportId: report.id };
+      }
+      return { status: 'superseded', reportId: report.id };
+    }
+    return { status: 'ready', reportId: report.id };
+  } catch (err) {
+    if (objectKey) await removeObject(storage, objectKey);
+    throw err;
+  } finally {
+    clearInterval(beat);
+    await writing;
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Ends a build as failed with a reason code (never a cell value) and `report.failed`, in one transaction;
+ * nothing happens when the build already ended or was superseded.
+ */
+export async function failBuild(
+  knex: Knex,
+  req: BuildRequest,
+  reason: FailureReason,
+  message: string,
+): Promise<{ status: string }> {
+  const build = req.build ?? 1;
+  return transact(
+    knex,
+    async ({ trx, emit }) => {
+      const report = await reportQuery(trx, req.companyId)
+        .findOne({ fileVersionId: req.fileVersionId })
+        .forUpdate();
+      if (!report) return { status: 'file_deleted' };
+      if (report.build !== build) return { status: 'superseded' };
+      if (report.status === 'ready' || report.status === 'failed') return { status: report.status };
+      await reportQuery(trx, req.companyId)
+        .patch({
+          status: 'failed',
+          finishedAt: new Date(),
+          failureReason: reason,
+          failureMessage: message,
+          phase: null,
+        })
+        .where({ id: report.id });
+      await emit({
+        companyId: req.companyId,
+        type: 'report.failed',
+        data: { fileId: req.fileId, reportStatus: 'failed', version: req.version, reportId: report.id },
+      });
+      return { status: 'failed' };
+    },
+    { correlationId: req.correlationId },
+  );
+}

@@ -1,0 +1,128 @@
+import type { Client } from '@temporalio/client';
+import type { Knex } from 'knex';
+import type { Principal } from '../../api/context';
+import { ConflictError } from '../../common/errors';
+import type { Storage } from '../../common/storage';
+import { Report } from '../../db/models';
+import type { UnitOfWork } from '../../db/transaction';
+import { reportWorkflowParts, workflowIdentity } from '../../workflows/shared';
+import { visibleVersion } from './access';
+import { presentReport, type ReportResult, type ReportView } from './present';
+
+export interface ReportDeps {
+  knex: Knex;
+  storage: Storage;
+  temporal: Client;
+  taskQueue: string;
+}
+
+async function readResult(storage: Storage, report: Report): Promise<ReportResult | null> {
+  if (report.status !== 'ready') return null;
+  if (report.result) return report.result as ReportResult;
+  if (!report.resultObjectKey) return null;
+  const stream = await storage.client.getObject(storage.bucket, report.resultObjectKey);
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as ReportResult;
+}
+
+/** GET …/report: the report of a version the principal may see (`latest`: the file's newest version). */
+export async function getReport(
+  deps: Pick<ReportDeps, 'knex' | 'storage'>,
+  auth: Principal,
+  fileId: string,
+  version: number | 'latest',
+): Promise<ReportView> {
+  const row = await visibleVersion(auth, deps.knex, fileId, version);
+  const report = await Report.scoped(auth.companyId, deps.knex).findOne({ fileVersionId: row.id });
+  return presentReport(row, report, report ? await readResult(deps.storage, report) : null);
+}
+
+/**
+ * POST …/report/rebuild: a new build of the version's report (its number + 1), started after commit as
+ * `report:<fileId>:v<n>:rebuild-<build>`. 409 while a build is queued or building. The report shows the
+ * new build at once (queued, no profile); the previous result object is removed after commit.
+ */
+export async function requestRebuild(
+  deps: ReportDeps,
+  auth: Principal,
+  uow: UnitOfWork,
+  fileId: string,
+  version: number,
+  correlationId?: string,
+): Promise<ReportView> {
+  const { trx } = uow;
+  const row = await visibleVersion(auth, trx, fileId, version);
+  let report = await Report.scoped(auth.companyId, trx).findOne({ fileVersionId: row.id }).forUpdate();
+  if (!report || report.status === 'queued' || report.status === 'building') {
+    throw new ConflictError(
+      'a report of this version is already being built; try again when it is ready or failed',
+    );
+  }
+  const build = report.build + 1;
+  const identity = workflowIdentity({
+    kind: 'report',
+    parts: reportWorkflowParts(fileId, version, build),
+    companyId: auth.companyId,
+    taskQueue: deps.taskQueue,
+    correlationId,
+  });
+  const oldObject = report.resultObjectKey;
+  report = await report.$query(trx).patchAndFetch({
+    status: 'queued',
+    build,
+    workflowId: identity.workflowId,
+    correlationId: correlationId ?? null,
+    queuedAt: new Date(),
+    startedAt: null,
+    finishedAt: null,
+    failureReason: null,
+    failureMessage: null,
+    rowsRead: null,
+    bytesRead: null,
+    bytesTotal: null,
+    phase: null,
+    result: null,
+    resultObjectKey: null,
+    resultBytes: null,
+  });
+  const args = [{ companyId: auth.companyId, fileId, fileVersionId: row.id, version, build, correlationId }];
+  uow.afterCommit(async () => {
+    if (oldObject)
+      await deps.storage.client.removeObject(deps.storage.bucket, oldObject).catch(() => undefined);
+    // by type name: domain code does not import workflow code
+    await deps.temporal.workflow.start('reportWorkflow', { ...identity, args });
+  });
+  return presentReport(row, report, null);
+}
+
+/**
+ * Before a file is deleted (inside the delete's transaction, after the file row is locked): the builds
+ * to cancel and the result objects to remove once the rows are gone.
+ */
+export async function reportLeftovers(
+  trx: Knex.Transaction,
+  companyId: string,
+  fileId: string,
+): Promise<{ workflowIds: string[]; objectKeys: string[] }> {
+  const rows = await Report.scoped(companyId, trx)
+    .where({ fileId })
+    .select('status', 'workflowId', 'resultObjectKey');
+  return {
+    workflowIds: rows
+      .filter((r) => (r.status === 'queued' || r.status === 'building') && r.workflowId)
+      .map((r) => r.workflowId!),
+    objectKeys: rows.filter((r) => r.resultObjectKey).map((r) => r.resultObjectKey!),
+  };
+}
+
+/** After the delete commits: cancels the builds in flight (each stops and leaves nothing behind). */
+export async function cancelBuilds(temporal: Client, workflowIds: readonly string[]): Promise<void> {
+  for (const id of workflowIds) {
+    try {
+      await temporal.workflow.getHandle(id).cancel();
+    } catch {
+      // finished meanwhile, or never started: nothing to cancel
+    }
+  }
+}
