@@ -7,6 +7,8 @@ import { createFileActivities } from './files';
 import type { Resolver } from '../common/webhookTargets';
 import { createOutboxActivities, type FanOut } from './outbox';
 import { createReportActivities } from './reports';
+import { qualityExtension } from '../domain/rules/extension';
+import { sensitiveExtension } from '../domain/sensitive/extension';
 import { createWebhookActivities, createWebhookFanOut } from './webhooks';
 
 export interface ActivityDeps {
@@ -55,7 +57,12 @@ export function createActivities(deps: ActivityDeps) {
       temporal: deps.temporal,
       resolver: deps.webhookResolver,
     }),
-    ...createReportActivities({ knex: deps.knex, storage, config: deps.config }),
+    ...createReportActivities({
+      knex: deps.knex,
+      storage,
+      config: deps.config,
+      extensions: [qualityExtension(), sensitiveExtension()],
+    }),
     ...createFileActivities({
       knex: deps.knex,
       storage,

@@ -6,6 +6,7 @@ import { previewStream } from '../../../common/files/preview';
 import { auditActor, recordAudit } from '../../../db/audit';
 import { FileVersion, type File, type Visibility } from '../../../db/models';
 import { transact } from '../../../db/transaction';
+import { announceFindingsOfFile } from '../../../domain/sensitive/findings';
 import type { AppContext } from '../../context';
 import { route } from '../../routing';
 import { uuidParams } from '../../schemas';
@@ -140,7 +141,8 @@ export const filesRoutes = [
   route({
     method: 'patch',
     path: '/files/:id',
-    summary: 'Change who can see a file (its uploader or an admin)',
+    summary:
+      'Change who can see a file (its uploader or an admin); made company-visible, each version whose report found sensitive data and was not announced yet sends file.sensitive_data_found',
     tag: TAG,
     access: write,
     params: uuidParams,
@@ -157,19 +159,26 @@ export const filesRoutes = [
     },
     handler: async (ctx, { params, body }: { params: { id: string }; body: { visibility: Visibility } }) => {
       const auth = principalOf(ctx);
-      const file = await transact(ctx.deps.knex, async ({ trx }) => {
-        const current = await fileToManage(auth, trx, params.id);
-        if (current.visibility === body.visibility) return current;
-        const updated = await current.$query(trx).patchAndFetch({ visibility: body.visibility });
-        await recordAudit(trx, {
-          ...auditActor(auth, ctx.state.correlationId),
-          action: 'file.visibility_changed',
-          resourceType: 'file',
-          resourceId: current.id,
-          details: { from: current.visibility, to: body.visibility },
-        });
-        return updated;
-      });
+      const file = await transact(
+        ctx.deps.knex,
+        async (uow) => {
+          const { trx } = uow;
+          const current = await fileToManage(auth, trx, params.id);
+          if (current.visibility === body.visibility) return current;
+          const updated = await current.$query(trx).patchAndFetch({ visibility: body.visibility });
+          await recordAudit(trx, {
+            ...auditActor(auth, ctx.state.correlationId),
+            action: 'file.visibility_changed',
+            resourceType: 'file',
+            resourceId: current.id,
+            details: { from: current.visibility, to: body.visibility },
+          });
+          // versions whose reports found sensitive data are announced now that everyone can see them
+          if (body.visibility === 'company') await announceFindingsOfFile(uow, updated);
+          return updated;
+        },
+        { correlationId: ctx.state.correlationId },
+      );
       return { body: presentFile(file) };
     },
   }),
