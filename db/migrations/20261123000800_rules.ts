@@ -4,8 +4,10 @@ import type { Knex } from 'knex';
  * Quality rules (issue 13) and the sensitive-data findings of each version (names and kinds of flagged
  * columns, never values), with the moment `file.sensitive_data_found` was sent for the version (at most once).
  *
- * TODO(rls): once the RLS migration helper of branch `rls` is on main, enable row-level security on
- * `rules` and `sensitive_findings` with it (both are tenant tables with company_id).
+ * TODO(rls): once branch `rls` (db/rls.ts, migration 20261123000100) is on main, add
+ *   `await enableTenantIsolation(knex, 'rules'); await enableTenantIsolation(knex, 'sensitive_findings');`
+ * to `up` (this migration is named after that one on purpose). Until then row-level security is off on
+ * `rules` and `sensitive_findings` (both are tenant tables with company_id).
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('rules', (t) => {
