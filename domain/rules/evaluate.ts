@@ -18,8 +18,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   classSql,
   isNullSql,
+  NULL_STRINGS,
   literal,
-  typedSql,
   type AnalysisStep,
   type ColumnProfile,
   type InferredType,
@@ -123,63 +123,66 @@ const CLASSES_OF: Record<InferredType, number[]> = {
   text: [1, 2, 3, 4, 5, 6],
 };
 
-/** SQL: true when a non-null value breaks the rule. */
-function failsSql(rule: BuildRule, v: string): string {
-  const text = `trim(${v})`;
-  const p = rule.params;
-  const bounds = (x: string, min: string | number | undefined, max: string | number | undefined) =>
-    [min !== undefined ? `${x} < ${min}` : null, max !== undefined ? `${x} > ${max}` : null]
-      .filter(Boolean)
-      .join(' OR ') || 'false';
+/**
+ * The first characters a null word (engine/sql.ts NULL_STRINGS, any case) or an empty or blank cell can
+ * start with: the engine's null test (which lower-cases and trims) only runs on cells starting with one.
+ */
+const NULL_FIRST_CODES = [
+  ...new Set([
+    0,
+    32,
+    ...NULL_STRINGS.filter((w) => w.length > 0).flatMap((w) =>
+      [w.toLowerCase(), w.toUpperCase()].map((x) => x.charCodeAt(0)),
+    ),
+  ]),
+].join(', ');
+
+/** SQL: true when the cell counts as null — the engine's rule, with a cheap first-character test first. */
+export function nullSql(v: string): string {
+  return `(${v} IS NULL OR (ascii(${v}) IN (${NULL_FIRST_CODES}) AND ${isNullSql(v)}))`;
+}
+
+/**
+ * SQL: true when a non-null value breaks the rule; `t` is the value's text with surrounding spaces trimmed
+ * (the raw column when no cell of it has any). Each expression reads `t` once per row.
+ */
+function failsSql(rule: BuildRule, t: string): string {
+  const p = rule.params as {
+    min?: number;
+    max?: number;
+    regex?: string;
+    values?: string[];
+    type?: InferredType;
+  };
+  const outside = (x: string, min?: string | number, max?: string | number) => {
+    if (min !== undefined && max !== undefined) return `coalesce(NOT (${x} BETWEEN ${min} AND ${max}), true)`;
+    if (min !== undefined) return `coalesce(NOT (${x} >= ${min}), true)`;
+    return `coalesce(NOT (${x} <= ${String(max)}), true)`;
+  };
   switch (rule.kind) {
-    case 'not_null':
-      return isNullSql(v);
-    case 'range': {
-      const x = typedSql(v, 'decimal');
-      const min = p.min !== undefined ? numberSql(p.min) : undefined;
-      const max = p.max !== undefined ? numberSql(p.max) : undefined;
-      return `(${x}) IS NULL OR ${bounds(`(${x})`, min, max)}`;
-    }
+    case 'range':
+      // a number as DuckDB reads it (no thousands separators); anything else (NaN, infinity too) fails
+      return outside(
+        `TRY_CAST(${t} AS DOUBLE)`,
+        p.min !== undefined ? numberSql(p.min) : undefined,
+        p.max !== undefined ? numberSql(p.max) : undefined,
+      );
     case 'length':
-      return bounds(`length(${text})`, p.min as number | undefined, p.max as number | undefined);
+      return outside(`length(${t})`, p.min, p.max);
     case 'pattern':
-      return `NOT regexp_full_match(${text}, ${literal(String(p.regex))})`;
+      return `NOT regexp_full_match(${t}, ${literal(String(p.regex))})`;
     case 'allowed_values':
-      return `${text} NOT IN (${(p.values as string[]).map((x) => literal(x)).join(', ')})`;
+      return `${t} NOT IN (${(p.values ?? []).map((x) => literal(x)).join(', ')})`;
     case 'type':
-      return `${classSql(v)} NOT IN (${CLASSES_OF[p.type as InferredType].join(', ')})`;
+      return `${classSql(t)} NOT IN (${CLASSES_OF[p.type as InferredType].join(', ')})`;
     default:
       throw new Error(`not a value rule: ${rule.kind}`);
   }
 }
 
-function notBlankSql(sheet: LoadedSheet, profile: SheetProfile): string {
-  if (profile.blankRows === 0 || sheet.columns.length === 0) return 'true';
+function notBlankSql(sheet: LoadedSheet, profile: SheetProfile): string | null {
+  if (profile.blankRows === 0 || sheet.columns.length === 0) return null;
   return `NOT (${sheet.columns.map((c) => `${c.ident} IS NULL`).join(' AND ')})`;
-}
-
-async function evaluateColumnRule(
-  conn: DuckDBConnection,
-  rule: BuildRule,
-  sheet: LoadedSheet,
-  profile: SheetProfile,
-  ident: string,
-): Promise<SheetOutcome> {
-  const rn = sheet.rowNumberColumn;
-  const where = notBlankSql(sheet, profile);
-  let sql: string;
-  if (rule.kind === 'unique') {
-    sql = `SELECT count(*) AS e, count(*) FILTER (WHERE k > 1) AS f, min(${rn}, ${MAX_FAILING_ROWS}) FILTER (WHERE k > 1) AS r
-      FROM (SELECT ${rn}, row_number() OVER (PARTITION BY trim(${ident}) ORDER BY ${rn}) AS k
-            FROM ${sheet.table} WHERE ${where} AND NOT ${isNullSql(ident)})`;
-  } else {
-    const evaluated = rule.kind === 'not_null' ? 'true' : `NOT ${isNullSql(ident)}`;
-    const failed = `(${evaluated}) AND (${failsSql(rule, ident)})`;
-    sql = `SELECT count(*) FILTER (WHERE ${evaluated}) AS e, count(*) FILTER (WHERE ${failed}) AS f,
-      min(${rn}, ${MAX_FAILING_ROWS}) FILTER (WHERE ${failed}) AS r FROM ${sheet.table} WHERE ${where}`;
-  }
-  const row = await first(conn, sql);
-  return { sheet: sheet.name, evaluatedUnits: n(row.e), failedUnits: n(row.f), failingRows: rowList(row.r) };
 }
 
 function dataRows(profile: SheetProfile): number {
@@ -193,32 +196,181 @@ function rowCountOutcome(rule: BuildRule, profile: SheetProfile): SheetOutcome {
   return { sheet: profile.name, evaluatedUnits: 1, failedUnits: fails ? 1 : 0, failingRows: [] };
 }
 
-export async function evaluateRule(
+type SheetResult = SheetOutcome | { problem: string };
+
+interface SheetInput {
+  loaded: LoadedSheet;
+  profile: SheetProfile;
+}
+
+function problemOf(err: unknown): string {
+  return `the engine could not evaluate this rule: ${err instanceof Error ? err.message.split('\n')[0] : 'error'}`;
+}
+
+/**
+ * Every rule on one sheet with as few scans as possible. A first cheap scan finds which of the columns the
+ * rules read hold a value with surrounding spaces (only those are trimmed). Counts the profile already has
+ * (rows, nulls, type classes, distinct values of a column without padded values) are taken from it; the
+ * failed counts of the other value rules are aggregates of ONE scan; failing row numbers are read by a scan
+ * per failing rule that stops at the 10th. A rule the engine refuses (e.g. a pattern DuckDB's RE2 rejects)
+ * is found by counting rule by rule, and only that rule is left not applicable.
+ */
+async function evaluateSheet(
   conn: DuckDBConnection,
-  rule: BuildRule,
-  sheets: ReadonlyArray<{ loaded: LoadedSheet; profile: SheetProfile }>,
-): Promise<RuleOutcome> {
-  const outcomes: SheetOutcome[] = [];
-  let problem: string | undefined;
-  for (const { loaded, profile } of sheets) {
+  rules: readonly BuildRule[],
+  { loaded, profile }: SheetInput,
+): Promise<Map<string, SheetResult>> {
+  const results = new Map<string, SheetResult>();
+  const rn = loaded.rowNumberColumn;
+  const notBlank = notBlankSql(loaded, profile);
+  const targets = rules.flatMap((rule) => {
     if (!isColumnKind(rule.kind)) {
-      outcomes.push(rowCountOutcome(rule, profile));
-      continue;
+      results.set(rule.id, rowCountOutcome(rule, profile));
+      return [];
     }
     const column = loaded.columns.find((c) => c.name === rule.column);
-    if (!column) continue;
-    try {
-      outcomes.push(await evaluateColumnRule(conn, rule, loaded, profile, column.ident));
-    } catch (err) {
-      // e.g. a pattern re2js accepted and DuckDB's RE2 build does not: the rule cannot run here
-      problem = `the engine could not evaluate this rule: ${err instanceof Error ? err.message.split('\n')[0] : 'error'}`;
-      outcomes.length = 0;
-      break;
+    const columnProfile = profile.columnProfiles.find((c) => c.position === column?.position);
+    return column && columnProfile ? [{ rule, ident: column.ident, columnProfile }] : [];
+  });
+  if (targets.length === 0) return results;
+  const outcome = (evaluated: number, failed: number, failingRows: number[] = []): SheetOutcome => ({
+    sheet: loaded.name,
+    evaluatedUnits: evaluated,
+    failedUnits: failed,
+    failingRows,
+  });
+  if (profile.rows === 0) {
+    for (const { rule } of targets) results.set(rule.id, outcome(0, 0));
+    return results;
+  }
+  // which columns have a cell with surrounding spaces (one cheap scan)
+  const idents = [...new Set(targets.map((x) => x.ident))];
+  const paddedRow = await first(
+    conn,
+    `SELECT ${idents.map((v, i) => `count(*) FILTER (WHERE ascii(${v}) = 32 OR suffix(${v}, ' ')) AS p${i}`).join(', ')} FROM ${loaded.table}`,
+  );
+  const padded = new Set(idents.filter((_, i) => n(paddedRow[`p${i}`]) > 0));
+  const text = (v: string) => (padded.has(v) ? `trim(${v})` : v);
+
+  const scans: Array<{ rule: BuildRule; cond: string; evaluated: number; failed: number; count: boolean }> =
+    [];
+  for (const { rule, ident: v, columnProfile } of targets) {
+    const notNull = `NOT ${nullSql(v)}`;
+    switch (rule.kind) {
+      case 'not_null': {
+        const cond = notBlank ? `${nullSql(v)} AND ${notBlank}` : nullSql(v);
+        const failed = columnProfile.nulls - profile.blankRows;
+        scans.push({ rule, cond, evaluated: dataRows(profile), failed, count: false });
+        break;
+      }
+      case 'type': {
+        const type = rule.params.type as InferredType;
+        const failed = columnProfile.nonNull - fitting(columnProfile, type);
+        scans.push({
+          rule,
+          cond: `${notNull} AND ${failsSql(rule, v)}`,
+          evaluated: columnProfile.nonNull,
+          failed,
+          count: false,
+        });
+        break;
+      }
+      case 'unique':
+        try {
+          results.set(rule.id, await uniqueOutcome(conn, loaded, v, padded.has(v) ? null : columnProfile));
+        } catch (err) {
+          results.set(rule.id, { problem: problemOf(err) });
+        }
+        break;
+      default:
+        scans.push({
+          rule,
+          cond: `${notNull} AND ${failsSql(rule, text(v))}`,
+          evaluated: columnProfile.nonNull,
+          failed: 0,
+          count: true,
+        });
     }
   }
+  // 1. failed counts of the value rules: one scan
+  const counted = scans.filter((x) => x.count);
+  const countAll = async (items: typeof counted) => {
+    const parts = items.map((x, i) => `count(*) FILTER (WHERE ${x.cond}) AS f${i}`);
+    const row = await first(conn, `SELECT ${parts.join(', ')} FROM ${loaded.table}`);
+    items.forEach((x, i) => (x.failed = n(row[`f${i}`])));
+  };
+  const refused = new Set<BuildRule>();
+  if (counted.length > 0) {
+    try {
+      await countAll(counted);
+    } catch {
+      for (const item of counted) {
+        try {
+          await countAll([item]);
+        } catch (err) {
+          refused.add(item.rule);
+          results.set(item.rule.id, { problem: problemOf(err) });
+        }
+      }
+    }
+  }
+  // 2. up to 10 failing row numbers of each rule with failures: a scan that stops at the 10th
+  for (const x of scans) {
+    if (refused.has(x.rule)) continue;
+    let failingRows: number[] = [];
+    if (x.failed > 0) {
+      const reader = await conn.runAndReadAll(
+        `SELECT ${rn} AS r FROM ${loaded.table} WHERE ${x.cond} LIMIT ${MAX_FAILING_ROWS}`,
+      );
+      failingRows = (reader.getColumnsJS()[0] ?? []).map(n).sort((a, b) => a - b);
+    }
+    results.set(x.rule.id, outcome(x.evaluated, x.failed, failingRows));
+  }
+  return results;
+}
+
+/**
+ * `unique`: every repeat of a (trimmed) value seen in an earlier row fails; the first occurrence passes.
+ * For a column without padded values the counts are the profile's (non-null values − distinct values);
+ * otherwise one hash aggregate over the trimmed text. Failing rows: a bounded join, only when there are repeats.
+ */
+async function uniqueOutcome(
+  conn: DuckDBConnection,
+  sheet: LoadedSheet,
+  v: string,
+  fromProfile: ColumnProfile | null,
+): Promise<SheetOutcome> {
+  const rn = sheet.rowNumberColumn;
+  const key = fromProfile ? v : `trim(${v})`;
+  const values = `SELECT ${key} AS k, ${rn} AS rn FROM ${sheet.table} WHERE NOT ${nullSql(v)}`;
+  let evaluated: number;
+  let failed: number;
+  if (fromProfile) {
+    evaluated = fromProfile.nonNull;
+    failed = fromProfile.nonNull - fromProfile.distinct;
+  } else {
+    const counts = await first(
+      conn,
+      `SELECT coalesce(sum(c), 0) AS e, coalesce(sum(c - 1), 0) AS f FROM (SELECT k, count(*) AS c FROM (${values}) GROUP BY k)`,
+    );
+    evaluated = n(counts.e);
+    failed = n(counts.f);
+  }
+  let failingRows: number[] = [];
+  if (failed > 0) {
+    const row = await first(
+      conn,
+      `WITH v AS (${values}), d AS (SELECT k, min(rn) AS first FROM v GROUP BY k HAVING count(*) > 1)
+       SELECT min(v.rn, ${MAX_FAILING_ROWS}) AS r FROM v JOIN d ON v.k = d.k WHERE v.rn > d.first`,
+    );
+    failingRows = rowList(row.r);
+  }
+  return { sheet: sheet.name, evaluatedUnits: evaluated, failedUnits: failed, failingRows };
+}
+
+function ruleOutcome(rule: BuildRule, outcomes: SheetOutcome[], problem?: string): RuleOutcome {
   const evaluatedUnits = outcomes.reduce((s, o) => s + o.evaluatedUnits, 0);
   const failedUnits = outcomes.reduce((s, o) => s + o.failedUnits, 0);
-  const tolerance = decimalRatio(rule.tolerance);
   return {
     ruleId: rule.id,
     name: rule.name,
@@ -227,13 +379,30 @@ export async function evaluateRule(
     dimension: DIMENSION_OF[rule.kind],
     severity: rule.severity,
     tolerance: Number(rule.tolerance),
-    status: ruleStatus({ evaluatedUnits, failedUnits }, rule.severity, tolerance),
+    status: ruleStatus({ evaluatedUnits, failedUnits }, rule.severity, decimalRatio(rule.tolerance)),
     evaluatedUnits,
     failedUnits,
     failingRows: outcomes.flatMap((o) => o.failingRows).slice(0, MAX_FAILING_ROWS),
     sheets: outcomes,
     ...(problem ? { problem } : {}),
   };
+}
+
+/** Every rule over every sheet: per rule, the sheets that have its column, in sheet order. */
+export async function evaluateRules(
+  conn: DuckDBConnection,
+  rules: readonly BuildRule[],
+  sheets: readonly SheetInput[],
+): Promise<RuleOutcome[]> {
+  const perSheet: Array<Map<string, SheetResult>> = [];
+  for (const sheet of sheets) perSheet.push(await evaluateSheet(conn, rules, sheet));
+  return rules.map((rule) => {
+    const results = perSheet.map((m) => m.get(rule.id)).filter((r): r is SheetResult => r !== undefined);
+    const problem = results.find((r): r is { problem: string } => 'problem' in r);
+    // a rule the engine could not run anywhere is not applicable (with the reason), never half-counted
+    if (problem) return ruleOutcome(rule, [], problem.problem);
+    return ruleOutcome(rule, results as SheetOutcome[]);
+  });
 }
 
 const ZERO = decimalRatio(0);
@@ -332,8 +501,7 @@ export function rulesStep(rules: readonly BuildRule[]): AnalysisStep<QualitySect
         loaded: s,
         profile: profile.sheets.find((p) => p.index === s.index)!,
       }));
-      const outcomes: RuleOutcome[] = [];
-      for (const rule of rules) outcomes.push(await evaluateRule(conn, rule, sheets));
+      const outcomes = await evaluateRules(conn, rules, sheets);
       const defaults = defaultRules(profile);
       const score = qualityScore([...outcomes, ...defaults]);
       return {

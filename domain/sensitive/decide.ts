@@ -15,7 +15,7 @@
  */
 import { detectValue, ipv4Octets, SENSITIVE_KINDS, STRONG_KINDS, type SensitiveKind } from './detectors';
 
-export const SAMPLE_SIZE = 1000;
+export const SAMPLE_SIZE = 500;
 export const FLAG_SHARE = 0.8;
 export const NAME_HINT_SHARE = 0.5;
 export const MIXED_SHARE = 0.2;

@@ -343,4 +343,7 @@ export function detectValue(value: string, ctx: DetectContext): SensitiveKind[] 
  * the sample. Candidates are then validated by `detectValue`.
  */
 export const STRONG_PREFILTER =
-  '-----BEGIN [A-Z ]*PRIVATE KEY|^eyJ[A-Za-z0-9_-]+\\.eyJ|^(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}$|^gh[pousr]_[A-Za-z0-9]{36}$|^github_pat_|^xox[baprse]-|^https://hooks\\.slack\\.com/services/|^(?:sk|rk)_(?:live|test)_|^AIza[0-9A-Za-z_-]{35}$|^[a-zA-Z][a-zA-Z0-9+.-]*://[^/\\s:@]+:[^/\\s@]+@';
+  '^\\s*-----BEGIN [A-Z ]*PRIVATE KEY|^\\s*eyJ[A-Za-z0-9_-]+\\.eyJ|^\\s*(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\\s*$|^\\s*gh[pousr]_[A-Za-z0-9]{36}\\s*$|^\\s*github_pat_|^\\s*xox[baprse]-|^\\s*https://hooks\\.slack\\.com/services/|^\\s*(?:sk|rk)_(?:live|test)_|^\\s*AIza[0-9A-Za-z_-]{35}\\s*$|^\\s*[a-zA-Z][a-zA-Z0-9+.-]*://[^/\\s:@]+:[^/\\s@]+@';
+
+/** Values shorter than this (bytes) cannot hold a strong secret: the pre-filter skips them cheaply. */
+export const STRONG_MIN_BYTES = 12;

@@ -106,6 +106,22 @@ describe('quality rules: evaluation in the report pass (DuckDB)', () => {
     ]);
   });
 
+  it('unique compares trimmed text; a pattern the engine refuses leaves only that rule not applicable', async () => {
+    const q = await quality('k,v\na,x\n a ,y\nb,x\na,z\n', [
+      rule('unique', 'k'),
+      rule('unique', 'v'),
+      rule('pattern', 'v', { regex: '(x' }),
+      rule('allowed_values', 'v', { values: ['x', 'y'] }),
+    ]);
+    expect(q.rules.map(pick)).to.deep.equal([
+      { status: 'failed', evaluatedUnits: 4, failedUnits: 2, failingRows: [3, 5] },
+      { status: 'failed', evaluatedUnits: 4, failedUnits: 1, failingRows: [4] },
+      { status: 'not_applicable', evaluatedUnits: 0, failedUnits: 0, failingRows: [] },
+      { status: 'failed', evaluatedUnits: 4, failedUnits: 1, failingRows: [5] },
+    ]);
+    expect(q.rules[2].problem).to.match(/^the engine could not evaluate this rule/);
+  });
+
   it('lists at most 10 failing row numbers', async () => {
     const csv = ['v', ...Array.from({ length: 25 }, () => 'x')].join('\n');
     const [r] = (await quality(csv, [rule('allowed_values', 'v', { values: ['y'] })])).rules;
