@@ -34,15 +34,6 @@ export const SAMPLE_ROWS = 5_000;
 
 const NULL_TEXT = new Set<string>(NULL_STRINGS);
 
-/**
- * First characters of the strong patterns (space, `-----BEGIN`, `eyJ`, `AKIA`/`ASIA`/`ABIA`/`ACCA`, `gh`/`github_pat_`,
- * `xox`, `https://hooks`, `sk_`/`rk_`): a cheap test before the regular expression; a URL with a password is
- * caught by its `://` instead.
- */
-const STRONG_FIRST_CODES = [' ', '-', 'e', 'A', 'g', 'x', 'h', 's', 'r']
-  .map((c) => c.charCodeAt(0))
-  .join(', ');
-
 function isNullText(value: unknown): boolean {
   return (
     value === null ||
@@ -87,18 +78,28 @@ export function sensitiveStep(): AnalysisStep<SensitiveSection> {
            ${k > 1 ? `WHERE hash(${rn}) % ${k} = 0` : ''} ORDER BY ${rn}`,
         );
         const sampleColumns = sampled.getColumnsJS();
-        // 2. strong-secret candidates of the whole columns, in one scan (at most 50 per column)
-        const strong = await conn.runAndReadAll(
-          `SELECT ${columns
-            .map(({ column }, i) => {
-              const v = column.ident;
-              // raw text (the pattern allows surrounding spaces): no per-value trim over the whole column
-              const guard = `(ascii(${v}) IN (${STRONG_FIRST_CODES}) OR contains(${v}, '://'))`;
-              return `min(${v}, ${MAX_STRONG_CANDIDATES}) FILTER (WHERE strlen(${v}) BETWEEN ${STRONG_MIN_BYTES} AND ${MAX_DETECTED_LENGTH} AND ${guard} AND regexp_matches(${v}, ${literal(STRONG_PREFILTER)})) AS s${i}`;
-            })
-            .join(', ')} FROM ${sheet.table}`,
-        );
-        const strongRow = strong.getRowObjectsJS()[0] ?? {};
+        // 2. strong-secret candidates of the whole columns, in one scan (at most 50 per column); only text
+        // columns whose longest value could hold one (an integer column or short codes never do)
+        const strongColumns = columns
+          .map((c, i) => ({ ...c, i }))
+          .filter(
+            ({ columnProfile }) =>
+              columnProfile.inferredType === 'text' &&
+              (columnProfile.length?.max ?? Infinity) >= STRONG_MIN_BYTES,
+          );
+        const strong =
+          strongColumns.length === 0
+            ? null
+            : await conn.runAndReadAll(
+                `SELECT ${strongColumns
+                  .map(
+                    ({ column, i }) =>
+                      // raw text (the pattern allows surrounding spaces): no per-value trim over the column
+                      `min(${column.ident}, ${MAX_STRONG_CANDIDATES}) FILTER (WHERE regexp_matches(${column.ident}, ${literal(STRONG_PREFILTER)})) AS s${i}`,
+                  )
+                  .join(', ')} FROM ${sheet.table}`,
+              );
+        const strongRow = strong?.getRowObjectsJS()[0] ?? {};
         columns.forEach(({ column, columnProfile }, i) => {
           const sample: string[] = [];
           const seen = new Set<string>();
