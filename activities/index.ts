@@ -7,6 +7,7 @@ import { createFileActivities } from './files';
 import type { Resolver } from '../common/webhookTargets';
 import { createOutboxActivities, type FanOut } from './outbox';
 import { createReportActivities } from './reports';
+import type { AnalysisStep } from '../domain/reports/engine';
 import { qualityExtension } from '../domain/rules/extension';
 import { sensitiveExtension } from '../domain/sensitive/extension';
 import { createWebhookActivities, createWebhookFanOut } from './webhooks';
@@ -25,6 +26,8 @@ export interface ActivityDeps {
   temporalIsWorkerConnection?: boolean;
   /** DNS resolver for the webhook address guard (tests only). */
   webhookResolver?: Resolver;
+  /** extension steps of the report pass, after the profile (domain/reports/engine/types.ts) */
+  reportSteps?: readonly AnalysisStep[];
 }
 
 /** Every activity the worker registers, built from its clients so tests can pass their own. */
@@ -61,6 +64,8 @@ export function createActivities(deps: ActivityDeps) {
       knex: deps.knex,
       storage,
       config: deps.config,
+      steps: deps.reportSteps,
+      // quality rules and sensitive data (issue 13): prepared at the start of every build
       extensions: [qualityExtension(), sensitiveExtension()],
     }),
     ...createFileActivities({

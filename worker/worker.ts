@@ -9,6 +9,7 @@ import type { FanOut } from '../activities/outbox';
 import { outboxDispatcherWorkflow } from '../workflows/outboxDispatcher';
 import { SYSTEM_COMPANY, workflowIdentity } from '../workflows/shared';
 import type { Resolver } from '../common/webhookTargets';
+import type { AnalysisStep } from '../domain/reports/engine';
 
 export interface WorkerDeps {
   config: Config;
@@ -20,6 +21,8 @@ export interface WorkerDeps {
   fanOut?: FanOut;
   /** DNS resolver for the webhook address guard (tests only). */
   webhookResolver?: Resolver;
+  /** extension steps of the report pass (tests; the rules and detectors of later issues) */
+  reportSteps?: readonly AnalysisStep[];
   /** Pre-built bundle (tests bundle once per run); otherwise the worker bundles workflows/ itself. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -49,6 +52,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
         deps.client ?? new Client({ connection: deps.connection, namespace: config.temporal.namespace }),
       temporalIsWorkerConnection: true,
       webhookResolver: deps.webhookResolver,
+      reportSteps: deps.reportSteps,
     }),
     shutdownGraceTime: '10 seconds',
   });

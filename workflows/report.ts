@@ -16,13 +16,13 @@ const { prepareReport, failReport } = proxyActivities<ReportActivities>({
 });
 
 /**
- * The build itself. A worker that dies stops heartbeating: after 30 s the attempt times out and another
+ * The build itself. A worker that dies stops heartbeating: after 10 s the attempt times out and another
  * worker starts it again from the stored file. Transient failures (MinIO or PostgreSQL down) are retried
  * 5 times over about a minute; a file that cannot be analysed fails at once (REPORT_FAILURE_TYPE).
  */
 const { buildReport } = proxyActivities<ReportActivities>({
   startToCloseTimeout: '20 minutes',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: {
     initialInterval: '2 seconds',
     backoffCoefficient: 2,

@@ -11,6 +11,11 @@ import { keysOf } from '../auth/keys';
 import type { PlanName } from '../../common/plans';
 import { generateKey } from '../auth/apiKeys';
 import type { Role, Scope } from '../routing';
+import type { Client } from '@temporalio/client';
+import { CONTENT_TYPES } from '../../common/files/formats';
+import { uuidv7 } from '../../common/ids';
+import type { Storage } from '../../common/storage';
+import { reportWorkflowParts, workflowIdentity } from '../../workflows/shared';
 
 export const DEMO_COMPANY_NAME = 'Demo Company';
 export const DEMO_PLAN: PlanName = 'premium';
@@ -26,6 +31,99 @@ export interface DemoCompany {
 export interface DemoSeedContext extends DemoCompany {
   trx: Knex.Transaction;
   secretKey: string;
+  /** MinIO and Temporal, for steps that store files and start their report builds (absent: such steps skip) */
+  services?: DemoServices;
+  /** runs once the seeding transaction has committed */
+  afterCommit(fn: () => Promise<void>): void;
+}
+
+export interface DemoServices {
+  storage: Storage;
+  temporal: Client;
+  taskQueue: string;
+}
+
+/** The demo's sample tables: deterministic, small, with the kinds of columns a profile shows. */
+function demoSales(): string {
+  const regions = ['North', 'South', 'East', 'West'];
+  const products = ['Widget', 'Gadget', 'Gizmo', 'Doohickey', 'Sprocket'];
+  const lines = ['order_id,order_date,region,product,quantity,unit_price,paid,note'];
+  for (let i = 1; i <= 120; i++) {
+    const day = new Date(Date.UTC(2026, 0, 1) + ((i * 37) % 300) * 86_400_000).toISOString().slice(0, 10);
+    const quantity = (i * 7) % 23;
+    const price = (((i * 131) % 9000) / 100 + 5).toFixed(2);
+    const note = i % 9 === 0 ? '' : i % 11 === 0 ? '"gift, wrapped"' : `batch ${i % 6}`;
+    lines.push(
+      `${1000 + i},${day},${regions[i % 4]},${products[i % 5]},${quantity},${price},${i % 4 === 0 ? 'no' : 'yes'},${note}`,
+    );
+  }
+  return lines.join('\n') + '\n';
+}
+
+function demoInventory(): string {
+  const lines = ['sku\twarehouse\tin_stock\treorder_level\tlast_counted'];
+  for (let i = 1; i <= 60; i++) {
+    const counted = new Date(Date.UTC(2026, 5, 1) + ((i * 13) % 90) * 86_400_000).toISOString().slice(0, 10);
+    lines.push(
+      `SKU-${String(i).padStart(4, '0')}\t${['Lyon', 'Lille', 'Nantes'][i % 3]}\t${(i * 29) % 400}\t${50 + (i % 5) * 10}\t${counted}`,
+    );
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** A file with one version stored in MinIO; its report is built by the worker after the seeding commits. */
+async function addFile(
+  ctx: DemoSeedContext,
+  services: DemoServices,
+  file: { name: string; format: 'csv' | 'tsv'; delimiter: string; content: string; columns: number },
+): Promise<void> {
+  const fileId = uuidv7();
+  const datasetId = uuidv7();
+  const versionId = uuidv7();
+  const data = Buffer.from(file.content);
+  const objectKey = services.storage.key('files', ctx.companyId, fileId, versionId);
+  // the object first: a seeding that rolls back leaves an unreferenced object for the orphan sweep
+  await services.storage.client.putObject(services.storage.bucket, objectKey, data, data.length, {
+    'Content-Type': CONTENT_TYPES[file.format],
+  });
+  await ctx.trx('files').insert({
+    id: fileId,
+    companyId: ctx.companyId,
+    datasetId,
+    originalName: file.name,
+    uploadedByPersonId: ctx.visitorId,
+    visibility: 'company',
+    currentVersion: 1,
+  });
+  await ctx.trx('datasets').insert({ id: datasetId, companyId: ctx.companyId, fileId });
+  await ctx.trx('fileVersions').insert({
+    id: versionId,
+    companyId: ctx.companyId,
+    fileId,
+    datasetId,
+    version: 1,
+    originalName: file.name,
+    format: file.format,
+    contentType: CONTENT_TYPES[file.format],
+    delimiter: file.delimiter,
+    sizeBytes: data.length,
+    objectKey,
+    rowCount: file.content.trimEnd().split('\n').length - 1,
+    columnCount: file.columns,
+    uploadedByPersonId: ctx.visitorId,
+  });
+  ctx.afterCommit(async () => {
+    // as after an upload; if Temporal is down, the hourly sweep starts it later (startMissingReports)
+    await services.temporal.workflow.start('reportWorkflow', {
+      ...workflowIdentity({
+        kind: 'report',
+        parts: reportWorkflowParts(fileId, 1),
+        companyId: ctx.companyId,
+        taskQueue: services.taskQueue,
+      }),
+      args: [{ companyId: ctx.companyId, fileId, fileVersionId: versionId, version: 1 }],
+    });
+  });
 }
 
 export interface DemoSeedStep {
@@ -98,6 +196,27 @@ export const DEMO_SEED_STEPS: DemoSeedStep[] = [
       }
     },
   },
+  {
+    // two company-wide files whose reports the worker builds (ready a few seconds after the first opening)
+    name: 'files-with-reports',
+    async run(ctx) {
+      if (!ctx.services) return;
+      await addFile(ctx, ctx.services, {
+        name: 'sales-2026.csv',
+        format: 'csv',
+        delimiter: ',',
+        content: demoSales(),
+        columns: 8,
+      });
+      await addFile(ctx, ctx.services, {
+        name: 'inventory.tsv',
+        format: 'tsv',
+        delimiter: '\t',
+        content: demoInventory(),
+        columns: 5,
+      });
+    },
+  },
 ];
 
 // one number for the advisory lock that serialises creating and seeding the demo company
@@ -128,6 +247,7 @@ export async function seedDemoCompany(
   knex: Knex,
   secretKey: string,
   steps: readonly DemoSeedStep[] = DEMO_SEED_STEPS,
+  services?: DemoServices,
 ): Promise<DemoCompany> {
   // fast path: everything is in place (two small indexed reads)
   const existing = await findDemo(knex);
@@ -137,7 +257,8 @@ export async function seedDemoCompany(
       .pluck('name')) as string[];
     if (steps.every((s) => applied.includes(s.name))) return existing;
   }
-  return knex.transaction(async (trx) => {
+  const hooks: Array<() => Promise<void>> = [];
+  const demo = await knex.transaction(async (trx) => {
     await trx.raw('select pg_advisory_xact_lock(?)', [DEMO_LOCK]);
     let companyId = (
       (await trx('companies').where({ isDemo: true }).select('id').first()) as { id: string } | undefined
@@ -172,9 +293,17 @@ export async function seedDemoCompany(
     );
     for (const step of steps) {
       if (applied.has(step.name)) continue;
-      await step.run({ ...demo, trx, secretKey });
+      await step.run({ ...demo, trx, secretKey, services, afterCommit: (fn) => hooks.push(fn) });
       await trx('demoSeedSteps').insert({ companyId: demo.companyId, name: step.name });
     }
     return demo;
   });
+  for (const hook of hooks) {
+    try {
+      await hook();
+    } catch {
+      // the seeding is saved; a report build that did not start is started by the hourly sweep
+    }
+  }
+  return demo;
 }

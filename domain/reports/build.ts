@@ -282,14 +282,11 @@ export async function runBuild(
         const { trx, emit } = uow;
         // the file row first (shared lock): a delete running now either waits for this save (and then
         // removes its object) or has already removed the rows (and this save finds nothing)
-        const file = await trx('files')
+        const file = (await trx('files')
           .where({ id: req.fileId, companyId: req.companyId })
           .forShare()
-          .first<{ id: string; datasetId: string; visibility: string } | undefined>(
-            'id',
-            'datasetId',
-            'visibility',
-          );
+          .first('id', 'datasetId', 'visibility')) as
+          { id: string; datasetId: string; visibility: string } | undefined;
         if (!file) return false;
         const updated = await reportQuery(trx, req.companyId)
           .patch({

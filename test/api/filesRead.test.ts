@@ -156,7 +156,7 @@ describe('files: previews, download links and the report hook', function () {
     );
   });
 
-  it('an upload starts the report workflow after commit, which records that a report is wanted', async () => {
+  it('an upload starts the report workflow after commit, which builds the report of the version', async () => {
     // a worker on the run's task queue, stopped at the end so it takes no work meant for later tests
     const worker = await startWorker();
     try {
@@ -169,17 +169,17 @@ describe('files: previews, download links and the report hook', function () {
       const reports = await eventually(
         async () => {
           const rows = await knex('reports').where({ fileId: up.body.id }).orderBy('version');
-          return rows.length === 2 ? rows : undefined;
+          return rows.length === 2 && rows.every((r: any) => r.status === 'ready') ? rows : undefined;
         },
-        { what: 'two report rows', timeoutMs: 45_000 },
+        { what: 'two ready reports', timeoutMs: 45_000 },
       );
       expect(reports.map((r: any) => [r.version, r.status, r.workflowId, r.companyId])).to.deep.equal([
-        [1, 'requested', `report:${up.body.id}:v1`, a.company.id],
-        [2, 'requested', `report:${up.body.id}:v2`, a.company.id],
+        [1, 'ready', `report:${up.body.id}:v1`, a.company.id],
+        [2, 'ready', `report:${up.body.id}:v2`, a.company.id],
       ]);
       expect(reports[1].fileVersionId).to.equal(v2.body.id);
       const handle = temporal.workflow.getHandle(`report:${up.body.id}:v1`);
-      expect(await handle.result()).to.deep.equal({ status: 'requested' });
+      expect(await handle.result()).to.deep.equal({ status: 'ready' });
       const description = await handle.describe();
       expect(description.typedSearchAttributes.get(COMPANY_ID)).to.equal(a.company.id);
       // a failed upload starts nothing

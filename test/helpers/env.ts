@@ -5,6 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
@@ -24,6 +26,7 @@ import { createWorker } from '../../worker/worker';
 import { installTemporalRuntime } from '../../worker/runtime';
 import type { FanOut } from '../../activities/outbox';
 import type { Resolver } from '../../common/webhookTargets';
+import type { AnalysisStep } from '../../domain/reports/engine';
 
 export const ROOT = path.resolve(__dirname, '../../..');
 
@@ -65,6 +68,7 @@ export async function setUpEnv(): Promise<TestEnv> {
     S3_PREFIX: `test-runs/${runId}/`,
     TEMPORAL_TASK_QUEUE: `test-${runId}`,
     OUTBOX_IDLE_WAIT_MS: '1000',
+    REPORT_WORK_DIR: path.join(os.tmpdir(), `reports-${runId}`),
     // Every test request comes from 127.0.0.1; call() sends each from its own X-Forwarded-For address
     // (one trusted hop), so per-address budgets and buckets do not leak between tests.
     TRUST_PROXY_HOPS: '1',
@@ -106,6 +110,7 @@ export async function tearDownEnv(): Promise<void> {
   await attempt(() => current.temporal.connection.close());
   await attempt(() => stopMailbox());
   await attempt(() => dropDatabase(`ds_${current.runId}`));
+  await attempt(() => rm(current.config.reports.workDir, { recursive: true, force: true }));
   // remove every object this run wrote
   await attempt(async () => {
     const { storage, config } = current;
@@ -170,7 +175,12 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
  * stopped at the end.
  */
 export async function startWorker(
-  options: { config?: Config; fanOut?: FanOut; webhookResolver?: Resolver } = {},
+  options: {
+    config?: Config;
+    fanOut?: FanOut;
+    webhookResolver?: Resolver;
+    reportSteps?: readonly AnalysisStep[];
+  } = {},
 ): Promise<{ worker: Worker; stop(): Promise<void> }> {
   const { knex, logger } = testEnv();
   const config = options.config ?? testEnv().config;
@@ -182,6 +192,7 @@ export async function startWorker(
     connection,
     fanOut: options.fanOut,
     webhookResolver: options.webhookResolver,
+    reportSteps: options.reportSteps,
     workflowBundle: await workflowBundle(),
   });
   const running = worker.run();

@@ -9,6 +9,8 @@ import { createLogger } from '../../common/logger';
 import { createKnex } from '../../db/knex';
 import { createWorker } from '../../worker/worker';
 
+const waitMs = Number(process.env.TEST_REPORT_STEP_WAIT_MS ?? 0);
+
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const knex = createKnex(config.databaseUrl, 5);
@@ -20,6 +22,15 @@ async function main(): Promise<void> {
     logger,
     connection,
     workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH ?? '' },
+    // tests of report builds interrupted mid-way: a step that takes this long after the profile
+    reportSteps: process.env.TEST_REPORT_STEP_WAIT_MS
+      ? [
+          {
+            name: 'testWait',
+            run: () => new Promise((r) => setTimeout(() => r({ waitedMs: waitMs }), waitMs)),
+          },
+        ]
+      : undefined,
   });
   const running = worker.run();
   process.stdout.write('ready\n');

@@ -106,6 +106,7 @@ export function webhookTestEnvVars(queueSuffix: string, overrides: Record<string
     DATABASE_URL: base.databaseUrl,
     S3_PREFIX: base.s3.prefix,
     TEMPORAL_TASK_QUEUE: `${base.temporal.taskQueue}-${queueSuffix}`,
+    REPORT_WORK_DIR: base.reports.workDir,
     OUTBOX_IDLE_WAIT_MS: '1000',
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     WEBHOOK_ALLOW_HTTP: 'true',

@@ -20,9 +20,13 @@ export const demoRoutes = [
       429: { description: 'more than 20 openings a minute from this address' },
     },
     handler: async (ctx) => {
-      const { knex, config } = ctx.deps;
+      const { knex, config, storage, temporal } = ctx.deps;
       if (!config.demoEnabled) throw new NotFoundError('the demo is not enabled on this service');
-      const demo = await seedDemoCompany(knex, config.secretKey);
+      const demo = await seedDemoCompany(knex, config.secretKey, undefined, {
+        storage,
+        temporal,
+        taskQueue: config.temporal.taskQueue,
+      });
       const pair = await knex.transaction(async (trx) => {
         const company = (await trx('companies').where({ id: demo.companyId }).select('status').first()) as {
           status: string;

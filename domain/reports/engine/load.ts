@@ -160,9 +160,8 @@ async function loadText(
         await conn.run(
           `CREATE TABLE ${table} AS SELECT (row_number() OVER () + ${firstRow - 1})::BIGINT AS ${ROW_NUMBER_COLUMN}, * FROM ${read}`,
         );
-      } catch (err) {
+      } catch {
         if (opts.signal?.aborted) throw opts.signal.reason;
-        if (process.env.DS_ENGINE_DEBUG) console.error(err);
         throw new AnalysisFailure(
           'unparsable_file',
           `the file cannot be read as ${source.format.toUpperCase()}`,

@@ -21,9 +21,7 @@ function clip(text: string): string {
 type Row = Record<string, unknown>;
 
 async function rows(conn: DuckDBConnection, sql: string): Promise<Row[]> {
-  const started = Date.now();
   const reader = await conn.runAndReadAll(sql);
-  if (process.env.DS_ENGINE_DEBUG) console.error(Date.now() - started, 'ms', sql.slice(0, 100));
   return reader.getRowObjectsJS() as Row[];
 }
 

@@ -1,0 +1,52 @@
+import { expect } from 'chai';
+import { startWorker } from '../helpers/env';
+import { call } from '../helpers/http';
+import { eventually } from '../helpers/temporal';
+
+describe('reports: the demo company', function () {
+  this.timeout(120_000);
+
+  it('has files whose reports are ready, readable by a demo visitor', async () => {
+    const worker = await startWorker();
+    try {
+      const opened = await call('POST', '/demo/sessions');
+      expect(opened.status, opened.text).to.equal(201);
+      const token = opened.body.accessToken as string;
+      const files = await call('GET', '/files', { token });
+      const names = files.body.data.map((f: { originalName: string }) => f.originalName).sort();
+      expect(names).to.include.members(['inventory.tsv', 'sales-2026.csv']);
+      for (const file of files.body.data as Array<{ id: string; originalName: string }>) {
+        if (!['inventory.tsv', 'sales-2026.csv'].includes(file.originalName)) continue;
+        const report = await eventually(
+          async () => {
+            const res = await call('GET', `/files/${file.id}/report`, { token });
+            return res.body?.status === 'ready' ? res.body : undefined;
+          },
+          { what: `the report of ${file.originalName}`, timeoutMs: 60_000 },
+        );
+        const sheet = report.profile.sheets[0];
+        if (file.originalName === 'sales-2026.csv') {
+          expect(sheet).to.include({ rows: 120, columns: 8 });
+          expect(sheet.columnProfiles.map((c: any) => c.inferredType)).to.deep.equal([
+            'integer',
+            'date',
+            'text',
+            'text',
+            'integer',
+            'decimal',
+            'boolean',
+            'text',
+          ]);
+        } else {
+          expect(sheet).to.include({ rows: 60, columns: 5 });
+        }
+      }
+      // read-only: a demo session may not rebuild
+      const first = files.body.data[0] as { id: string };
+      const rebuild = await call('POST', `/files/${first.id}/versions/1/report/rebuild`, { token });
+      expect(rebuild.status).to.equal(403);
+    } finally {
+      await worker.stop();
+    }
+  });
+});

@@ -1,0 +1,299 @@
+/**
+ * The analysis engine on small hand-made files: every statistic checked against values worked out here.
+ */
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import ExcelJS from 'exceljs';
+import {
+  AnalysisFailure,
+  fileSource,
+  openEngine,
+  runAnalysis,
+  typedSql,
+  type Engine,
+  type AnalysisResult,
+  type ColumnProfile,
+} from '../../domain/reports/engine';
+import type { FileFormat } from '../../common/files/formats';
+
+const workDir = path.join(os.tmpdir(), `engine-test-${process.pid}`);
+
+function mean(xs: number[]): number {
+  return xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+function sampleSd(xs: number[]): number {
+  const m = mean(xs);
+  return Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1));
+}
+/** linear interpolation between the two nearest ranks (pandas' default) */
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const pos = q * (s.length - 1);
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return s[lo] + (pos - lo) * (s[hi] - s[lo]);
+}
+function expectNumeric(col: ColumnProfile, xs: number[]): void {
+  expect(col.nonNull).to.equal(xs.length);
+  expect(col.min).to.equal(Math.min(...xs));
+  expect(col.max).to.equal(Math.max(...xs));
+  expect(col.mean).to.be.closeTo(mean(xs), 1e-9);
+  expect(col.stddev).to.be.closeTo(sampleSd(xs), 1e-9);
+  for (const [key, q] of [
+    ['p5', 0.05],
+    ['p25', 0.25],
+    ['p50', 0.5],
+    ['p75', 0.75],
+    ['p95', 0.95],
+  ] as const) {
+    expect(col.quantiles![key], key).to.be.closeTo(quantile(xs, q), 1e-9);
+  }
+  expect(col.zeros).to.equal(xs.filter((x) => x === 0).length);
+  expect(col.negatives).to.equal(xs.filter((x) => x < 0).length);
+  expect(col.length).to.equal(null);
+}
+
+let engine: Engine | undefined;
+let counter = 0;
+
+async function analyse(
+  content: string | Buffer,
+  format: FileFormat,
+  options: { delimiter?: string; maxColumns?: number } = {},
+): Promise<AnalysisResult> {
+  await mkdir(workDir, { recursive: true });
+  const file = path.join(workDir, `input-${counter++}.${format}`);
+  await writeFile(file, content);
+  engine?.close();
+  engine = await openEngine({ threads: 2, memoryLimitMb: 256, tempDirectory: path.join(workDir, 'duck') });
+  return runAnalysis(
+    engine.conn,
+    fileSource(file, {
+      format,
+      delimiter: options.delimiter ?? null,
+      sizeBytes: Buffer.byteLength(content),
+    }),
+    [],
+    { companyId: 'c', fileId: 'f', fileVersionId: 'v', version: 1, extra: {} },
+    { maxColumns: options.maxColumns ?? 1024, maxRows: 1_000_000, workDir },
+  );
+}
+
+async function column(sql: string): Promise<unknown[]> {
+  const reader = await engine!.conn.runAndReadAll(sql);
+  return reader.getRowsJS().map((r) => r[0]);
+}
+
+describe('reports: the analysis engine', () => {
+  after(async () => {
+    engine?.close();
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  // BOM, CRLF, a quoted delimiter, an embedded newline, a blank line, a duplicate row, null words
+  const CSV =
+    '\uFEFFid,amount,when,flag,name,mixed\r\n' +
+    '1,10,2024-01-01,true,alice,1\r\n' +
+    '2,-5.5,2024-01-03,false,bob,x\r\n' +
+    '3,0,2024-02-01,TRUE,"car,ol",2.5\r\n' +
+    '4,20,,yes,"multi\nline",2024-01-01\r\n' +
+    '\r\n' +
+    '5,10,2024-01-01,no,alice,NA\r\n' +
+    '1,10,2024-01-01,true,alice,1\r\n';
+
+  it('profiles a CSV statistic by statistic', async () => {
+    const { profile, loaded } = await analyse(CSV, 'csv');
+    expect(profile.sheets).to.have.length(1);
+    const sheet = profile.sheets[0];
+    expect(sheet).to.include({ rows: 7, columns: 6, duplicateRows: 1, blankRows: 1 });
+    expect(sheet.warnings).to.deep.equal([]);
+    const [id, amount, when, flag, name, mixed] = sheet.columnProfiles;
+    expect(sheet.columnProfiles.map((c) => [c.name, c.position, c.inferredType])).to.deep.equal([
+      ['id', 1, 'integer'],
+      ['amount', 2, 'decimal'],
+      ['when', 3, 'date'],
+      ['flag', 4, 'boolean'],
+      ['name', 5, 'text'],
+      ['mixed', 6, 'text'],
+    ]);
+
+    expect(id).to.include({ count: 7, nulls: 1, distinct: 5 });
+    expectNumeric(id, [1, 2, 3, 4, 5, 1]);
+    expect(id.shares).to.deep.equal({ integer: 1, decimal: 0, boolean: 0, date: 0, datetime: 0, text: 0 });
+    expect(id.topValues).to.deep.equal([
+      { value: '1', count: 2 },
+      { value: '2', count: 1 },
+      { value: '3', count: 1 },
+      { value: '4', count: 1 },
+      { value: '5', count: 1 },
+    ]);
+
+    expect(amount).to.include({ nulls: 1, distinct: 4 });
+    expectNumeric(amount, [10, -5.5, 0, 20, 10, 10]);
+    expect(amount.shares.integer).to.be.closeTo(5 / 6, 1e-12);
+    expect(amount.shares.decimal).to.be.closeTo(1 / 6, 1e-12);
+    expect(amount.topValues[0]).to.deep.equal({ value: '10', count: 3 });
+
+    expect(when).to.include({ nulls: 2, nonNull: 5, distinct: 3, min: '2024-01-01', max: '2024-02-01' });
+    expect(when).to.include({ mean: null, stddev: null, quantiles: null, zeros: null, length: null });
+
+    expect(flag).to.include({ nulls: 1, distinct: 5, min: false, max: true });
+    expect(flag.shares.boolean).to.equal(1);
+
+    expect(name).to.include({ nulls: 1, distinct: 4, min: 'alice', max: 'multi\nline' });
+    expect(name.length).to.deep.equal({ min: 3, max: 10, mean: (5 + 3 + 6 + 10 + 5 + 5) / 6 });
+    expect(name.topValues[0]).to.deep.equal({ value: 'alice', count: 3 });
+
+    // a column of mixed types: its shares, and text as its type; NA counts as null
+    expect(mixed).to.include({ nulls: 2, nonNull: 5, inferredType: 'text' });
+    expect(mixed.shares).to.deep.equal({
+      integer: 2 / 5,
+      decimal: 1 / 5,
+      boolean: 0,
+      date: 1 / 5,
+      datetime: 0,
+      text: 1 / 5,
+    });
+
+    // row numbers are those a spreadsheet shows: the header is row 1, the blank line keeps row 6
+    const s = loaded.sheets[0];
+    expect(await column(`SELECT ${s.rowNumberColumn} FROM ${s.table} ORDER BY 1`)).to.deep.equal([
+      2n,
+      3n,
+      4n,
+      5n,
+      6n,
+      7n,
+      8n,
+    ]);
+    // raw text is kept for later steps; typed values come from the inferred type
+    const amountCol = s.columns[1].ident;
+    expect(
+      await column(`SELECT ${typedSql(amountCol, 'decimal')} FROM ${s.table} ORDER BY ${s.rowNumberColumn}`),
+    ).to.deep.equal([10, -5.5, 0, 20, null, 10, 10]);
+    expect(
+      await column(`SELECT ${s.columns[4].ident} FROM ${s.table} WHERE ${s.rowNumberColumn} = 4`),
+    ).to.deep.equal(['car,ol']);
+  });
+
+  it('TSV with bare CR line endings, quoted tabs, datetimes with offsets', async () => {
+    const tsv =
+      'k\tat\tv\r' +
+      'a\t2024-01-02T10:00:00Z\t1.5\r' +
+      '"b\tc"\t2024-01-02 12:00:00+02:00\t-1\r' +
+      'c\t2024-01-03\t1e3\r';
+    const { profile } = await analyse(tsv, 'tsv', { delimiter: '\t' });
+    const sheet = profile.sheets[0];
+    expect(sheet).to.include({ rows: 3, columns: 3, name: 'TSV' });
+    const [k, at, v] = sheet.columnProfiles;
+    expect(k.topValues.map((t) => t.value)).to.deep.equal(['a', 'b\tc', 'c']);
+    expect(at.inferredType).to.equal('datetime');
+    expect(at.shares).to.include({ datetime: 2 / 3, date: 1 / 3 });
+    // +02:00 is applied: 12:00+02:00 is 10:00 UTC
+    expect(at.min).to.equal('2024-01-02T10:00:00.000Z');
+    expect(at.max).to.equal('2024-01-03T00:00:00.000Z');
+    expect(v.inferredType).to.equal('decimal');
+    expectNumeric(v, [1.5, -1, 1000]);
+  });
+
+  it('empty and header-only files; rows wider than the header; repeated and blank header names', async () => {
+    const empty = await analyse('', 'csv');
+    expect(empty.profile.sheets[0]).to.include({ rows: 0, columns: 0, duplicateRows: 0 });
+
+    const headerOnly = await analyse('a,b\n', 'csv');
+    const sheet = headerOnly.profile.sheets[0];
+    expect(sheet).to.include({ rows: 0, columns: 2, duplicateRows: 0, blankRows: 0 });
+    expect(sheet.columnProfiles[0]).to.include({
+      name: 'a',
+      inferredType: 'text',
+      nulls: 0,
+      nonNull: 0,
+      distinct: 0,
+      min: null,
+    });
+    expect(sheet.columnProfiles[0].topValues).to.deep.equal([]);
+
+    const wide = await analyse('x,,x\n1,2,3\n4,5,6,7\n\n\n', 'csv');
+    const w = wide.profile.sheets[0];
+    // trailing blank lines are not rows; the 4th cell is kept in a generated column
+    expect(w).to.include({ rows: 2, columns: 4 });
+    expect(w.columnProfiles.map((c) => c.name)).to.deep.equal(['x', 'column 2', 'x (2)', 'column 4']);
+    expect(w.columnProfiles[3]).to.include({ nulls: 1, nonNull: 1, min: 7 });
+    expect(w.warnings.map((x) => [x.code, x.count])).to.deep.equal([
+      ['blank_header_cells', 2],
+      ['repeated_header_names', 1],
+      ['rows_wider_than_header', 1],
+    ]);
+  });
+
+  it('a file that cannot be read or is over a limit fails with a reason code', async () => {
+    let failure: unknown;
+    try {
+      await analyse('a,b\n1,"open\n', 'csv');
+    } catch (err) {
+      failure = err;
+    }
+    expect(failure).to.be.instanceOf(AnalysisFailure);
+    expect((failure as AnalysisFailure).reason).to.equal('unparsable_file');
+    try {
+      await analyse('a,b\n1,2,3,4\n', 'csv', { maxColumns: 3 });
+      failure = undefined;
+    } catch (err) {
+      failure = err;
+    }
+    expect((failure as AnalysisFailure).reason).to.equal('too_many_columns');
+    // the engine's temporary copies are gone
+    expect((await readdir(workDir)).filter((f) => f.startsWith('load-'))).to.deep.equal([]);
+  });
+
+  it('profiles every worksheet of an XLSX: dates as dates, cached formula results, blank rows kept', async () => {
+    const workbook = new ExcelJS.Workbook();
+    const first = workbook.addWorksheet('Numbers');
+    first.addRow(['n', 'd', 'label']);
+    first.addRow([1, new Date(Date.UTC(2024, 0, 2)), 'a']);
+    first.addRow([2.5, new Date(Date.UTC(2024, 0, 2, 10, 30)), { formula: 'A2*2', result: 2 }]);
+    // row 4 left blank
+    first.getRow(5).values = [-1, null, { richText: [{ text: 'ri' }, { text: 'ch' }] }];
+    first.getRow(6).values = [{ error: '#DIV/0!' }, null, 'a'];
+    const second = workbook.addWorksheet('Other');
+    second.addRow(['k', null, 'k']);
+    second.addRow(['x', true, 'y']);
+    const buffer = Buffer.from(await workbook.xlsx.writeBuffer());
+
+    const { profile, loaded } = await analyse(buffer, 'xlsx');
+    expect(profile.sheets.map((s) => [s.name, s.rows, s.columns])).to.deep.equal([
+      ['Numbers', 5, 3],
+      ['Other', 1, 3],
+    ]);
+    const numbers = profile.sheets[0];
+    expect(numbers.blankRows).to.equal(1);
+    expect(numbers.warnings.map((w) => [w.code, w.count])).to.deep.equal([['unreadable_cells', 1]]);
+    const [n, d, label] = numbers.columnProfiles;
+    expect(n.inferredType).to.equal('decimal');
+    expectNumeric(n, [1, 2.5, -1]);
+    expect(d).to.include({ inferredType: 'datetime', nulls: 3, min: '2024-01-02T00:00:00.000Z' });
+    expect(d.max).to.equal('2024-01-02T10:30:00.000Z');
+    expect(d.shares).to.include({ date: 0.5, datetime: 0.5 });
+    expect(label.topValues).to.deep.equal([
+      { value: 'a', count: 2 },
+      { value: '2', count: 1 },
+      { value: 'rich', count: 1 },
+    ]);
+    expect(await column(`SELECT row_number FROM ${loaded.sheets[0].table} ORDER BY 1`)).to.deep.equal([
+      2n,
+      3n,
+      4n,
+      5n,
+      6n,
+    ]);
+
+    const other = profile.sheets[1];
+    expect(other.columnProfiles.map((c) => [c.name, c.inferredType])).to.deep.equal([
+      ['k', 'text'],
+      ['column 2', 'boolean'],
+      ['k (2)', 'text'],
+    ]);
+  });
+});

@@ -1,0 +1,273 @@
+/**
+ * Reports end to end against the real services: an upload builds its report in a real worker; the report
+ * resource, rebuild (202/409), cancellation when the file is deleted, visibility (404), a file that
+ * cannot be analysed. Builds are held mid-way by a test step of the pipeline (a gate per file).
+ */
+import { readdir } from 'node:fs/promises';
+import { expect } from 'chai';
+import { COMPANY_ID } from '../../workflows/shared';
+import type { AnalysisStep } from '../../domain/reports/engine';
+import { testEnv, startWorker } from '../helpers/env';
+import { createTeam } from '../helpers/factories';
+import { call, expectErrorBody } from '../helpers/http';
+import { uploadFile, uploadTo, xlsx } from '../helpers/files';
+import { eventually } from '../helpers/temporal';
+
+/** Builds of the files named here wait in the pipeline (after the profile) until released. */
+const gates = new Map<string, { release: () => void; reached: boolean; promise: Promise<void> }>();
+function gate(fileId: string) {
+  let release!: () => void;
+  const promise = new Promise<void>((r) => (release = r));
+  const g = { release, reached: false, promise };
+  gates.set(fileId, g);
+  return g;
+}
+const gateStep: AnalysisStep = {
+  name: 'testGate',
+  run: async ({ context }) => {
+    const g = gates.get(context.fileId);
+    if (g) {
+      g.reached = true;
+      await g.promise;
+    }
+    return { passed: true };
+  },
+};
+
+async function report(token: string, path: string) {
+  return call('GET', path, { token });
+}
+
+async function reportWhen(
+  token: string,
+  path: string,
+  ok: (body: any) => boolean,
+  what: string,
+  timeoutMs = 60_000,
+) {
+  return eventually(
+    async () => {
+      const res = await report(token, path);
+      return res.status === 200 && ok(res.body) ? res.body : undefined;
+    },
+    { what, timeoutMs },
+  );
+}
+
+const CSV = 'id,price,day\n1,2.5,2024-01-01\n2,3.5,2024-01-02\n3,,2024-01-03\n';
+
+describe('reports: builds, the report resource, rebuilds and cancellation', function () {
+  this.timeout(180_000);
+  let stop: () => Promise<void>;
+
+  before(async () => {
+    // builds wait at the gate only when a test set one for their file
+    const worker = await startWorker({ reportSteps: [gateStep] });
+    stop = () => worker.stop();
+  });
+  after(async () => {
+    for (const g of gates.values()) g.release();
+    await stop();
+  });
+
+  it('builds the report of an upload: the profile of the version, and of the newest version', async () => {
+    const team = await createTeam({ plan: 'premium' });
+    const up = await uploadFile(CSV, { token: team.adminToken, visibility: 'company' });
+    expect(up.status, up.text).to.equal(201);
+    const id = up.body.id as string;
+    const ready = await reportWhen(
+      team.employeeToken,
+      `/files/${id}/versions/1/report`,
+      (b) => b.status === 'ready',
+      'a ready report',
+    );
+    expect(ready).to.include({
+      fileId: id,
+      version: 1,
+      build: 1,
+      status: 'ready',
+      progress: null,
+      failure: null,
+    });
+    expect(Date.parse(ready.startedAt)).to.be.at.most(Date.parse(ready.finishedAt));
+    expect(Date.parse(ready.queuedAt)).to.be.at.most(Date.parse(ready.startedAt));
+    const [sheet] = ready.profile.sheets;
+    expect(sheet).to.include({ rows: 3, columns: 3, duplicateRows: 0 });
+    expect(sheet.columnProfiles.map((c: any) => c.inferredType)).to.deep.equal([
+      'integer',
+      'decimal',
+      'date',
+    ]);
+    expect(sheet.columnProfiles[1]).to.include({ nulls: 1, min: 2.5, max: 3.5, mean: 3 });
+    expect(ready.sections).to.deep.equal({ testGate: { passed: true } });
+
+    // a second version (XLSX, two sheets): /files/:id/report follows the newest
+    const v2 = await uploadTo(`/files/${id}/versions`, await xlsx(4, 3), {
+      token: team.adminToken,
+      name: 'data.xlsx',
+    });
+    expect(v2.status, v2.text).to.equal(201);
+    const latest = await reportWhen(
+      team.adminToken,
+      `/files/${id}/report`,
+      (b) => b.version === 2 && b.status === 'ready',
+      'the report of version 2',
+    );
+    expect(latest.profile.format).to.equal('xlsx');
+    expect(latest.profile.sheets[0]).to.include({ name: 'Data', rows: 4, columns: 3 });
+    // version 1's report is unchanged
+    expect((await report(team.adminToken, `/files/${id}/versions/1/report`)).body.profile).to.deep.equal(
+      ready.profile,
+    );
+    // the workflow: CompanyId and the upload's correlation id
+    const handle = testEnv().temporal.workflow.getHandle(`report:${id}:v1`);
+    const description = await handle.describe();
+    expect(description.typedSearchAttributes.get(COMPANY_ID)).to.equal(team.company.id);
+    expect(description.memo?.correlationId).to.equal(up.headers.get('x-request-id'));
+  });
+
+  it('shows progress while building; a rebuild gives 409 while one is queued or building, else 202 and a new build', async () => {
+    const team = await createTeam({ plan: 'premium' });
+    const rows = Array.from({ length: 2000 }, (_, i) => `${i},${i % 7},x${i % 13}`).join('\n');
+    const content = `a,b,c\n${rows}\n`;
+    const up = await uploadFile(content, { token: team.adminToken });
+    const id = up.body.id as string;
+    const g = gate(id);
+    const path = `/files/${id}/versions/1/report`;
+    const building = await reportWhen(
+      team.adminToken,
+      path,
+      (b) => b.status === 'building' && b.progress?.phase === 'testGate',
+      'a build held at the gate',
+    );
+    expect(building.progress).to.deep.equal({
+      rowsRead: 2000,
+      bytesRead: Buffer.byteLength(content),
+      bytesTotal: Buffer.byteLength(content),
+      phase: 'testGate',
+    });
+    expect(building.profile).to.equal(null);
+    const conflict = await call('POST', `${path}/rebuild`, { token: team.adminToken });
+    expectErrorBody(conflict, 409);
+    g.release();
+    gates.delete(id);
+    await reportWhen(team.adminToken, path, (b) => b.status === 'ready', 'the first build ready');
+
+    const g2 = gate(id);
+    const rebuild = await call('POST', `${path}/rebuild`, { token: team.adminToken });
+    expect(rebuild.status, rebuild.text).to.equal(202);
+    expect(rebuild.body).to.include({ status: 'queued', build: 2, profile: null });
+    expect(rebuild.headers.get('location')).to.equal(path);
+    // queued or building: 409
+    expectErrorBody(await call('POST', `${path}/rebuild`, { token: team.adminToken }), 409);
+    await reportWhen(team.adminToken, path, (b) => b.status === 'building', 'build 2 building');
+    expectErrorBody(await call('POST', `${path}/rebuild`, { token: team.adminToken }), 409);
+    g2.release();
+    gates.delete(id);
+    const rebuilt = await reportWhen(
+      team.adminToken,
+      path,
+      (b) => b.status === 'ready' && b.build === 2,
+      'build 2',
+    );
+    expect(rebuilt.profile.sheets[0].rows).to.equal(2000);
+    const handle = testEnv().temporal.workflow.getHandle(`report:${id}:v1:rebuild-2`);
+    expect(await handle.result()).to.deep.equal({ status: 'ready' });
+    const description = await handle.describe();
+    expect(description.typedSearchAttributes.get(COMPANY_ID)).to.equal(team.company.id);
+    // one report.ready per build
+    const events = await testEnv()
+      .knex('outbox')
+      .where({ type: 'report.ready' })
+      .whereRaw(`data->>'fileId' = ?`, [id]);
+    expect(events.map((e: any) => [e.data.reportStatus, e.data.version])).to.deep.equal([
+      ['ready', 1],
+      ['ready', 1],
+    ]);
+    expect(new Set(events.map((e: any) => e.data.reportId)).size).to.equal(1);
+  });
+
+  it('a file deleted in the middle of a build cancels it and leaves nothing behind', async () => {
+    const team = await createTeam({ plan: 'premium' });
+    const up = await uploadFile(CSV, { token: team.adminToken });
+    const id = up.body.id as string;
+    gate(id);
+    await reportWhen(
+      team.adminToken,
+      `/files/${id}/versions/1/report`,
+      (b) => b.status === 'building' && b.progress?.phase === 'testGate',
+      'a build held at the gate',
+    );
+    const deleted = await call('DELETE', `/files/${id}`, { token: team.adminToken });
+    expect(deleted.status, deleted.text).to.equal(204);
+    const { temporal, knex, storage, config } = testEnv();
+    const handle = temporal.workflow.getHandle(`report:${id}:v1`);
+    await eventually(async () => (await handle.describe()).status.name === 'CANCELLED', {
+      what: 'the build cancelled',
+      timeoutMs: 30_000,
+    });
+    expect(await knex('reports').where({ fileId: id })).to.deep.equal([]);
+    const events = await knex('outbox').whereRaw(`data->>'fileId' = ?`, [id]).select('type');
+    expect(events.map((e: any) => e.type)).to.deep.equal(['file.uploaded']);
+    const keys: string[] = [];
+    const listing = storage.client.listObjectsV2(storage.bucket, `${config.s3.prefix}reports/`, true);
+    for await (const item of listing as AsyncIterable<{ name?: string }>)
+      if (item.name?.includes(id)) keys.push(item.name);
+    expect(keys).to.deep.equal([]);
+    // the build's temporary folder is gone once the activity has stopped
+    await eventually(
+      async () => {
+        const left = await readdir(config.reports.workDir).catch(() => [] as string[]);
+        return left.filter((f) => f.startsWith('build-')).length === 0;
+      },
+      { what: `no build folder left in ${config.reports.workDir}`, timeoutMs: 25_000 },
+    );
+    expectErrorBody(await call('GET', `/files/${id}/report`, { token: team.adminToken }), 404);
+  });
+
+  it("another company's caller and an employee without sight of a private file get 404", async () => {
+    const team = await createTeam({ plan: 'premium' });
+    const other = await createTeam({ plan: 'premium' });
+    const up = await uploadFile(CSV, { token: team.adminToken }); // private to its uploader (and admins)
+    const id = up.body.id as string;
+    await reportWhen(team.adminToken, `/files/${id}/report`, (b) => b.status === 'ready', 'ready');
+    for (const token of [other.adminToken, other.employeeToken, team.employeeToken]) {
+      expectErrorBody(await call('GET', `/files/${id}/report`, { token }), 404);
+      expectErrorBody(await call('GET', `/files/${id}/versions/1/report`, { token }), 404);
+      expectErrorBody(await call('POST', `/files/${id}/versions/1/report/rebuild`, { token }), 404);
+    }
+    expectErrorBody(await call('GET', `/files/${id}/versions/2/report`, { token: team.adminToken }), 404);
+  });
+
+  it('a file that cannot be analysed fails at once with a reason code, never a cell value', async () => {
+    const team = await createTeam({ plan: 'premium' });
+    // accepted by the upload (the unterminated quote is on the last line), unreadable as a table
+    const up = await uploadFile('a,b\n1,2\n3,"secret-value\n', { token: team.adminToken });
+    expect(up.status, up.text).to.equal(201);
+    const id = up.body.id as string;
+    const failed = await reportWhen(
+      team.adminToken,
+      `/files/${id}/report`,
+      (b) => b.status === 'failed',
+      'failed',
+    );
+    expect(failed.failure.reason).to.equal('unparsable_file');
+    expect(JSON.stringify(failed)).not.to.include('secret-value');
+    expect(failed.profile).to.equal(null);
+    // not retried: one attempt of the build activity
+    const history = await testEnv().temporal.workflow.getHandle(`report:${id}:v1`).fetchHistory();
+    const scheduled = (history.events ?? []).filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'buildReport',
+    );
+    const started = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes);
+    expect(scheduled).to.have.length(1);
+    expect(started.some((e) => Number(e.activityTaskStartedEventAttributes?.attempt) > 1)).to.equal(false);
+    const events = await testEnv()
+      .knex('outbox')
+      .whereIn('type', ['report.ready', 'report.failed'])
+      .whereRaw(`data->>'fileId' = ?`, [id]);
+    expect(events.map((e: any) => [e.type, e.data])).to.deep.equal([
+      ['report.failed', { fileId: id, reportStatus: 'failed', version: 1, reportId: failed.reportId }],
+    ]);
+  });
+});
