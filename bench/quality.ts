@@ -105,6 +105,39 @@ export function benchRules(): BuildRule[] {
   }));
 }
 
+/** Twenty rules of every kind over bench/report.ts's CSV (id, name, city, amount, qty, ratio, day, at, flag, status, note, code). */
+export function reportBenchRules(): Array<Omit<BuildRule, 'id' | 'name'>> {
+  const r = (kind: BuildRule['kind'], column: string | null, params: Record<string, unknown> = {}) => ({
+    kind,
+    column,
+    params,
+    severity: 'error' as const,
+    tolerance: '0.01',
+  });
+  return [
+    r('not_null', 'ratio'),
+    r('not_null', 'name'),
+    r('unique', 'id'),
+    r('unique', 'code'),
+    r('unique', 'name'),
+    r('range', 'amount', { min: -500, max: 9000 }),
+    r('range', 'qty', { min: 1, max: 499 }),
+    r('range', 'ratio', { min: 0, max: 1 }),
+    r('length', 'code', { min: 7, max: 7 }),
+    r('length', 'note', { max: 5 }),
+    r('pattern', 'code', { regex: 'C\\d{6}' }),
+    r('pattern', 'name', { regex: 'c-\\d+' }),
+    r('pattern', 'note', { regex: 'n, \\d{1,2}' }),
+    r('allowed_values', 'status', { values: ['open', 'closed'] }),
+    r('allowed_values', 'city', { values: ['Lyon', 'Nice', 'Paris', 'Lille', 'Nantes', 'Brest', 'Metz'] }),
+    r('type', 'day', { type: 'date' }),
+    r('type', 'at', { type: 'datetime' }),
+    r('type', 'flag', { type: 'boolean' }),
+    r('not_null', 'at'),
+    r('row_count', null, { min: 1000, max: 10_000_000 }),
+  ];
+}
+
 async function timeOnce(file: string, bytes: number, steps: AnalysisStep[], dir: string): Promise<number> {
   const engine = await openEngine({
     threads: Number(process.env.REPORT_THREADS ?? 2),
