@@ -5,7 +5,7 @@ import {
   type QualitySection,
   type RuleOutcome,
 } from '../../domain/rules/evaluate';
-import { analyseCsv } from './engineHelpers';
+import { analyseCsv, analyseXlsx } from './engineHelpers';
 
 let seq = 0;
 function rule(
@@ -120,6 +120,42 @@ describe('quality rules: evaluation in the report pass (DuckDB)', () => {
       { status: 'failed', evaluatedUnits: 4, failedUnits: 1, failingRows: [5] },
     ]);
     expect(q.rules[2].problem).to.match(/^the engine could not evaluate this rule/);
+  });
+
+  it('a column rule applies to every sheet that has the column; row_count counts each sheet', async () => {
+    const result = await analyseXlsx(
+      (wb) => {
+        const a = wb.addWorksheet('Orders');
+        a.addRows([
+          ['sku', 'qty'],
+          ['A1', 3],
+          ['B2', -1],
+          ['C3', 4],
+        ]);
+        const b = wb.addWorksheet('Returns');
+        b.addRows([
+          ['qty', 'reason'],
+          [-2, 'broken'],
+          [1, 'late'],
+        ]);
+        const c = wb.addWorksheet('Notes');
+        c.addRows([['text'], ['no qty here']]);
+      },
+      [rulesStep([rule('range', 'qty', { min: 0 }), rule('row_count', null, { min: 2 })])],
+    );
+    const [range, rowCount] = (result.sections.quality as QualitySection).rules;
+    expect(range).to.deep.include({
+      status: 'failed',
+      evaluatedUnits: 5,
+      failedUnits: 2,
+      failingRows: [3, 2],
+    });
+    expect(range.sheets).to.deep.equal([
+      { sheet: 'Orders', evaluatedUnits: 3, failedUnits: 1, failingRows: [3] },
+      { sheet: 'Returns', evaluatedUnits: 2, failedUnits: 1, failingRows: [2] },
+    ]);
+    // Notes has one data row: row_count fails there only
+    expect(rowCount).to.deep.include({ status: 'failed', evaluatedUnits: 3, failedUnits: 1 });
   });
 
   it('lists at most 10 failing row numbers', async () => {
