@@ -31,6 +31,7 @@ describe('quality rules and sensitive data in the report pass (end to end)', fun
   let baseUrl: string;
   let team: Team;
   let receiver: Receiver;
+  let stopWorker: (() => Promise<void>) | undefined;
 
   before(async () => {
     await stopOtherDispatchers();
@@ -54,7 +55,9 @@ describe('quality rules and sensitive data in the report pass (end to end)', fun
     const running = worker.run();
     const dispatcherId = await ensureOutboxDispatcher(testEnv().temporal, config);
     const { temporal } = testEnv();
-    atEnd(async () => {
+    // stopped when this file ends (not at the end of the run): a dispatcher left running would claim the
+    // outbox rows of later tests
+    stopWorker = async () => {
       await temporal.workflow
         .getHandle(dispatcherId)
         .terminate('test done')
@@ -62,7 +65,8 @@ describe('quality rules and sensitive data in the report pass (end to end)', fun
       worker.shutdown();
       await running.catch(() => undefined);
       await connection.close();
-    });
+    };
+    atEnd(() => stopWorker?.() ?? Promise.resolve());
     const server = http.createServer(createApp({ ...testEnv().deps, config, logger }).callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     atEnd(async () => {
@@ -92,6 +96,12 @@ describe('quality rules and sensitive data in the report pass (end to end)', fun
       const res = await call('POST', '/rules', { baseUrl, token: team.adminToken, json });
       expect(res.status, res.text).to.equal(201);
     }
+  });
+
+  after(async () => {
+    const stop = stopWorker;
+    stopWorker = undefined;
+    await stop?.();
   });
 
   const received = (type: string, fileId: string) =>
