@@ -8,6 +8,8 @@ import type { Resolver } from '../common/webhookTargets';
 import { createOutboxActivities, type FanOut } from './outbox';
 import { createReportActivities } from './reports';
 import type { AnalysisStep } from '../domain/reports/engine';
+import { qualityExtension } from '../domain/rules/extension';
+import { sensitiveExtension } from '../domain/sensitive/extension';
 import { createWebhookActivities, createWebhookFanOut } from './webhooks';
 import { actingAs, type SystemTask } from '../db/unitOfWork';
 
@@ -82,7 +84,14 @@ export function createActivities(deps: ActivityDeps) {
     ...asSystemTask('webhook-retention', {
       deleteExpiredWebhookDeliveries: () => webhookActivities.deleteExpiredWebhookDeliveries(),
     }),
-    ...createReportActivities({ knex: deps.knex, storage, config: deps.config, steps: deps.reportSteps }),
+    ...createReportActivities({
+      knex: deps.knex,
+      storage,
+      config: deps.config,
+      steps: deps.reportSteps,
+      // quality rules and sensitive data (issue 13): prepared at the start of every build
+      extensions: [qualityExtension(), sensitiveExtension()],
+    }),
     ...asSystemTask(
       'file-sweep',
       createFileActivities({

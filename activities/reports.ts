@@ -6,6 +6,7 @@ import {
   failBuild,
   prepareBuild,
   runBuild,
+  type BuildExtension,
   type BuildOutcome,
   type BuildRequest,
 } from '../domain/reports/build';
@@ -20,6 +21,8 @@ export interface ReportDeps {
   storage: Storage;
   config: Config;
   steps?: readonly AnalysisStep[];
+  /** quality rules and sensitive data (issue 13), prepared at the start of each build */
+  extensions?: readonly BuildExtension[];
 }
 
 /**

@@ -10,6 +10,7 @@ import { oauthRoutes } from './oauth';
 import { outgoingWebhookRoutes } from './outgoing-webhooks';
 import { peopleRoutes } from './people';
 import { reportRoutes } from './reports';
+import { rulesRoutes } from './rules';
 import { subscriptionRoutes } from './subscriptions';
 import { systemRoutes } from './system';
 
@@ -27,6 +28,7 @@ const table = [
   ...filesRoutes,
   ...reportRoutes,
   ...outgoingWebhookRoutes,
+  ...rulesRoutes,
 ] as const satisfies readonly RouteSpec[];
 
 /**

@@ -10,3 +10,5 @@ export { Dataset } from './Dataset';
 export { Report, REPORT_STATUSES, type ReportStatus } from './Report';
 export { WebhookEndpoint, type WebhookDisabledReason } from './WebhookEndpoint';
 export { WebhookDelivery, DELIVERY_STATUSES, type DeliveryStatus } from './WebhookDelivery';
+export { Rule } from './Rule';
+export { SensitiveFinding } from './SensitiveFinding';

@@ -18,6 +18,7 @@ import type { FileFormat } from './formats';
 import { previewStream, type Preview } from './preview';
 import { previewStoredXlsx } from './xlsxPreview';
 import { cancelBuilds, reportLeftovers } from '../reports/queries';
+import { announceFindingsOfFile } from '../sensitive/findings';
 
 /** Everything the files capability may need; each command names the part it uses. */
 export interface FilesDeps {
@@ -125,7 +126,10 @@ export async function versionDownloadLink(
   return { ...link, expiresIn };
 }
 
-/** Changes who may see a file (its uploader or an admin; 403/404 otherwise), audited when it changes. */
+/**
+ * Changes who may see a file (its uploader or an admin; 403/404 otherwise), audited when it changes; made
+ * company-visible, its versions' unannounced sensitive-data findings send file.sensitive_data_found.
+ */
 export async function changeVisibility(
   actor: FileActor,
   uow: UnitOfWork,
@@ -140,6 +144,8 @@ export async function changeVisibility(
     from: current.visibility,
     to: visibility,
   });
+  // versions whose reports found sensitive data are announced now that everyone can see them
+  if (visibility === 'company') await announceFindingsOfFile(uow, updated);
   return updated;
 }
 

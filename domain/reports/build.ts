@@ -17,7 +17,7 @@ import { inspectStoredXlsx } from '../files/xlsx';
 import type { Storage } from '../../common/storage';
 import type { Config } from '../../common/config';
 import { FileVersion, Report } from '../../db/models';
-import { transact } from '../../db/transaction';
+import { transact, type UnitOfWork } from '../../db/transaction';
 import {
   AnalysisFailure,
   openEngine,
@@ -43,6 +43,33 @@ export interface BuildDeps {
   config: Config;
   /** extension steps run after the profile (issue 13 adds rules and detectors here) */
   steps?: readonly AnalysisStep[];
+  /** extensions prepared at the start of every build (quality rules, sensitive data: issue 13) */
+  extensions?: readonly BuildExtension[];
+}
+
+/** What the save transaction knows about the build it saves (ids only, and the report's sections). */
+export interface SavedBuild {
+  companyId: string;
+  fileId: string;
+  datasetId: string;
+  fileVersionId: string;
+  version: number;
+  /** the file's visibility, read under the file row lock */
+  visibility: string;
+  sections: Record<string, unknown>;
+}
+
+/**
+ * An extension of the build. `prepare` runs when the build starts (after the report is marked building)
+ * and returns the steps of this build (e.g. built from the rules read now) and an optional `onSave`, which
+ * runs inside the transaction that saves the report, after `report.ready` — so its rows and events exist
+ * if and only if the report is saved, once per build.
+ */
+export interface BuildExtension {
+  prepare(
+    knex: Knex,
+    req: BuildRequest,
+  ): Promise<{ steps: AnalysisStep[]; onSave?: (uow: UnitOfWork, saved: SavedBuild) => Promise<void> }>;
 }
 
 export interface BuildHooks {
@@ -171,6 +198,10 @@ export async function runBuild(
   }, 1000);
   hooks.heartbeat?.(progress);
 
+  const prepared: Array<Awaited<ReturnType<BuildExtension['prepare']>>> = [];
+  for (const extension of deps.extensions ?? []) prepared.push(await extension.prepare(knex, req));
+  const steps = [...(deps.steps ?? []), ...prepared.flatMap((p) => p.steps)];
+
   const workDir = path.join(config.reports.workDir, `build-${randomUUID()}`);
   let objectKey: string | null = null;
   try {
@@ -208,7 +239,7 @@ export async function runBuild(
           delimiter: version.delimiter,
           sizeBytes,
         },
-        deps.steps ?? [],
+        steps,
         {
           companyId: req.companyId,
           fileId: req.fileId,
@@ -249,13 +280,15 @@ export async function runBuild(
     progress = { ...progress, phase: 'saving' };
     const saved = await transact(
       knex,
-      async ({ trx, emit }) => {
+      async (uow) => {
+        const { trx, emit } = uow;
         // the file row first (shared lock): a delete running now either waits for this save (and then
         // removes its object) or has already removed the rows (and this save finds nothing)
         const file = (await trx('files')
           .where({ id: req.fileId, companyId: req.companyId })
           .forShare()
-          .first('id')) as { id: string } | undefined;
+          .first('id', 'datasetId', 'visibility')) as
+          { id: string; datasetId: string; visibility: string } | undefined;
         if (!file) return false;
         const updated = await reportQuery(trx, req.companyId)
           .patch({
@@ -282,6 +315,17 @@ export async function runBuild(
             reportId: report.id,
           },
         });
+        for (const { onSave } of prepared) {
+          await onSave?.(uow, {
+            companyId: req.companyId,
+            fileId: req.fileId,
+            datasetId: file.datasetId,
+            fileVersionId: req.fileVersionId,
+            version: req.version,
+            visibility: file.visibility,
+            sections: result.sections,
+          });
+        }
         return true;
       },
       { correlationId: req.correlationId },

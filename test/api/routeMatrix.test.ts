@@ -58,6 +58,22 @@ const otherCompanyResource: Record<
       },
     ]),
   ),
+  ...Object.fromEntries(
+    ['GET /rules/:id', 'PATCH /rules/:id', 'DELETE /rules/:id'].map((name) => [
+      name,
+      async (other: Team) => {
+        const res = await call('POST', '/rules', {
+          token: other.adminToken,
+          json: { name: 'other', kind: 'not_null', column: 'a' },
+        });
+        expect(res.status, res.text).to.equal(201);
+        return {
+          params: { id: res.body.id as string },
+          body: name === 'PATCH /rules/:id' ? { name: 'x' } : undefined,
+        };
+      },
+    ]),
+  ),
   'PATCH /outgoing-webhooks/:id': async (other) => ({
     params: { id: await otherEndpoint(other) },
     body: { name: 'renamed' },

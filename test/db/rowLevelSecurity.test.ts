@@ -110,6 +110,16 @@ async function seedCompany(knex: Knex, companyId: string): Promise<void> {
     status: 'succeeded',
     workflowStartedAt: new Date(),
   });
+  // issue 13: quality rules and sensitive-data findings
+  await knex('rules').insert({ id: id(), companyId, name: 'r', kind: 'not_null', columnName: 'a' });
+  await knex('sensitiveFindings').insert({
+    id: id(),
+    companyId,
+    fileId,
+    fileVersionId: versionId,
+    version: 1,
+    columns: JSON.stringify([]),
+  });
 }
 
 interface TenantTable {

@@ -99,7 +99,9 @@ describe('reports: builds, the report resource, rebuilds and cancellation', func
       'date',
     ]);
     expect(sheet.columnProfiles[1]).to.include({ nulls: 1, min: 2.5, max: 3.5, mean: 3 });
-    expect(ready.sections).to.deep.equal({ testGate: { passed: true } });
+    // the extension steps' sections: this test's gate, and issue 13's quality rules and sensitive data
+    expect(ready.sections).to.have.all.keys('testGate', 'quality', 'sensitiveData');
+    expect(ready.sections.testGate).to.deep.equal({ passed: true });
 
     // a second version (XLSX, two sheets): /files/:id/report follows the newest
     const v2 = await uploadTo(`/files/${id}/versions`, await xlsx(4, 3), {

@@ -132,7 +132,8 @@ export const filesRoutes = [
   route({
     method: 'patch',
     path: '/files/:id',
-    summary: 'Change who can see a file (its uploader or an admin)',
+    summary:
+      'Change who can see a file (its uploader or an admin); made company-visible, each version whose report found sensitive data and was not announced yet sends file.sensitive_data_found',
     tag: TAG,
     access: write,
     params: uuidParams,

@@ -1,4 +1,5 @@
 /** JSON schemas of the report resource (OpenAPI and the typed test client read them). */
+import { qualitySectionSchema, sensitiveSectionSchema } from '../rules/schemas';
 const nullableNumber = { type: ['number', 'null'] } as const;
 
 const columnProfileSchema = {
@@ -117,6 +118,7 @@ export const reportSchema = {
     sections: {
       type: ['object', 'null'],
       description: 'sections added by later analysis steps (quality rules, sensitive data), by name',
+      properties: { quality: qualitySectionSchema, sensitiveData: sensitiveSectionSchema },
     },
   },
 } as const;

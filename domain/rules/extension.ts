@@ -1,0 +1,34 @@
+/**
+ * Quality rules in the report build: the company's rules are read when the build starts (a rule changed
+ * during a build counts from the next one), evaluated by the `quality` step in the same pass as the
+ * profile, and `rules.failed` is written in the transaction that saves the report — once per build, when
+ * at least one `error` rule failed.
+ */
+import type { BuildExtension } from '../reports/build';
+import { rulesStep, type QualitySection } from './evaluate';
+import { rulesForBuild } from './queries';
+
+export function qualityExtension(): BuildExtension {
+  return {
+    async prepare(knex, req) {
+      const rules = await rulesForBuild(knex, req.companyId, req.fileId);
+      return {
+        steps: [rulesStep(rules)],
+        async onSave({ emit }, saved) {
+          const quality = saved.sections.quality as QualitySection | undefined;
+          if (!quality || quality.failedErrorRules === 0) return;
+          await emit({
+            companyId: saved.companyId,
+            type: 'rules.failed',
+            data: {
+              fileId: saved.fileId,
+              failedRuleCount: quality.failedErrorRules,
+              qualityScore: quality.score,
+              version: saved.version,
+            },
+          });
+        },
+      };
+    },
+  };
+}
