@@ -1,0 +1,401 @@
+/**
+ * The comparison engine (issue 14): two stored versions loaded into ONE DuckDB connection by the reports
+ * engine's `loadVersion` (table prefixes `b_` and `t_`), compared sheet by sheet in SQL. Nothing is held in
+ * JavaScript but the summary and one chunk of changes at a time: the pairing is a hash join DuckDB spills
+ * to disk under its memory_limit.
+ *
+ * Rules (README "Comparisons" repeats them):
+ * - Sheets: two single-sheet versions are compared with each other whatever their names (a CSV's sheet is
+ *   called `CSV`, a TSV's `TSV`); otherwise sheets are paired by exact name, the others are listed as
+ *   sheetsAdded / sheetsRemoved (their rows count in no total).
+ * - Columns: by header name. Rows are compared on the shared columns only; an added or removed column is a
+ *   schema change, not a change of every row. Column order and row order do not matter.
+ * - Values: each shared column is compared under one type: the inferred type when both versions agree;
+ *   integer + decimal → decimal; date + datetime → datetime; any other mix → text. Under integer/decimal a
+ *   value is its number (`1`, `1.0`, `01`, ` 1 ` are equal); boolean: true/yes vs false/no (any case);
+ *   date/datetime: the instant in UTC (`2024-01-01` equals `2024-01-01 00:00`, an offset is applied);
+ *   text: the exact text (a trailing space IS a change; `a` vs `A` is a change). Every null form (empty,
+ *   `null`, `NA`, `n/a`, `#N/A`, `NaN`, spaces only) equals every other.
+ * - Matching: `keyColumns` when given; else an inferred key: the first shared column that is non-null and
+ *   unique (under its comparison type) in both versions, both non-empty, candidates ordered: named `id`;
+ *   then names ending in id/uuid/guid/key/code (`customer_id`, `orderId`, `SKU code`); then the others;
+ *   ties by position in the target. Else whole-row matching as multisets over the shared columns (`changed`
+ *   is 0). Rows with the same key (or identical whole rows) pair in row-number order: the 1st occurrence in
+ *   base with the 1st in target, the 2nd with the 2nd, …; the extra occurrences are added or removed. No row
+ *   is ever dropped: added + changed + unchanged = target rows, removed + changed + unchanged = base rows.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { classSql, inferType, isNullSql, typedSql } from '../../reports/engine';
+import {
+  INFERRED_TYPES,
+  type InferredType,
+  type LoadedColumn,
+  type LoadedSheet,
+  type LoadedVersion,
+} from '../../reports/engine/types';
+import {
+  MissingKeyColumn,
+  type ComparisonSummary,
+  type Matching,
+  type RowChange,
+  type SheetComparison,
+  type TypeChange,
+} from './types';
+
+/** Inferred types per sheet (by index of `loaded.sheets`), per column (by position − 1). */
+export type SheetTypes = InferredType[][];
+
+export interface CompareOptions {
+  keyColumns?: string[];
+  /** receives the row changes in chunks, in sheet order then row order (awaited: back-pressure) */
+  onChanges?: (changes: RowChange[]) => Promise<void> | void;
+  /** called between steps with the sheets done so far */
+  onProgress?: (progress: { sheetsDone: number; sheetsTotal: number; phase: string }) => void;
+  signal?: AbortSignal;
+}
+
+type Row = Record<string, unknown>;
+
+async function rows(conn: DuckDBConnection, sql: string): Promise<Row[]> {
+  const reader = await conn.runAndReadAll(sql);
+  return reader.getRowObjectsJS() as Row[];
+}
+
+function num(value: unknown): number {
+  return typeof value === 'bigint' ? Number(value) : Number(value ?? 0);
+}
+
+/**
+ * The inferred types of every column of a loaded version, by the reports engine's own rule (`inferType`
+ * over the class of every cell): used when a version has no ready report to take them from.
+ */
+export async function inferTypes(conn: DuckDBConnection, loaded: LoadedVersion): Promise<SheetTypes> {
+  const out: SheetTypes = [];
+  for (const sheet of loaded.sheets) {
+    const cols = sheet.columns;
+    if (cols.length === 0 || sheet.rowCount === 0) {
+      out.push(cols.map(() => 'text'));
+      continue;
+    }
+    const select = cols.map((c, i) => `histogram(${classSql(c.ident)}) AS h${i}`).join(', ');
+    const [r] = await rows(conn, `SELECT ${select} FROM ${sheet.table}`);
+    out.push(
+      cols.map((_, i) => {
+        const counts: Record<InferredType, number> = {
+          integer: 0,
+          decimal: 0,
+          boolean: 0,
+          date: 0,
+          datetime: 0,
+          text: 0,
+        };
+        const histogram = (r[`h${i}`] ?? []) as Array<{ key: number; value: unknown }>;
+        for (const { key, value } of histogram) if (key > 0) counts[INFERRED_TYPES[key - 1]] = num(value);
+        return inferType(counts);
+      }),
+    );
+  }
+  return out;
+}
+
+/** The type two versions' values of a column are compared under. */
+export function comparisonType(a: InferredType, b: InferredType): InferredType {
+  if (a === b) return a;
+  const pair = new Set([a, b]);
+  if (pair.has('integer') && pair.has('decimal')) return 'decimal';
+  if (pair.has('date') && pair.has('datetime')) return 'datetime';
+  return 'text';
+}
+
+/** The key-candidate rank of a column name: 0 `id`, 1 id-like, 2 any other. */
+export function keyRank(name: string): number {
+  const n = name.trim();
+  if (/^id$/i.test(n)) return 0;
+  if (/(^|[^a-z0-9])(id|uuid|guid|key|code)$/i.test(n) || /[a-z0-9](Id|ID|Uuid|UUID|Key|Code)$/.test(n)) return 1;
+  return 2;
+}
+
+/** SQL: the value of a cell as compared (a VARCHAR; NULL for every null form). */
+function normSql(ident: string, type: InferredType): string {
+  const typed = typedSql(ident, type);
+  const value = type === 'decimal' ? `((${typed}) + 0.0)::VARCHAR` : `(${typed})::VARCHAR`;
+  // a value that does not parse under the type (cannot happen with types inferred from these versions)
+  // is compared as its text, marked so it never equals a typed value
+  return `CASE WHEN ${isNullSql(ident)} THEN NULL ELSE coalesce(${value}, chr(2) || ${ident}) END`;
+}
+
+interface Shared {
+  name: string;
+  base: LoadedColumn;
+  target: LoadedColumn;
+  type: InferredType;
+}
+
+function pairSheets(base: LoadedVersion, target: LoadedVersion) {
+  const pairs: Array<{ b: number; t: number }> = [];
+  const sheetsAdded: string[] = [];
+  const sheetsRemoved: string[] = [];
+  if (base.sheets.length === 1 && target.sheets.length === 1) {
+    pairs.push({ b: 0, t: 0 });
+  } else {
+    const byName = new Map(base.sheets.map((s, i) => [s.name, i]));
+    const seen = new Set<number>();
+    target.sheets.forEach((s, t) => {
+      const b = byName.get(s.name);
+      if (b === undefined) sheetsAdded.push(s.name);
+      else {
+        pairs.push({ b, t });
+        seen.add(b);
+      }
+    });
+    base.sheets.forEach((s, b) => {
+      if (!seen.has(b)) sheetsRemoved.push(s.name);
+    });
+  }
+  return { pairs, sheetsAdded, sheetsRemoved };
+}
+
+/** Checks that every key column is in both versions of every sheet compared (before any work). */
+export function checkKeyColumns(base: LoadedVersion, target: LoadedVersion, keyColumns: string[]): void {
+  const { pairs } = pairSheets(base, target);
+  for (const { b, t } of pairs) {
+    for (const k of keyColumns) {
+      if (!base.sheets[b].columns.some((c) => c.name === k))
+        throw new MissingKeyColumn(k, 'base', base.sheets[b].name);
+      if (!target.sheets[t].columns.some((c) => c.name === k))
+        throw new MissingKeyColumn(k, 'target', target.sheets[t].name);
+    }
+  }
+}
+
+let tableSeq = 0;
+
+async function compareSheet(
+  conn: DuckDBConnection,
+  bs: LoadedSheet,
+  ts: LoadedSheet,
+  bTypes: InferredType[],
+  tTypes: InferredType[],
+  opts: CompareOptions,
+): Promise<SheetComparison> {
+  const bNames = new Map(bs.columns.map((c) => [c.name, c]));
+  const tNames = new Set(ts.columns.map((c) => c.name));
+  const shared: Shared[] = [];
+  const typeChanges: TypeChange[] = [];
+  for (const tc of ts.columns) {
+    const bc = bNames.get(tc.name);
+    if (!bc) continue;
+    const from = bTypes[bc.position - 1];
+    const to = tTypes[tc.position - 1];
+    if (from !== to) typeChanges.push({ column: tc.name, from, to });
+    shared.push({ name: tc.name, base: bc, target: tc, type: comparisonType(from, to) });
+  }
+  const columnsAdded = ts.columns.filter((c) => !bNames.has(c.name)).map((c) => c.name);
+  const columnsRemoved = bs.columns.filter((c) => !tNames.has(c.name)).map((c) => c.name);
+
+  const seq = ++tableSeq;
+  const nb = `cmp_${seq}_b`;
+  const nt = `cmp_${seq}_t`;
+  const pairs = `cmp_${seq}_p`;
+  const normSelect = (sheet: LoadedSheet, side: 'base' | 'target') =>
+    [
+      `${sheet.rowNumberColumn} AS rn`,
+      ...shared.map((s, j) => `${normSql(side === 'base' ? s.base.ident : s.target.ident, s.type)} AS v${j}`),
+    ].join(', ');
+  try {
+    await conn.run(`CREATE TEMP TABLE ${nb} AS SELECT ${normSelect(bs, 'base')} FROM ${bs.table}`);
+    await conn.run(`CREATE TEMP TABLE ${nt} AS SELECT ${normSelect(ts, 'target')} FROM ${ts.table}`);
+
+    // the key
+    let matching: Matching = 'multiset';
+    let keyIdx: number[] = [];
+    if (opts.keyColumns && opts.keyColumns.length > 0) {
+      matching = 'key';
+      keyIdx = opts.keyColumns.map((k) => {
+        const j = shared.findIndex((s) => s.name === k);
+        if (j < 0) {
+          throw new MissingKeyColumn(
+            k,
+            bs.columns.some((c) => c.name === k) ? 'target' : 'base',
+            ts.name,
+          );
+        }
+        return j;
+      });
+    } else if (shared.length > 0 && bs.rowCount > 0 && ts.rowCount > 0) {
+      const stats = shared.map((_, j) => `count(v${j}) AS n${j}, count(DISTINCT v${j}) AS d${j}`).join(', ');
+      const [b] = await rows(conn, `SELECT ${stats} FROM ${nb}`);
+      const [t] = await rows(conn, `SELECT ${stats} FROM ${nt}`);
+      const candidates = shared
+        .map((s, j) => ({ j, rank: keyRank(s.name), position: s.target.position }))
+        .filter(
+          ({ j }) =>
+            num(b[`n${j}`]) === bs.rowCount &&
+            num(b[`d${j}`]) === bs.rowCount &&
+            num(t[`n${j}`]) === ts.rowCount &&
+            num(t[`d${j}`]) === ts.rowCount,
+        )
+        .sort((x, y) => x.rank - y.rank || x.position - y.position);
+      if (candidates.length > 0) {
+        matching = 'inferred_key';
+        keyIdx = [candidates[0].j];
+      }
+    }
+    const keyed = matching !== 'multiset';
+    const keyCols = keyed ? keyIdx : shared.map((_, j) => j);
+    const keyExpr = (alias: string) =>
+      keyCols.length === 0 ? `'[]'` : `to_json([${keyCols.map((j) => `${alias}.v${j}`).join(', ')}])::VARCHAR`;
+    const valueCols = keyed ? shared.map((_, j) => j).filter((j) => !keyIdx.includes(j)) : [];
+    const withKey = (table: string) =>
+      `(SELECT x.*, ${keyExpr('x')} AS k, row_number() OVER (PARTITION BY ${keyExpr('x')} ORDER BY x.rn) AS occ FROM ${table} x)`;
+    const diff =
+      valueCols.length === 0
+        ? `[]::INTEGER[]`
+        : `list_filter([${valueCols.map((j) => `CASE WHEN b.v${j} IS DISTINCT FROM t.v${j} THEN ${j} END`).join(', ')}], x -> x IS NOT NULL)`;
+    if (opts.signal?.aborted) throw opts.signal.reason;
+    await conn.run(`CREATE TEMP TABLE ${pairs} AS
+      SELECT b.rn AS b_rn, t.rn AS t_rn, b.k AS bk, t.k AS tk,
+        CASE WHEN b.rn IS NULL THEN 'added' WHEN t.rn IS NULL THEN 'removed' ELSE 'matched' END AS side,
+        CASE WHEN b.rn IS NOT NULL AND t.rn IS NOT NULL THEN ${diff} END AS diff
+      FROM ${withKey(nb)} b FULL OUTER JOIN ${withKey(nt)} t ON b.k = t.k AND b.occ = t.occ`);
+    const [counts] = await rows(
+      conn,
+      `SELECT count(*) FILTER (WHERE side = 'added') AS added,
+              count(*) FILTER (WHERE side = 'removed') AS removed,
+              count(*) FILTER (WHERE side = 'matched' AND len(diff) > 0) AS changed,
+              count(*) FILTER (WHERE side = 'matched' AND len(diff) = 0) AS unchanged
+       FROM ${pairs}`,
+    );
+    let duplicateKeys = 0;
+    if (keyed) {
+      const [d] = await rows(
+        conn,
+        `SELECT count(*) AS n FROM (
+           SELECT k FROM ${withKey(nb)} GROUP BY k HAVING count(*) > 1
+           UNION SELECT k FROM ${withKey(nt)} GROUP BY k HAVING count(*) > 1)`,
+      );
+      duplicateKeys = num(d.n);
+    }
+
+    // the row changes, in row order, a chunk at a time
+    if (opts.onChanges) {
+      const raw = (alias: string, idents: string[]) =>
+        idents.length === 0 ? `[]::VARCHAR[]` : `[${idents.map((i) => `${alias}.${i}`).join(', ')}]`;
+      const keyNames = keyIdx.map((j) => shared[j].name);
+      const sql = `SELECT p.side, p.b_rn, p.t_rn, p.diff,
+          CASE WHEN p.t_rn IS NULL THEN ${raw('b', keyIdx.map((j) => shared[j].base.ident))}
+               ELSE ${raw('t', keyIdx.map((j) => shared[j].target.ident))} END AS key,
+          CASE WHEN len(p.diff) > 0 THEN ${raw('b', shared.map((s) => s.base.ident))} END AS olds,
+          CASE WHEN len(p.diff) > 0 THEN ${raw('t', shared.map((s) => s.target.ident))} END AS news
+        FROM ${pairs} p
+        LEFT JOIN ${bs.table} b ON b.${bs.rowNumberColumn} = p.b_rn
+        LEFT JOIN ${ts.table} t ON t.${ts.rowNumberColumn} = p.t_rn
+        WHERE p.side <> 'matched' OR len(p.diff) > 0
+        ORDER BY coalesce(p.t_rn, p.b_rn), p.b_rn NULLS LAST, p.t_rn NULLS LAST`;
+      const result = await conn.stream(sql);
+      for await (const chunk of result.yieldRowObjectJs()) {
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        const changes: RowChange[] = chunk.map((r) => {
+          const side = r.side as string;
+          const keyValues = (r.key ?? []) as Array<string | null>;
+          const diffIdx = (r.diff ?? []) as number[];
+          const olds = (r.olds ?? []) as Array<string | null>;
+          const news = (r.news ?? []) as Array<string | null>;
+          return {
+            sheet: ts.name,
+            kind: side === 'matched' ? 'changed' : (side as 'added' | 'removed'),
+            key: keyed ? Object.fromEntries(keyNames.map((n, i) => [n, keyValues[i] ?? null])) : null,
+            baseRow: r.b_rn === null ? null : num(r.b_rn),
+            targetRow: r.t_rn === null ? null : num(r.t_rn),
+            columns:
+              side === 'matched'
+                ? diffIdx.map((j) => ({ column: shared[j].name, old: olds[j] ?? null, new: news[j] ?? null }))
+                : null,
+          };
+        });
+        if (changes.length > 0) await opts.onChanges(changes);
+      }
+    }
+    return {
+      name: ts.name,
+      baseName: bs.name,
+      matching,
+      keyColumns: keyIdx.map((j) => shared[j].name),
+      baseRows: bs.rowCount,
+      targetRows: ts.rowCount,
+      added: num(counts.added),
+      removed: num(counts.removed),
+      changed: num(counts.changed),
+      unchanged: num(counts.unchanged),
+      duplicateKeys,
+      columnsAdded,
+      columnsRemoved,
+      typeChanges,
+    };
+  } finally {
+    for (const t of [pairs, nt, nb]) await conn.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
+  }
+}
+
+/**
+ * Compares two loaded versions (see the rules at the top of this file). `baseTypes` / `targetTypes`: the
+ * inferred types of the saved reports, or `inferTypes` of the loaded versions.
+ */
+export async function compareVersions(
+  conn: DuckDBConnection,
+  base: LoadedVersion,
+  target: LoadedVersion,
+  baseTypes: SheetTypes,
+  targetTypes: SheetTypes,
+  opts: CompareOptions = {},
+): Promise<ComparisonSummary> {
+  const { pairs, sheetsAdded, sheetsRemoved } = pairSheets(base, target);
+  if (opts.keyColumns && opts.keyColumns.length > 0) checkKeyColumns(base, target, opts.keyColumns);
+  const multi = base.sheets.length > 1 || target.sheets.length > 1;
+  const qualify = (sheet: string, column: string) => (multi ? `${sheet}!${column}` : column);
+  const summary: ComparisonSummary = {
+    sheetsAdded,
+    sheetsRemoved,
+    added: 0,
+    removed: 0,
+    changed: 0,
+    unchanged: 0,
+    columnsAdded: [],
+    columnsRemoved: [],
+    typeChanges: [],
+    sheets: [],
+  };
+  let done = 0;
+  for (const { b, t } of pairs) {
+    if (opts.signal?.aborted) throw opts.signal.reason;
+    opts.onProgress?.({ sheetsDone: done, sheetsTotal: pairs.length, phase: 'comparing' });
+    const sheet = await compareSheet(
+      conn,
+      base.sheets[b],
+      target.sheets[t],
+      baseTypes[b],
+      targetTypes[t],
+      opts,
+    );
+    summary.sheets.push(sheet);
+    summary.added += sheet.added;
+    summary.removed += sheet.removed;
+    summary.changed += sheet.changed;
+    summary.unchanged += sheet.unchanged;
+    summary.columnsAdded.push(...sheet.columnsAdded.map((c) => qualify(sheet.name, c)));
+    summary.columnsRemoved.push(...sheet.columnsRemoved.map((c) => qualify(sheet.name, c)));
+    summary.typeChanges.push(
+      ...sheet.typeChanges.map((c) => ({ ...c, column: qualify(sheet.name, c.column) })),
+    );
+    done++;
+  }
+  for (const s of base.sheets.filter((x) => sheetsRemoved.includes(x.name))) {
+    summary.columnsRemoved.push(...s.columns.map((c) => qualify(s.name, c.name)));
+  }
+  for (const s of target.sheets.filter((x) => sheetsAdded.includes(x.name))) {
+    summary.columnsAdded.push(...s.columns.map((c) => qualify(s.name, c.name)));
+  }
+  opts.onProgress?.({ sheetsDone: done, sheetsTotal: pairs.length, phase: 'compared' });
+  return summary;
+}
+
