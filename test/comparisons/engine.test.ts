@@ -8,7 +8,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import ExcelJS from 'exceljs';
-import { fileSource, loadVersion, openEngine, type Engine, type LoadedVersion } from '../../domain/reports/engine';
+import {
+  fileSource,
+  loadVersion,
+  openEngine,
+  type Engine,
+  type LoadedVersion,
+} from '../../domain/reports/engine';
 import type { FileFormat } from '../../common/files/formats';
 import {
   compareVersions,
@@ -45,7 +51,13 @@ const VOCAB: Record<string, readonly string[]> = {
   decimal: ['1.5', '2.0', '1', '3.25', '.5', '1e1', '10'],
   boolean: ['yes', 'no', 'TRUE', 'false', 'Yes'],
   date: ['2024-01-01', '2024-02-29', '2023-12-31'],
-  datetime: ['2024-01-01 00:00', '2024-01-01T10:30:00', '2024-01-01', '2024-01-01T10:30:00Z', '2024-01-01T12:30:00+02:00'],
+  datetime: [
+    '2024-01-01 00:00',
+    '2024-01-01T10:30:00',
+    '2024-01-01',
+    '2024-01-01T10:30:00Z',
+    '2024-01-01T12:30:00+02:00',
+  ],
   text: ['a', 'b', 'a ', 'A', 'x y', '1', 'yes'],
 };
 const NULLS = ['', '', 'NA', 'null', ' '];
@@ -62,7 +74,7 @@ const POOL: Array<{ name: string; kind: string }> = [
 ];
 
 function cell(r: Rng, kind: string, rowIndex: number): Cell {
-  if (kind === 'id') return r.chance(0.05) ? r.pick(NULLS) : String(rowIndex + 1 + (r.chance(0.05) ? 0 : 0));
+  if (kind === 'id') return r.chance(0.05) ? r.pick(NULLS) : String(rowIndex + 1);
   if (r.chance(0.12)) return r.pick(NULLS);
   return r.pick(VOCAB[kind]);
 }
@@ -83,14 +95,18 @@ function shuffle<T>(r: Rng, xs: T[]): T[] {
 
 function randomPair(seed: number): { base: Table; target: Table; keyColumns?: string[] } {
   const r = rng(seed);
-  const cols = shuffle(r, [...POOL]).slice(0, 1 + r.int(5));
+  // a clean pair has a column that stays unique (an inferred key); a messy one has duplicates everywhere
+  const clean = r.chance(0.4);
+  let cols = shuffle(r, [...POOL]).slice(0, 1 + r.int(5));
+  if (clean && !cols.some((c) => c.name === 'id')) cols = [POOL[0], ...cols];
   const n = r.int(14);
   const base: Table = {
     header: cols.map((c) => c.name),
     rows: Array.from({ length: n }, (_, i) => cols.map((c) => cell(r, c.kind, i))),
   };
   // duplicates in base
-  if (n > 0 && r.chance(0.3)) base.rows.push([...base.rows[r.int(n)]]);
+  if (!clean && n > 0 && r.chance(0.45)) base.rows.push([...base.rows[r.int(n)]]);
+  if (clean) base.rows.forEach((row, i) => (row[base.header.indexOf('id')] = String(i + 1)));
   noBlankRows(r, base);
   // target: copy, then mutate
   let tHeader = [...base.header];
@@ -100,6 +116,7 @@ function randomPair(seed: number): { base: Table; target: Table; keyColumns?: st
   for (const row of tRows) {
     if (r.chance(0.25)) {
       const j = r.int(tHeader.length);
+      if (clean && tHeader[j] === 'id') continue;
       row[j] = cell(r, kindOf(tHeader[j]), r.int(20));
     }
   }
@@ -107,13 +124,18 @@ function randomPair(seed: number): { base: Table; target: Table; keyColumns?: st
   tRows = tRows.filter(() => !r.chance(0.15));
   // add rows (some duplicates)
   for (let i = 0, m = r.int(4); i < m; i++) {
-    tRows.push(r.chance(0.3) && tRows.length > 0 ? [...tRows[r.int(tRows.length)]] : tHeader.map((h) => cell(r, kindOf(h), 20 + i)));
+    tRows.push(
+      !clean && r.chance(0.3) && tRows.length > 0
+        ? [...tRows[r.int(tRows.length)]]
+        : tHeader.map((h) => cell(r, kindOf(h), 20 + i)),
+    );
   }
   // retype a column
   if (r.chance(0.2) && tHeader.length > 0) {
     const j = r.int(tHeader.length);
     const kind = r.pick(['text', 'decimal', 'integer', 'datetime']);
-    for (const row of tRows) if (r.chance(0.5)) row[j] = r.pick(VOCAB[kind]);
+    if (!(clean && tHeader[j] === 'id'))
+      for (const row of tRows) if (r.chance(0.5)) row[j] = r.pick(VOCAB[kind]);
   }
   // remove a column
   if (r.chance(0.2) && tHeader.length > 1) {
@@ -130,7 +152,10 @@ function randomPair(seed: number): { base: Table; target: Table; keyColumns?: st
     }
   }
   // reorder columns
-  const order = shuffle(r, tHeader.map((_, i) => i));
+  const order = shuffle(
+    r,
+    tHeader.map((_, i) => i),
+  );
   tHeader = order.map((i) => tHeader[i]);
   tRows = tRows.map((row) => order.map((i) => row[i]));
   // shuffle rows
@@ -182,9 +207,7 @@ function withoutChanges<T extends { changes: unknown }>(r: T): Omit<T, 'changes'
 }
 
 function canonical(changes: Array<Omit<RowChange, 'sheet'>>): string[] {
-  return changes
-    .map((c) => JSON.stringify([c.kind, c.key, c.baseRow, c.targetRow, c.columns]))
-    .sort();
+  return changes.map((c) => JSON.stringify([c.kind, c.key, c.baseRow, c.targetRow, c.columns])).sort();
 }
 
 describe('comparison engine', function () {
@@ -192,7 +215,11 @@ describe('comparison engine', function () {
 
   before(async () => {
     await mkdir(workDir, { recursive: true });
-    engine = await openEngine({ threads: 1, memoryLimitMb: 256, tempDirectory: path.join(workDir, 'duckdb') });
+    engine = await openEngine({
+      threads: 1,
+      memoryLimitMb: 256,
+      tempDirectory: path.join(workDir, 'duckdb'),
+    });
   });
   after(async () => {
     engine?.close();
@@ -286,16 +313,43 @@ describe('comparison engine', function () {
     };
     const b = await load(
       await book([
-        ['Orders', [['id', 'qty'], ['1', '5'], ['2', '6']]],
-        ['People', [['name', 'age'], ['ann', '30']]],
+        [
+          'Orders',
+          [
+            ['id', 'qty'],
+            ['1', '5'],
+            ['2', '6'],
+          ],
+        ],
+        [
+          'People',
+          [
+            ['name', 'age'],
+            ['ann', '30'],
+          ],
+        ],
         ['Old', [['x'], ['1']]],
       ]),
       'xlsx',
     );
     const t = await load(
       await book([
-        ['People', [['name', 'age', 'city'], ['ann', '31', 'Oslo'], ['bob', '40', 'Rome']]],
-        ['Orders', [['id', 'qty'], ['2', '6'], ['1', '5']]],
+        [
+          'People',
+          [
+            ['name', 'age', 'city'],
+            ['ann', '31', 'Oslo'],
+            ['bob', '40', 'Rome'],
+          ],
+        ],
+        [
+          'Orders',
+          [
+            ['id', 'qty'],
+            ['2', '6'],
+            ['1', '5'],
+          ],
+        ],
         ['New', [['y'], ['2']]],
       ]),
       'xlsx',

@@ -43,7 +43,8 @@ function validDate(y: number, m: number, d: number): boolean {
   return t.getUTCFullYear() === y && t.getUTCMonth() === m - 1 && t.getUTCDate() === d;
 }
 
-const DT = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:?\d{2})?)? *$/;
+const DT =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:?\d{2})?)? *$/;
 
 /** the instant in ms (UTC; an offset applied), or null */
 function instant(v: string): number | null {
@@ -72,7 +73,10 @@ export function classOf(raw: string): Type {
       const n = BigInt(v.trim());
       if (n >= -(2n ** 63n) && n < 2n ** 63n) return 'integer';
     }
-    if (/^[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)? *$/.test(v) && Number.isFinite(Number(v.trim())))
+    if (
+      /^[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)? *$/.test(v) &&
+      Number.isFinite(Number(v.trim()))
+    )
       return 'decimal';
     if (/^\d{4}-\d{2}-\d{2} *$/.test(v) && instant(v) !== null) return 'date';
     if (/^\d{4}-\d{2}-\d{2}[T ]/.test(v) && instant(v) !== null) return 'datetime';
@@ -123,7 +127,8 @@ function norm(v: Cell, type: Type): string | null {
 export function keyRankRef(name: string): number {
   const n = name.trim();
   if (n.toLowerCase() === 'id') return 0;
-  if (/(^|[^a-z0-9])(id|uuid|guid|key|code)$/i.test(n) || /[a-z0-9](Id|ID|Uuid|UUID|Key|Code)$/.test(n)) return 1;
+  if (/(^|[^a-z0-9])(id|uuid|guid|key|code)$/i.test(n) || /[a-z0-9](Id|ID|Uuid|UUID|Key|Code)$/.test(n))
+    return 1;
   return 2;
 }
 
@@ -198,7 +203,13 @@ export function compareRef(base: Table, target: Table, keyColumns?: string[]): R
       const bi = bs[n];
       if (bi === undefined) {
         result.added++;
-        result.changes.push({ kind: 'added', key: keyRaw(target, ti), baseRow: null, targetRow: ti + 2, columns: null });
+        result.changes.push({
+          kind: 'added',
+          key: keyRaw(target, ti),
+          baseRow: null,
+          targetRow: ti + 2,
+          columns: null,
+        });
         return;
       }
       const differing = valueCols.filter((h) => bNorm[bi].get(h) !== tNorm[ti].get(h));
@@ -219,7 +230,13 @@ export function compareRef(base: Table, target: Table, keyColumns?: string[]): R
     const ts = tg.get(k) ?? [];
     bs.slice(ts.length).forEach((bi) => {
       result.removed++;
-      result.changes.push({ kind: 'removed', key: keyRaw(base, bi), baseRow: bi + 2, targetRow: null, columns: null });
+      result.changes.push({
+        kind: 'removed',
+        key: keyRaw(base, bi),
+        baseRow: bi + 2,
+        targetRow: null,
+        columns: null,
+      });
     });
   }
   return result;

@@ -111,7 +111,8 @@ export function comparisonType(a: InferredType, b: InferredType): InferredType {
 export function keyRank(name: string): number {
   const n = name.trim();
   if (/^id$/i.test(n)) return 0;
-  if (/(^|[^a-z0-9])(id|uuid|guid|key|code)$/i.test(n) || /[a-z0-9](Id|ID|Uuid|UUID|Key|Code)$/.test(n)) return 1;
+  if (/(^|[^a-z0-9])(id|uuid|guid|key|code)$/i.test(n) || /[a-z0-9](Id|ID|Uuid|UUID|Key|Code)$/.test(n))
+    return 1;
   return 2;
 }
 
@@ -214,11 +215,7 @@ async function compareSheet(
       keyIdx = opts.keyColumns.map((k) => {
         const j = shared.findIndex((s) => s.name === k);
         if (j < 0) {
-          throw new MissingKeyColumn(
-            k,
-            bs.columns.some((c) => c.name === k) ? 'target' : 'base',
-            ts.name,
-          );
+          throw new MissingKeyColumn(k, bs.columns.some((c) => c.name === k) ? 'target' : 'base', ts.name);
         }
         return j;
       });
@@ -244,7 +241,9 @@ async function compareSheet(
     const keyed = matching !== 'multiset';
     const keyCols = keyed ? keyIdx : shared.map((_, j) => j);
     const keyExpr = (alias: string) =>
-      keyCols.length === 0 ? `'[]'` : `to_json([${keyCols.map((j) => `${alias}.v${j}`).join(', ')}])::VARCHAR`;
+      keyCols.length === 0
+        ? `'[]'`
+        : `to_json([${keyCols.map((j) => `${alias}.v${j}`).join(', ')}])::VARCHAR`;
     const valueCols = keyed ? shared.map((_, j) => j).filter((j) => !keyIdx.includes(j)) : [];
     const withKey = (table: string) =>
       `(SELECT x.*, ${keyExpr('x')} AS k, row_number() OVER (PARTITION BY ${keyExpr('x')} ORDER BY x.rn) AS occ FROM ${table} x)`;
@@ -283,10 +282,22 @@ async function compareSheet(
         idents.length === 0 ? `[]::VARCHAR[]` : `[${idents.map((i) => `${alias}.${i}`).join(', ')}]`;
       const keyNames = keyIdx.map((j) => shared[j].name);
       const sql = `SELECT p.side, p.b_rn, p.t_rn, p.diff,
-          CASE WHEN p.t_rn IS NULL THEN ${raw('b', keyIdx.map((j) => shared[j].base.ident))}
-               ELSE ${raw('t', keyIdx.map((j) => shared[j].target.ident))} END AS key,
-          CASE WHEN len(p.diff) > 0 THEN ${raw('b', shared.map((s) => s.base.ident))} END AS olds,
-          CASE WHEN len(p.diff) > 0 THEN ${raw('t', shared.map((s) => s.target.ident))} END AS news
+          CASE WHEN p.t_rn IS NULL THEN ${raw(
+            'b',
+            keyIdx.map((j) => shared[j].base.ident),
+          )}
+               ELSE ${raw(
+                 't',
+                 keyIdx.map((j) => shared[j].target.ident),
+               )} END AS key,
+          CASE WHEN len(p.diff) > 0 THEN ${raw(
+            'b',
+            shared.map((s) => s.base.ident),
+          )} END AS olds,
+          CASE WHEN len(p.diff) > 0 THEN ${raw(
+            't',
+            shared.map((s) => s.target.ident),
+          )} END AS news
         FROM ${pairs} p
         LEFT JOIN ${bs.table} b ON b.${bs.rowNumberColumn} = p.b_rn
         LEFT JOIN ${ts.table} t ON t.${ts.rowNumberColumn} = p.t_rn
@@ -398,4 +409,3 @@ export async function compareVersions(
   opts.onProgress?.({ sheetsDone: done, sheetsTotal: pairs.length, phase: 'compared' });
   return summary;
 }
-
