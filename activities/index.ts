@@ -7,6 +7,7 @@ import { createFileActivities } from './files';
 import type { Resolver } from '../common/webhookTargets';
 import { createOutboxActivities, type FanOut } from './outbox';
 import { createReportActivities } from './reports';
+import { createComparisonActivities } from './comparisons';
 import type { AnalysisStep } from '../domain/reports/engine';
 import { createWebhookActivities, createWebhookFanOut } from './webhooks';
 
@@ -59,6 +60,7 @@ export function createActivities(deps: ActivityDeps) {
       resolver: deps.webhookResolver,
     }),
     ...createReportActivities({ knex: deps.knex, storage, config: deps.config, steps: deps.reportSteps }),
+    ...createComparisonActivities({ knex: deps.knex, storage, config: deps.config }),
     ...createFileActivities({
       knex: deps.knex,
       storage,

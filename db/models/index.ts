@@ -11,3 +11,4 @@ export { Dataset } from './Dataset';
 export { Report, REPORT_STATUSES, type ReportStatus } from './Report';
 export { WebhookEndpoint, type WebhookDisabledReason } from './WebhookEndpoint';
 export { WebhookDelivery, DELIVERY_STATUSES, type DeliveryStatus } from './WebhookDelivery';
+export { Comparison, COMPARISON_STATUSES, type ComparisonStatus } from './Comparison';

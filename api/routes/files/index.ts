@@ -22,6 +22,7 @@ import {
 import { fileSchema, presentFile, presentVersion, versionSchema } from './present';
 import { upload } from './upload';
 import { cancelBuilds, reportLeftovers } from '../../../domain/reports/queries';
+import { comparisonLeftovers } from '../../../domain/comparisons/queries';
 
 const TAG = 'Files';
 const read = { roles: ['admin', 'employee'], keyScope: 'files:read' } as const;
@@ -194,6 +195,7 @@ export const filesRoutes = [
           .where({ fileId: file.id })
           .select('objectKey');
         const reports = await reportLeftovers(trx, auth.companyId, file.id);
+        const comparisons = await comparisonLeftovers(trx, auth.companyId, file.id);
         // rows first (versions, dataset and reports go by cascade), objects (versions' and report results')
         // after commit: a failure in
         // between leaves an unreferenced object for the sweep, never a row without its bytes
@@ -207,7 +209,7 @@ export const filesRoutes = [
         });
         return {
           keys: [...versions.map((v) => v.objectKey), ...reports.objectKeys],
-          builds: reports.workflowIds,
+          builds: [...reports.workflowIds, ...comparisons],
         };
       });
       // report builds in flight stop (their rows went with the file; they save nothing)

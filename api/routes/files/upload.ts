@@ -20,6 +20,7 @@ import { Dataset, File, FileVersion, type Visibility } from '../../../db/models'
 import { countUpload, filesUsed, quotaExceeded } from '../../../db/quota';
 import { transact } from '../../../db/transaction';
 import { reportWorkflow } from '../../../workflows/report';
+import { startAutomaticComparison } from '../../../domain/comparisons/commands';
 import { workflowIdentity } from '../../../workflows/shared';
 import type { AppContext } from '../../context';
 import { principalOf } from '../../middlewares/authenticate';
@@ -277,6 +278,13 @@ export async function upload(ctx: AppContext, fileId?: string): Promise<UploadRe
           uploadedByPersonId: auth.personId,
           uploadedByApiKeyId: auth.apiKeyId ?? null,
         });
+        // version n > 1 is compared with n − 1 (README "Comparisons")
+        const previous =
+          version > 1
+            ? await FileVersion.scoped(auth.companyId, trx)
+                .findOne({ fileId: file.id, version: version - 1 })
+                .select('id')
+            : undefined;
         await emit({
           companyId: auth.companyId,
           type: 'file.uploaded',
@@ -310,6 +318,24 @@ export async function upload(ctx: AppContext, fileId?: string): Promise<UploadRe
               ),
             );
         });
+        if (previous) {
+          afterCommit(() => {
+            startAutomaticComparison(temporal, config.temporal.taskQueue, {
+              companyId: auth.companyId,
+              fileId: file.id,
+              baseVersionId: previous.id,
+              targetVersionId: row.id,
+              baseVersion: version - 1,
+              targetVersion: version,
+              correlationId: ctx.state.correlationId,
+            }).catch((err: unknown) =>
+              ctx.state.log.error(
+                { err, fileId: file.id, version },
+                'comparison workflow did not start after upload',
+              ),
+            );
+          });
+        }
         timings.committingMs = Date.now() - started;
         return { file, version: row };
       },
