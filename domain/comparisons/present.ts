@@ -67,6 +67,7 @@ export function presentChange(r: ChangeRow) {
     key: r.key,
     baseRow: r.baseRow === null ? null : Number(r.baseRow),
     targetRow: r.targetRow === null ? null : Number(r.targetRow),
-    columns: r.columns,
+    // JSONB keeps no key order: restore the documented one
+    columns: r.columns === null ? null : r.columns.map((c) => ({ column: c.column, old: c.old, new: c.new })),
   };
 }
