@@ -61,7 +61,7 @@ function row(i: number): Array<string | number | boolean | Date | null> {
   const day = new Date(Date.UTC(2020, 0, 1) + ((i * 7919) % 1500) * 86_400_000);
   return [
     i,
-    `customer-${(i * 7919) % 100_000}`,
+    `c-${(i * 7919) % 100_000}`,
     CITIES[i % CITIES.length],
     Math.round(((i * 13.37) % 9999) * 100) / 100 - 500,
     (i * 31) % 500,
@@ -70,7 +70,7 @@ function row(i: number): Array<string | number | boolean | Date | null> {
     new Date(day.getTime() + (i % 86_400) * 1000),
     i % 3 === 0,
     STATUSES[i % 3],
-    `note ${i % 1000}, "quoted" text`,
+    `n, ${i % 100}`,
     `C${String((i * 104_729) % 1_000_000).padStart(6, '0')}`,
   ];
 }

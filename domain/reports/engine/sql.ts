@@ -2,7 +2,7 @@
  * The SQL of the type rules, shared by the profile and the steps built on it (rules, comparisons).
  *
  * - Null: an empty cell, or a cell whose text, spaces around it ignored and in any case, is one of
- *   NULL_STRINGS (`''` covers cells of spaces only). Null words padded beyond 12 characters are text.
+ *   NULL_STRINGS (`''` covers cells of spaces only).
  * - Each non-null value falls in exactly one class, the first that matches its text (spaces around it
  *   ignored):
  *   integer  `[+-]?[0-9]+` within the 64-bit range;
@@ -15,14 +15,10 @@
  * - A column's inferred type is the narrowest class that holds every non-null value: integer, then
  *   decimal (integers and decimals), boolean, date, datetime (dates and datetimes), else text. A column
  *   with no non-null value is text.
- * The cheap tests come first (the first character decides which patterns are tried), so a text column
- * costs one comparison per cell.
  */
 import type { InferredType } from './types';
 
 export const NULL_STRINGS = ['', 'null', 'n/a', 'na', '#n/a', 'nan'] as const;
-
-const NULLS_SQL = NULL_STRINGS.map((s) => `'${s}'`).join(', ');
 
 /** Class codes of `classSql`. */
 export const CLASS_CODES: Record<InferredType | 'null', number> = {
@@ -40,28 +36,29 @@ const DECIMAL_RE = `'[+-]?([0-9]+\\.[0-9]*|\\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)? *
 const DATE_RE = `'[0-9]{4}-[0-9]{2}-[0-9]{2} *'`;
 const DATETIME_RE = `'[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})? *'`;
 
-/** The macros the SQL below calls (created once per connection by openEngine). */
+/** null words with spaces around them (any case), and a cell of spaces only */
+const NULL_RE = `'(?i) *(${NULL_STRINGS.filter((w) => w !== '').join('|')})? *'`;
+const BOOLEAN_RE = `'(?i) *(true|false|yes|no) *'`;
+/** first characters (code points) a null word or a cell of spaces can start with: '' space # N n */
+const NULL_FIRST = '0, 32, 35, 78, 110';
+/** first characters of true, false, yes, no (any case) and a space */
+const BOOLEAN_FIRST = '32, 70, 78, 84, 89, 102, 110, 116, 121';
+
+/**
+ * The macros the SQL below calls (created once per connection by openEngine). The first character of a
+ * cell decides which patterns are tried, so most cells of a text column cost one comparison.
+ */
 export async function installMacros(conn: { run(sql: string): Promise<unknown> }): Promise<void> {
   await conn.run(`CREATE OR REPLACE TEMP MACRO ds_is_null(v) AS (
-    v IS NULL OR CASE
-      WHEN length(v) <= 12 THEN lower(trim(v)) IN (${NULLS_SQL})
-      WHEN ascii(v) = 32 THEN trim(v) = ''
-      ELSE false
-    END)`);
-  // v has no leading space; trailing spaces are allowed by the patterns
-  await conn.run(`CREATE OR REPLACE TEMP MACRO ds_class_core(v) AS (
+    v IS NULL OR (ascii(v) IN (${NULL_FIRST}) AND regexp_full_match(v, ${NULL_RE})))`);
+  // numbers, dates and datetimes; v starts with a digit, a sign or a point (trailing spaces allowed)
+  await conn.run(`CREATE OR REPLACE TEMP MACRO ds_class_number(v) AS (
     CASE
-      WHEN (ascii(v) BETWEEN 48 AND 57) OR ascii(v) IN (43, 45, 46) THEN
-        CASE
-          WHEN regexp_full_match(v, ${INTEGER_RE}) AND TRY_CAST(v AS BIGINT) IS NOT NULL THEN 1
-          WHEN regexp_full_match(v, ${DECIMAL_RE}) AND isfinite(TRY_CAST(v AS DOUBLE)) THEN 2
-          WHEN regexp_full_match(v, ${DATE_RE}) AND TRY_CAST(v AS DATE) IS NOT NULL THEN 4
-          WHEN regexp_full_match(v, ${DATETIME_RE})
-            AND (TRY_CAST(v AS TIMESTAMP) IS NOT NULL OR TRY_CAST(v AS TIMESTAMPTZ) IS NOT NULL) THEN 5
-          ELSE 6
-        END
-      WHEN length(v) <= 12 AND lower(trim(v)) IN (${NULLS_SQL}) THEN 0
-      WHEN length(v) <= 12 AND lower(trim(v)) IN ('true', 'false', 'yes', 'no') THEN 3
+      WHEN regexp_full_match(v, ${INTEGER_RE}) AND TRY_CAST(v AS BIGINT) IS NOT NULL THEN 1
+      WHEN regexp_full_match(v, ${DECIMAL_RE}) AND isfinite(TRY_CAST(v AS DOUBLE)) THEN 2
+      WHEN regexp_full_match(v, ${DATE_RE}) AND TRY_CAST(v AS DATE) IS NOT NULL THEN 4
+      WHEN regexp_full_match(v, ${DATETIME_RE})
+        AND (TRY_CAST(v AS TIMESTAMP) IS NOT NULL OR TRY_CAST(v AS TIMESTAMPTZ) IS NOT NULL) THEN 5
       ELSE 6
     END)`);
   // a datetime as UTC: an offset (or Z) is applied, a time without one is taken as UTC
@@ -73,8 +70,12 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
   await conn.run(`CREATE OR REPLACE TEMP MACRO ds_class(v) AS (
     CASE
       WHEN v IS NULL THEN 0
-      WHEN ascii(v) = 32 THEN ds_class_core(ltrim(v))
-      ELSE ds_class_core(v)
+      WHEN (ascii(v) BETWEEN 48 AND 57) OR ascii(v) IN (43, 45, 46) THEN ds_class_number(v)
+      WHEN ascii(v) IN (${NULL_FIRST}) AND regexp_full_match(v, ${NULL_RE}) THEN 0
+      WHEN ascii(v) IN (${BOOLEAN_FIRST}) AND regexp_full_match(v, ${BOOLEAN_RE}) THEN 3
+      WHEN ascii(v) = 32 AND ((ascii(ltrim(v)) BETWEEN 48 AND 57) OR ascii(ltrim(v)) IN (43, 45, 46))
+        THEN ds_class_number(ltrim(v))
+      ELSE 6
     END)`);
 }
 
