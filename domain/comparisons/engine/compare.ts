@@ -25,7 +25,8 @@
  *   is ever dropped: added + changed + unchanged = target rows, removed + changed + unchanged = base rows.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { classSql, inferType, isNullSql, typedSql } from '../../reports/engine';
+import { classSql, inferType, isNullSql } from '../../reports/engine';
+import { knownTypedSql } from '../../reports/engine/sql';
 import {
   INFERRED_TYPES,
   type InferredType,
@@ -116,9 +117,13 @@ export function keyRank(name: string): number {
   return 2;
 }
 
-/** SQL: the value of a cell as compared (a VARCHAR; NULL for every null form). */
+/**
+ * SQL: the value of a cell as compared (a VARCHAR; NULL for every null form). The comparison type holds
+ * every non-null value of the column in both versions (that is how inferred types are chosen), so the
+ * plain casts of `knownTypedSql` are enough (no class test per cell).
+ */
 function normSql(ident: string, type: InferredType): string {
-  const typed = typedSql(ident, type);
+  const typed = knownTypedSql(ident, type);
   const value = type === 'decimal' ? `((${typed}) + 0.0)::VARCHAR` : `(${typed})::VARCHAR`;
   // a value that does not parse under the type (cannot happen with types inferred from these versions)
   // is compared as its text, marked so it never equals a typed value
@@ -198,15 +203,8 @@ async function compareSheet(
   const nb = `cmp_${seq}_b`;
   const nt = `cmp_${seq}_t`;
   const pairs = `cmp_${seq}_p`;
-  const normSelect = (sheet: LoadedSheet, side: 'base' | 'target') =>
-    [
-      `${sheet.rowNumberColumn} AS rn`,
-      ...shared.map((s, j) => `${normSql(side === 'base' ? s.base.ident : s.target.ident, s.type)} AS v${j}`),
-    ].join(', ');
+  const identOf = (s: Shared, side: 'base' | 'target') => (side === 'base' ? s.base.ident : s.target.ident);
   try {
-    await conn.run(`CREATE TEMP TABLE ${nb} AS SELECT ${normSelect(bs, 'base')} FROM ${bs.table}`);
-    await conn.run(`CREATE TEMP TABLE ${nt} AS SELECT ${normSelect(ts, 'target')} FROM ${ts.table}`);
-
     // the key
     let matching: Matching = 'multiset';
     let keyIdx: number[] = [];
@@ -220,43 +218,81 @@ async function compareSheet(
         return j;
       });
     } else if (shared.length > 0 && bs.rowCount > 0 && ts.rowCount > 0) {
-      const stats = shared.map((_, j) => `count(v${j}) AS n${j}, count(DISTINCT v${j}) AS d${j}`).join(', ');
-      const [b] = await rows(conn, `SELECT ${stats} FROM ${nb}`);
-      const [t] = await rows(conn, `SELECT ${stats} FROM ${nt}`);
+      // a column unique under its comparison type is unique as raw text too (the typed value can only
+      // merge texts): a cheap scan of the raw texts first, then the typed check of the candidates in order
+      const rawStats = (side: 'base' | 'target') =>
+        shared.map((s, j) => `count(DISTINCT ${identOf(s, side)}) AS d${j}`).join(', ');
+      const [b] = await rows(conn, `SELECT ${rawStats('base')} FROM ${bs.table}`);
+      const [t] = await rows(conn, `SELECT ${rawStats('target')} FROM ${ts.table}`);
       const candidates = shared
         .map((s, j) => ({ j, rank: keyRank(s.name), position: s.target.position }))
-        .filter(
-          ({ j }) =>
-            num(b[`n${j}`]) === bs.rowCount &&
-            num(b[`d${j}`]) === bs.rowCount &&
-            num(t[`n${j}`]) === ts.rowCount &&
-            num(t[`d${j}`]) === ts.rowCount,
-        )
+        .filter(({ j }) => num(b[`d${j}`]) === bs.rowCount && num(t[`d${j}`]) === ts.rowCount)
         .sort((x, y) => x.rank - y.rank || x.position - y.position);
-      if (candidates.length > 0) {
-        matching = 'inferred_key';
-        keyIdx = [candidates[0].j];
+      for (const { j } of candidates) {
+        const check = (side: 'base' | 'target', table: string) =>
+          rows(
+            conn,
+            `SELECT count(v) AS n, count(DISTINCT v) AS d FROM (SELECT ${normSql(identOf(shared[j], side), shared[j].type)} AS v FROM ${table})`,
+          );
+        const [cb] = await check('base', bs.table);
+        const [ct] = await check('target', ts.table);
+        if (
+          num(cb.n) === bs.rowCount &&
+          num(cb.d) === bs.rowCount &&
+          num(ct.n) === ts.rowCount &&
+          num(ct.d) === ts.rowCount
+        ) {
+          matching = 'inferred_key';
+          keyIdx = [j];
+          break;
+        }
       }
     }
+    // the rows as compared: the key columns (every shared column for multisets) typed, the other shared
+    // columns raw — a value is typed only when its raw text differs from the other side's (below)
+    const keyedCols = new Set(matching === 'multiset' ? shared.map((_, j) => j) : keyIdx);
+    const select = (sheet: LoadedSheet, side: 'base' | 'target') =>
+      [
+        `${sheet.rowNumberColumn} AS rn`,
+        ...shared.map((s, j) =>
+          keyedCols.has(j) ? `${normSql(identOf(s, side), s.type)} AS v${j}` : `${identOf(s, side)} AS v${j}`,
+        ),
+      ].join(', ');
+    await conn.run(`CREATE TEMP TABLE ${nb} AS SELECT ${select(bs, 'base')} FROM ${bs.table}`);
+    await conn.run(`CREATE TEMP TABLE ${nt} AS SELECT ${select(ts, 'target')} FROM ${ts.table}`);
+
     const keyed = matching !== 'multiset';
     const keyCols = keyed ? keyIdx : shared.map((_, j) => j);
-    const keyExpr = (alias: string) =>
-      keyCols.length === 0
-        ? `'[]'`
-        : `to_json([${keyCols.map((j) => `${alias}.v${j}`).join(', ')}])::VARCHAR`;
     const valueCols = keyed ? shared.map((_, j) => j).filter((j) => !keyIdx.includes(j)) : [];
-    const withKey = (table: string) =>
-      `(SELECT x.*, ${keyExpr('x')} AS k, row_number() OVER (PARTITION BY ${keyExpr('x')} ORDER BY x.rn) AS occ FROM ${table} x)`;
+    // occurrence number of each row among the rows with the same key (whole row for multisets), by row number
+    const partition = keyCols.length === 0 ? '' : `PARTITION BY ${keyCols.map((j) => `v${j}`).join(', ')}`;
+    for (const table of [nb, nt]) {
+      await conn.run(
+        `CREATE OR REPLACE TEMP TABLE ${table} AS SELECT *, row_number() OVER (${partition} ORDER BY rn) AS occ FROM ${table}`,
+      );
+    }
+    // null-safe equality written as plain equalities, so that DuckDB runs a hash join
+    const on = [
+      ...keyCols.map(
+        (j) => `coalesce(b.v${j}, '') = coalesce(t.v${j}, '') AND (b.v${j} IS NULL) = (t.v${j} IS NULL)`,
+      ),
+      'b.occ = t.occ',
+    ].join(' AND ');
     const diff =
       valueCols.length === 0
         ? `[]::INTEGER[]`
-        : `list_filter([${valueCols.map((j) => `CASE WHEN b.v${j} IS DISTINCT FROM t.v${j} THEN ${j} END`).join(', ')}], x -> x IS NOT NULL)`;
+        : `list_filter([${valueCols
+            .map(
+              (j) =>
+                `CASE WHEN b.v${j} IS DISTINCT FROM t.v${j} AND ${normSql(`b.v${j}`, shared[j].type)} IS DISTINCT FROM ${normSql(`t.v${j}`, shared[j].type)} THEN ${j} END`,
+            )
+            .join(', ')}], x -> x IS NOT NULL)`;
     if (opts.signal?.aborted) throw opts.signal.reason;
     await conn.run(`CREATE TEMP TABLE ${pairs} AS
-      SELECT b.rn AS b_rn, t.rn AS t_rn, b.k AS bk, t.k AS tk,
+      SELECT b.rn AS b_rn, t.rn AS t_rn,
         CASE WHEN b.rn IS NULL THEN 'added' WHEN t.rn IS NULL THEN 'removed' ELSE 'matched' END AS side,
         CASE WHEN b.rn IS NOT NULL AND t.rn IS NOT NULL THEN ${diff} END AS diff
-      FROM ${withKey(nb)} b FULL OUTER JOIN ${withKey(nt)} t ON b.k = t.k AND b.occ = t.occ`);
+      FROM ${nb} b FULL OUTER JOIN ${nt} t ON ${on}`);
     const [counts] = await rows(
       conn,
       `SELECT count(*) FILTER (WHERE side = 'added') AS added,
@@ -267,11 +303,10 @@ async function compareSheet(
     );
     let duplicateKeys = 0;
     if (keyed) {
+      const keys = keyCols.map((j) => `v${j}`).join(', ');
       const [d] = await rows(
         conn,
-        `SELECT count(*) AS n FROM (
-           SELECT k FROM ${withKey(nb)} GROUP BY k HAVING count(*) > 1
-           UNION SELECT k FROM ${withKey(nt)} GROUP BY k HAVING count(*) > 1)`,
+        `SELECT count(*) AS n FROM (SELECT ${keys} FROM ${nb} WHERE occ = 2 UNION SELECT ${keys} FROM ${nt} WHERE occ = 2)`,
       );
       duplicateKeys = num(d.n);
     }
