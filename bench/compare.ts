@@ -70,7 +70,8 @@ const HEADER = ['id', 'customer', 'city', 'qty', 'amount', 'day', 'at', 'paid', 
 
 async function writeLines(file: string, lines: Iterable<string>): Promise<void> {
   const out = createWriteStream(file);
-  for (const line of lines) if (!out.write(line)) await new Promise<void>((r) => out.once('drain', () => r()));
+  for (const line of lines)
+    if (!out.write(line)) await new Promise<void>((r) => out.once('drain', () => r()));
   await new Promise<void>((resolve, reject) =>
     out.end((err?: Error | null) => (err ? reject(err) : resolve())),
   );
