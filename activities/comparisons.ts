@@ -17,6 +17,8 @@ export interface ComparisonDeps {
   knex: Knex;
   storage: Storage;
   config: Config;
+  /** tests only: called after comparing, before saving */
+  beforeSave?: () => Promise<void>;
 }
 
 /** Comparison activities: thin adapters over domain/comparisons/run.ts. */
@@ -39,6 +41,7 @@ export function createComparisonActivities(deps: ComparisonDeps) {
         return await runComparison(deps, request, {
           signal: ctx.cancellationSignal,
           heartbeat: (progress) => ctx.heartbeat(progress),
+          beforeSave: deps.beforeSave,
         });
       } catch (err) {
         if (err instanceof ComparisonFailure) {

@@ -27,6 +27,8 @@ export interface ActivityDeps {
   webhookResolver?: Resolver;
   /** extension steps of the report pass, after the profile (domain/reports/engine/types.ts) */
   reportSteps?: readonly AnalysisStep[];
+  /** called by a comparison after comparing, before it saves (tests only) */
+  comparisonBeforeSave?: () => Promise<void>;
 }
 
 /** Every activity the worker registers, built from its clients so tests can pass their own. */
@@ -60,7 +62,12 @@ export function createActivities(deps: ActivityDeps) {
       resolver: deps.webhookResolver,
     }),
     ...createReportActivities({ knex: deps.knex, storage, config: deps.config, steps: deps.reportSteps }),
-    ...createComparisonActivities({ knex: deps.knex, storage, config: deps.config }),
+    ...createComparisonActivities({
+      knex: deps.knex,
+      storage,
+      config: deps.config,
+      beforeSave: deps.comparisonBeforeSave,
+    }),
     ...createFileActivities({
       knex: deps.knex,
       storage,

@@ -74,6 +74,8 @@ export interface RunDeps {
 export interface RunHooks {
   signal?: AbortSignal;
   heartbeat?: (progress: RunProgress) => void;
+  /** tests only: called after comparing, before saving (phase `saving`) */
+  beforeSave?: () => Promise<void>;
 }
 
 export interface RunProgress {
@@ -329,6 +331,8 @@ export async function runComparison(
     if (hooks.signal?.aborted) throw hooks.signal.reason;
 
     progress = { ...progress, phase: 'saving' };
+    writeProgress(true);
+    await hooks.beforeSave?.();
     const result = summary;
     const saved = await transact(
       knex,

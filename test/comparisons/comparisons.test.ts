@@ -10,6 +10,12 @@ import { createTeam } from '../helpers/factories';
 import { call, expectErrorBody } from '../helpers/http';
 import { uploadFile, uploadTo } from '../helpers/files';
 import { eventually } from '../helpers/temporal';
+import {
+  spawnWorkerProcess,
+  startWebhookApp,
+  webhookTestConfig,
+  webhookTestEnvVars,
+} from '../helpers/webhooks';
 import { compareRef, type Table } from './reference';
 
 const V1 = 'id,name,qty,note\n1,ann,5,x\n2,bob,6,y\n3,cy,7,z\n';
@@ -300,5 +306,49 @@ describe('comparisons: automatic and requested, end to end', function () {
     const left = await testEnv().knex('comparisons').where({ fileId: id });
     const changes = await testEnv().knex('comparisonChanges').where({ companyId: team.company.id });
     expect([left.length, changes.length]).to.deep.equal([0, 0]);
+  });
+
+  it('a worker stopped in the middle of a comparison: another worker completes it, one result and one event', async () => {
+    const env = webhookTestEnvVars('compare-kill', { TEST_COMPARISON_WAIT_MS: '120000' });
+    const config = webhookTestConfig('compare-kill');
+    const child = await spawnWorkerProcess(env);
+    const { baseUrl } = await startWebhookApp(config);
+    const team = await createTeam({ plan: 'premium' });
+    const up = await uploadFile(V1, { token: team.adminToken, baseUrl });
+    const id = up.body.id as string;
+    await uploadTo(`/files/${id}/versions`, V2, { token: team.adminToken, baseUrl });
+    // the child holds the comparison after comparing, before saving: kill it there
+    await eventually(
+      async () => {
+        const res = await call('GET', `/files/${id}/versions/2/comparison`, {
+          token: team.adminToken,
+          baseUrl,
+        });
+        return res.body?.status === 'comparing' && res.body.progress?.phase === 'saving' ? true : undefined;
+      },
+      { what: 'the comparison held in the child worker', timeoutMs: 60_000 },
+    );
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const worker = await startWorker({ config });
+    try {
+      const done = await whenReady(
+        team.adminToken,
+        `/files/${id}/versions/2/comparison`,
+        'finished by the second worker',
+      );
+      expect(done.status).to.equal('ready');
+      expect(done.result).to.deep.include({ added: 1, removed: 1, changed: 1, unchanged: 1, changeCount: 3 });
+      expect(await testEnv().knex('comparisons').where({ fileId: id })).to.have.length(1);
+      expect(await testEnv().knex('comparisonChanges').where({ comparisonId: done.id })).to.have.length(3);
+      expect((await datasetEvents(id)).map((e: any) => e.type)).to.deep.equal([
+        'dataset.changed',
+        'dataset.schema_changed',
+      ]);
+      const result: unknown = await testEnv().temporal.workflow.getHandle(`comparison:${id}:v1:v2`).result();
+      expect(result).to.deep.equal({ status: 'ready' });
+    } finally {
+      await worker.stop();
+    }
   });
 });

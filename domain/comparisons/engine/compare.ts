@@ -258,8 +258,8 @@ async function compareSheet(
           keyedCols.has(j) ? `${normSql(identOf(s, side), s.type)} AS v${j}` : `${identOf(s, side)} AS v${j}`,
         ),
       ].join(', ');
-    await conn.run(`CREATE TEMP TABLE ${nb} AS SELECT ${select(bs, 'base')} FROM ${bs.table}`);
-    await conn.run(`CREATE TEMP TABLE ${nt} AS SELECT ${select(ts, 'target')} FROM ${ts.table}`);
+    await conn.run(`CREATE TABLE ${nb} AS SELECT ${select(bs, 'base')} FROM ${bs.table}`);
+    await conn.run(`CREATE TABLE ${nt} AS SELECT ${select(ts, 'target')} FROM ${ts.table}`);
 
     const keyed = matching !== 'multiset';
     const keyCols = keyed ? keyIdx : shared.map((_, j) => j);
@@ -268,7 +268,7 @@ async function compareSheet(
     const partition = keyCols.length === 0 ? '' : `PARTITION BY ${keyCols.map((j) => `v${j}`).join(', ')}`;
     for (const table of [nb, nt]) {
       await conn.run(
-        `CREATE OR REPLACE TEMP TABLE ${table} AS SELECT *, row_number() OVER (${partition} ORDER BY rn) AS occ FROM ${table}`,
+        `CREATE OR REPLACE TABLE ${table} AS SELECT *, row_number() OVER (${partition} ORDER BY rn) AS occ FROM ${table}`,
       );
     }
     // null-safe equality written as plain equalities, so that DuckDB runs a hash join
@@ -288,7 +288,7 @@ async function compareSheet(
             )
             .join(', ')}], x -> x IS NOT NULL)`;
     if (opts.signal?.aborted) throw opts.signal.reason;
-    await conn.run(`CREATE TEMP TABLE ${pairs} AS
+    await conn.run(`CREATE TABLE ${pairs} AS
       SELECT b.rn AS b_rn, t.rn AS t_rn,
         CASE WHEN b.rn IS NULL THEN 'added' WHEN t.rn IS NULL THEN 'removed' ELSE 'matched' END AS side,
         CASE WHEN b.rn IS NOT NULL AND t.rn IS NOT NULL THEN ${diff} END AS diff
