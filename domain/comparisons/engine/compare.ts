@@ -264,29 +264,49 @@ async function compareSheet(
     const keyed = matching !== 'multiset';
     const keyCols = keyed ? keyIdx : shared.map((_, j) => j);
     const valueCols = keyed ? shared.map((_, j) => j).filter((j) => !keyIdx.includes(j)) : [];
-    // occurrence number of each row among the rows with the same key (whole row for multisets), by row number
-    const partition = keyCols.length === 0 ? '' : `PARTITION BY ${keyCols.map((j) => `v${j}`).join(', ')}`;
-    for (const table of [nb, nt]) {
-      await conn.run(
-        `CREATE OR REPLACE TABLE ${table} AS SELECT *, row_number() OVER (${partition} ORDER BY rn) AS occ FROM ${table}`,
-      );
+    // A single non-null key unique in both versions (always so for an inferred key) pairs by plain
+    // equality. Otherwise each row gets its occurrence number among the rows with the same key (the whole
+    // row for multisets), by row number, and rows pair by (key, occurrence); nulls are equal to nulls.
+    let unique = matching === 'inferred_key';
+    if (matching === 'key' && keyCols.length === 1) {
+      const v = `v${keyCols[0]}`;
+      const [cb] = await rows(conn, `SELECT count(${v}) AS n, count(DISTINCT ${v}) AS d FROM ${nb}`);
+      const [ct] = await rows(conn, `SELECT count(${v}) AS n, count(DISTINCT ${v}) AS d FROM ${nt}`);
+      unique =
+        num(cb.n) === bs.rowCount &&
+        num(cb.d) === bs.rowCount &&
+        num(ct.n) === ts.rowCount &&
+        num(ct.d) === ts.rowCount;
     }
-    // null-safe equality written as plain equalities, so that DuckDB runs a hash join
-    const on = [
-      ...keyCols.map(
-        (j) => `coalesce(b.v${j}, '') = coalesce(t.v${j}, '') AND (b.v${j} IS NULL) = (t.v${j} IS NULL)`,
-      ),
-      'b.occ = t.occ',
-    ].join(' AND ');
+    let on: string;
+    if (unique) {
+      on = `b.v${keyCols[0]} = t.v${keyCols[0]}`;
+    } else {
+      const partition = keyCols.length === 0 ? '' : `PARTITION BY ${keyCols.map((j) => `v${j}`).join(', ')}`;
+      for (const table of [nb, nt]) {
+        await conn.run(
+          `CREATE OR REPLACE TABLE ${table} AS SELECT *, row_number() OVER (${partition} ORDER BY rn) AS occ FROM ${table}`,
+        );
+      }
+      // null-safe equality written as plain equalities, so that DuckDB runs a hash join
+      on = [
+        ...keyCols.map(
+          (j) => `coalesce(b.v${j}, '') = coalesce(t.v${j}, '') AND (b.v${j} IS NULL) = (t.v${j} IS NULL)`,
+        ),
+        'b.occ = t.occ',
+      ].join(' AND ');
+    }
+    // the differing value columns; the typed check runs only on rows where some raw text differs
+    const rawDiffers = valueCols.map((j) => `b.v${j} IS DISTINCT FROM t.v${j}`).join(' OR ');
     const diff =
       valueCols.length === 0
         ? `[]::INTEGER[]`
-        : `list_filter([${valueCols
+        : `CASE WHEN ${rawDiffers} THEN list_filter([${valueCols
             .map(
               (j) =>
                 `CASE WHEN b.v${j} IS DISTINCT FROM t.v${j} AND ${normSql(`b.v${j}`, shared[j].type)} IS DISTINCT FROM ${normSql(`t.v${j}`, shared[j].type)} THEN ${j} END`,
             )
-            .join(', ')}], x -> x IS NOT NULL)`;
+            .join(', ')}], x -> x IS NOT NULL) ELSE []::INTEGER[] END`;
     if (opts.signal?.aborted) throw opts.signal.reason;
     await conn.run(`CREATE TABLE ${pairs} AS
       SELECT b.rn AS b_rn, t.rn AS t_rn,
@@ -302,7 +322,7 @@ async function compareSheet(
        FROM ${pairs}`,
     );
     let duplicateKeys = 0;
-    if (keyed) {
+    if (keyed && !unique) {
       const keys = keyCols.map((j) => `v${j}`).join(', ');
       const [d] = await rows(
         conn,
