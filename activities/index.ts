@@ -7,6 +7,7 @@ import { createFileActivities } from './files';
 import type { Resolver } from '../common/webhookTargets';
 import { createOutboxActivities, type FanOut } from './outbox';
 import { createReportActivities } from './reports';
+import { createComparisonActivities } from './comparisons';
 import type { AnalysisStep } from '../domain/reports/engine';
 import { qualityExtension } from '../domain/rules/extension';
 import { sensitiveExtension } from '../domain/sensitive/extension';
@@ -42,6 +43,8 @@ export interface ActivityDeps {
   webhookResolver?: Resolver;
   /** extension steps of the report pass, after the profile (domain/reports/engine/types.ts) */
   reportSteps?: readonly AnalysisStep[];
+  /** called by a comparison after comparing, before it saves (tests only) */
+  comparisonBeforeSave?: () => Promise<void>;
 }
 
 /** Every activity the worker registers, built from its clients so tests can pass their own. */
@@ -67,7 +70,7 @@ export function createActivities(deps: ActivityDeps) {
   });
   const { deleteExpiredWebhookDeliveries: _retention, ...deliveryActivities } = webhookActivities; // eslint-disable-line @typescript-eslint/unbound-method
   // Every activity acts under row-level security (db/unitOfWork.ts): the cross-company ones as their named
-  // system task, the report ones for the company of their request.
+  // system task, the report and comparison ones for the company of their request.
   return {
     ...asSystemTask(
       'outbox-dispatch',
@@ -91,6 +94,12 @@ export function createActivities(deps: ActivityDeps) {
       steps: deps.reportSteps,
       // quality rules and sensitive data (issue 13): prepared at the start of every build
       extensions: [qualityExtension(), sensitiveExtension()],
+    }),
+    ...createComparisonActivities({
+      knex: deps.knex,
+      storage,
+      config: deps.config,
+      beforeSave: deps.comparisonBeforeSave,
     }),
     ...asSystemTask(
       'file-sweep',

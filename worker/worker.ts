@@ -23,6 +23,8 @@ export interface WorkerDeps {
   webhookResolver?: Resolver;
   /** extension steps of the report pass (tests; the rules and detectors of later issues) */
   reportSteps?: readonly AnalysisStep[];
+  /** called by a comparison after comparing, before it saves (tests that stop a worker mid-comparison) */
+  comparisonBeforeSave?: () => Promise<void>;
   /** Pre-built bundle (tests bundle once per run); otherwise the worker bundles workflows/ itself. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -53,6 +55,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       temporalIsWorkerConnection: true,
       webhookResolver: deps.webhookResolver,
       reportSteps: deps.reportSteps,
+      comparisonBeforeSave: deps.comparisonBeforeSave,
     }),
     shutdownGraceTime: '10 seconds',
   });

@@ -1,6 +1,7 @@
 /** Bundle entry for the worker: every workflow is exported from here. */
 export { outboxDispatcherWorkflow } from './outboxDispatcher';
 export { reportWorkflow } from './report';
+export { comparisonWorkflow } from './comparison';
 export { webhookBatchWorkflow } from './webhookBatch';
 export { webhookDeliveryWorkflow } from './webhookDelivery';
 export { webhookDeliveryRetentionWorkflow } from './webhookRetention';

@@ -62,3 +62,21 @@ export function reportWorkflowParts(fileId: string, version: number, build = 1):
   if (build > 1) parts.push(`rebuild-${build}`);
   return parts;
 }
+
+/** The ApplicationFailure type of a comparison that cannot succeed (bad file, missing key column): not retried. */
+export const COMPARISON_FAILURE_TYPE = 'ComparisonFailure';
+
+/**
+ * Id parts of a comparison: `comparison:<fileId>:v<base>:v<target>` for the automatic comparison of a new
+ * version with its predecessor, `comparison:<fileId>:v<base>:v<target>:<comparisonId>` for a requested one.
+ */
+export function comparisonWorkflowParts(
+  fileId: string,
+  baseVersion: number,
+  targetVersion: number,
+  comparisonId?: string,
+): string[] {
+  const parts = [fileId, `v${baseVersion}`, `v${targetVersion}`];
+  if (comparisonId) parts.push(comparisonId);
+  return parts;
+}

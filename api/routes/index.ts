@@ -3,6 +3,7 @@ import { accountRoutes } from './accounts';
 import { apiKeyRoutes } from './apiKeys';
 import { authRoutes } from './auth';
 import { companyRoutes } from './companies';
+import { comparisonRoutes } from './comparisons';
 import { demoRoutes } from './demo';
 import { docsRoutes } from './docs';
 import { filesRoutes } from './files';
@@ -27,6 +28,7 @@ const table = [
   ...subscriptionRoutes,
   ...filesRoutes,
   ...reportRoutes,
+  ...comparisonRoutes,
   ...outgoingWebhookRoutes,
   ...rulesRoutes,
 ] as const satisfies readonly RouteSpec[];

@@ -12,3 +12,4 @@ export { WebhookEndpoint, type WebhookDisabledReason } from './WebhookEndpoint';
 export { WebhookDelivery, DELIVERY_STATUSES, type DeliveryStatus } from './WebhookDelivery';
 export { Rule } from './Rule';
 export { SensitiveFinding } from './SensitiveFinding';
+export { Comparison, COMPARISON_STATUSES, type ComparisonStatus } from './Comparison';

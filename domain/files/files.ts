@@ -18,6 +18,7 @@ import type { FileFormat } from './formats';
 import { previewStream, type Preview } from './preview';
 import { previewStoredXlsx } from './xlsxPreview';
 import { cancelBuilds, reportLeftovers } from '../reports/queries';
+import { comparisonLeftovers } from '../comparisons/queries';
 import { announceFindingsOfFile } from '../sensitive/findings';
 
 /** Everything the files capability may need; each command names the part it uses. */
@@ -152,7 +153,7 @@ export async function changeVisibility(
 /**
  * Deletes a file with all its versions (its uploader or an admin; 403/404 otherwise), audited. Rows first
  * (versions, dataset and reports go by cascade), objects (versions' and report results') after commit, when
- * the file's report builds in flight are cancelled too: a failure in between leaves an
+ * the file's report builds and comparisons in flight are cancelled too: a failure in between leaves an
  * unreferenced object for the sweep, never a row without its bytes.
  */
 export async function deleteFile(
@@ -167,6 +168,7 @@ export async function deleteFile(
     .where({ fileId: file.id })
     .select('objectKey');
   const reports = await reportLeftovers(trx, actor.companyId, file.id);
+  const comparisons = await comparisonLeftovers(trx, actor.companyId, file.id);
   await file.$query(trx).delete();
   await auditFile(uow, actor, 'file.deleted', file.id, {
     originalName: file.originalName,
@@ -175,8 +177,8 @@ export async function deleteFile(
   // the versions' objects and the report results' objects
   const keys = [...versions.map((v) => v.objectKey), ...reports.objectKeys];
   uow.afterCommit(async () => {
-    // report builds in flight stop (their rows went with the file; they save nothing)
-    await cancelBuilds(deps.temporal, reports.workflowIds);
+    // report builds and comparisons in flight stop (their rows went with the file; they save nothing)
+    await cancelBuilds(deps.temporal, [...reports.workflowIds, ...comparisons]);
     try {
       if (keys.length > 0) await deps.storage.client.removeObjects(deps.storage.bucket, keys);
     } catch (err) {

@@ -21,6 +21,7 @@ import { auditFile, type FilesDeps } from './files';
 import { CONTENT_TYPES } from './formats';
 import { UploadInspector } from './inspect';
 import { startReport } from './reportStarts';
+import { startAutomaticComparison } from '../comparisons/commands';
 import { inspectStoredXlsx } from './xlsx';
 
 export interface UploadResult {
@@ -184,6 +185,13 @@ async function writeRows(
         uploadedByPersonId: actor.personId,
         uploadedByApiKeyId: actor.apiKeyId ?? null,
       });
+      // version n > 1 is compared with n − 1 (README "Comparisons")
+      const previous =
+        version > 1
+          ? await FileVersion.scoped(actor.companyId, trx)
+              .findOne({ fileId: file.id, version: version - 1 })
+              .select('id')
+          : undefined;
       await emit({
         companyId: actor.companyId,
         type: 'file.uploaded',
@@ -206,6 +214,24 @@ async function writeRows(
           deps.log.error({ err, fileId: file.id, version }, 'report workflow did not start after upload'),
         );
       });
+      if (previous) {
+        afterCommit(() => {
+          startAutomaticComparison(deps.temporal, deps.config.temporal.taskQueue, {
+            companyId: actor.companyId,
+            fileId: file.id,
+            baseVersionId: previous.id,
+            targetVersionId: row.id,
+            baseVersion: version - 1,
+            targetVersion: version,
+            correlationId,
+          }).catch((err: unknown) =>
+            deps.log.error(
+              { err, fileId: file.id, version },
+              'comparison workflow did not start after upload',
+            ),
+          );
+        });
+      }
       return { file, version: row };
     },
     { correlationId },

@@ -83,7 +83,9 @@ export async function createRule(
   if (limit !== null) {
     const count = await visibleRules(principal, uow.trx).resultSize();
     if (count >= limit) {
-      throw new PlanLimitError(`the ${plan} plan allows ${limit} quality rules; delete one or change the plan`);
+      throw new PlanLimitError(
+        `the ${plan} plan allows ${limit} quality rules; delete one or change the plan`,
+      );
     }
   }
   const id = randomUUID();

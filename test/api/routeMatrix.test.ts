@@ -31,6 +31,20 @@ const otherCompanyResource: Record<
     });
     return { params: { id: res.body.id } };
   },
+  ...Object.fromEntries(
+    ['GET /comparisons/:id', 'GET /comparisons/:id/changes'].map((name) => [
+      name,
+      async (other: Team) => {
+        // a comparison of a company-wide file of the other company
+        const up = await uploadFile(csv(2), { token: other.adminToken, visibility: 'company' });
+        const res = await call('POST', '/comparisons', {
+          token: other.adminToken,
+          json: { base: { fileId: up.body.id, version: 1 }, target: { fileId: up.body.id, version: 1 } },
+        });
+        return { params: { id: res.body.id as string } };
+      },
+    ]),
+  ),
   'PATCH /employees/:id': async (other) => ({ params: { id: other.employee.id }, body: { role: 'admin' } }),
   'DELETE /employees/:id': async (other) => ({ params: { id: other.employee.id } }),
   ...Object.fromEntries(
@@ -46,6 +60,7 @@ const otherCompanyResource: Record<
       'GET /files/:id/versions/:version/report',
       'GET /files/:id/report',
       'POST /files/:id/versions/:version/report/rebuild',
+      'GET /files/:id/versions/:version/comparison',
     ].map((name) => [
       name,
       async (other: Team) => {

@@ -120,6 +120,19 @@ async function seedCompany(knex: Knex, companyId: string): Promise<void> {
     version: 1,
     columns: JSON.stringify([]),
   });
+  // issue 14: comparisons and their changes
+  const comparisonId = id();
+  await knex('comparisons').insert({
+    id: comparisonId,
+    companyId,
+    fileId,
+    baseVersionId: versionId,
+    targetVersionId: versionId,
+    baseVersion: 1,
+    targetVersion: 1,
+    status: 'ready',
+  });
+  await knex('comparisonChanges').insert({ comparisonId, companyId, seq: 1, sheet: 's', kind: 'added' });
 }
 
 interface TenantTable {

@@ -31,6 +31,10 @@ async function main(): Promise<void> {
           },
         ]
       : undefined,
+    // tests of comparisons interrupted mid-way: a wait after comparing, before saving
+    comparisonBeforeSave: process.env.TEST_COMPARISON_WAIT_MS
+      ? () => new Promise((r) => setTimeout(r, Number(process.env.TEST_COMPARISON_WAIT_MS)))
+      : undefined,
   });
   const running = worker.run();
   process.stdout.write('ready\n');

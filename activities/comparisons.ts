@@ -1,0 +1,80 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Knex } from 'knex';
+import type { Config } from '../common/config';
+import type { Storage } from '../common/storage';
+import {
+  ComparisonFailure,
+  failComparison,
+  prepareComparison,
+  runComparison,
+  type ComparisonFailureReason,
+  type ComparisonRequest,
+  type RunOutcome,
+} from '../domain/comparisons/run';
+import { actingAs } from '../db/unitOfWork';
+import { COMPARISON_FAILURE_TYPE } from '../workflows/shared';
+
+export interface ComparisonDeps {
+  knex: Knex;
+  storage: Storage;
+  config: Config;
+  /** tests only: called after comparing, before saving */
+  beforeSave?: () => Promise<void>;
+}
+
+/**
+ * Comparison activities: thin adapters over domain/comparisons/run.ts. Each acts for the company of its
+ * request (row-level security, db/unitOfWork.ts): every query, in or out of a transaction.
+ */
+export function createComparisonActivities(deps: ComparisonDeps) {
+  const forCompany = <T>(request: ComparisonRequest, fn: () => Promise<T>) =>
+    actingAs({ companyId: request.companyId }, fn);
+  return {
+    /** The comparison row (the automatic one created queued); null when the file was deleted. */
+    async prepareComparison(request: ComparisonRequest) {
+      const workflowId = Context.current().info.workflowExecution?.workflowId ?? null;
+      return forCompany(request, () => prepareComparison(deps.knex, request, workflowId));
+    },
+
+    /**
+     * The comparison: heartbeats with its progress (phase, bytes read of total, sheets done, changes saved)
+     * every second; a cancelled workflow (file deleted) aborts it. A comparison that cannot succeed fails as
+     * the non-retryable ApplicationFailure COMPARISON_FAILURE_TYPE carrying the reason code.
+     */
+    async compareVersions(request: ComparisonRequest): Promise<RunOutcome> {
+      const ctx = Context.current();
+      try {
+        return await forCompany(request, () =>
+          runComparison(deps, request, {
+            signal: ctx.cancellationSignal,
+            heartbeat: (progress) => ctx.heartbeat(progress),
+            beforeSave: deps.beforeSave,
+          }),
+        );
+      } catch (err) {
+        if (err instanceof ComparisonFailure) {
+          throw ApplicationFailure.create({
+            type: COMPARISON_FAILURE_TYPE,
+            message: err.message,
+            nonRetryable: true,
+            details: [err.reason],
+          });
+        }
+        throw err;
+      }
+    },
+
+    async failComparison(input: {
+      request: ComparisonRequest;
+      comparisonId: string;
+      reason: ComparisonFailureReason;
+      message: string;
+    }) {
+      return forCompany(input.request, () =>
+        failComparison(deps.knex, input.request, input.comparisonId, input.reason, input.message),
+      );
+    },
+  };
+}
+
+export type ComparisonActivities = ReturnType<typeof createComparisonActivities>;

@@ -1,0 +1,353 @@
+/**
+ * Comparison benchmark (issue 14), in one run:
+ *   (a) two versions of 100k rows × 12 columns: 1% of rows changed, 0.5% added, 0.5% removed, rows shuffled;
+ *   (b) two 25 MB CSV versions (the upload limit; ~270k rows × 12), same changes.
+ * For each: the service's comparison, activity start to result saved (domain/comparisons/run.ts
+ * runComparison against the local PostgreSQL and MinIO, key column `id`), against daff 1.4.2 end to end
+ * from the same two files on disk (csv-parse + daff compareTables + TableDiff, primary key `id`). Each side
+ * runs in its own child process so that its peak memory (maxRSS) is its own. Also printed: the comparison
+ * time against one report build of the target version.
+ *
+ *   node dist/bench/compare.js [--runs 1]
+ *
+ * Targets (2-core machine): ≥ 5× faster than daff on both, peak memory ≤ half of daff's.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { parse } from 'csv-parse/sync';
+import knexFactory from 'knex';
+import { loadConfig, type Config } from '../common/config';
+import { createStorage } from '../common/storage';
+import { createKnex, migrateLatest } from '../db/knex';
+import { runComparison } from '../domain/comparisons/run';
+import { runBuild } from '../domain/reports/build';
+
+const run = promisify(execFile);
+const args = process.argv.slice(2);
+const arg = (name: string, fallback: number) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : fallback;
+};
+const MB = 1024 * 1024;
+const CITIES = ['Lyon', 'Nice', 'Paris', 'Lille', 'Nantes', 'Brest', 'Metz', 'Caen'];
+
+/** a deterministic pseudo-random generator */
+function rng(seed: number) {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s / 2 ** 32;
+  };
+}
+
+function row(id: number, r: () => number): string[] {
+  const day = new Date(Date.UTC(2024, 0, 1) + Math.floor(r() * 365) * 86_400_000).toISOString().slice(0, 10);
+  return [
+    String(id),
+    `customer ${Math.floor(r() * 50_000)}`,
+    CITIES[Math.floor(r() * CITIES.length)],
+    String(Math.floor(r() * 1000)),
+    (r() * 10_000).toFixed(2),
+    day,
+    `${day}T${String(Math.floor(r() * 24)).padStart(2, '0')}:15:00`,
+    r() < 0.5 ? 'true' : 'false',
+    r() < 0.1 ? '' : `note ${Math.floor(r() * 1e6)}`,
+    (r() * 100).toFixed(3),
+    String(Math.floor(r() * 1e9)),
+    `sku-${Math.floor(r() * 1e5)}`,
+  ];
+}
+const HEADER = ['id', 'customer', 'city', 'qty', 'amount', 'day', 'at', 'paid', 'note', 'rate', 'ref', 'sku'];
+
+async function writeLines(file: string, lines: Iterable<string>): Promise<void> {
+  const out = createWriteStream(file);
+  for (const line of lines)
+    if (!out.write(line)) await new Promise<void>((r) => out.once('drain', () => r()));
+  await new Promise<void>((resolve, reject) =>
+    out.end((err?: Error | null) => (err ? reject(err) : resolve())),
+  );
+}
+
+/** base and target: `rows` rows; target with 1% changed, 0.5% removed, 0.5% added, shuffled. */
+async function writePair(dir: string, name: string, rows: number) {
+  const r = rng(rows);
+  const base: string[][] = [];
+  for (let i = 1; i <= rows; i++) base.push(row(i, r));
+  const target: string[][] = [];
+  let changed = 0;
+  let removed = 0;
+  for (const b of base) {
+    const x = r();
+    if (x < 0.005) {
+      removed++;
+      continue;
+    }
+    if (x < 0.015) {
+      changed++;
+      const c = [...b];
+      c[3] = String(Number(c[3]) + 1);
+      c[2] = 'Changed';
+      target.push(c);
+    } else target.push(b);
+  }
+  const added = Math.round(rows * 0.005);
+  for (let i = 0; i < added; i++) target.push(row(rows + 1 + i, r));
+  for (let i = target.length - 1; i > 0; i--) {
+    const j = Math.floor(r() * (i + 1));
+    [target[i], target[j]] = [target[j], target[i]];
+  }
+  const csv = (t: string[][]) =>
+    (function* () {
+      yield HEADER.join(',') + '\n';
+      for (const x of t) yield x.join(',') + '\n';
+    })();
+  const baseFile = path.join(dir, `${name}-base.csv`);
+  const targetFile = path.join(dir, `${name}-target.csv`);
+  await writeLines(baseFile, csv(base));
+  await writeLines(targetFile, csv(target));
+  return { baseFile, targetFile, expected: { added, removed, changed } };
+}
+
+/** the number of rows whose CSV is about `bytes` */
+function rowsFor(bytes: number): number {
+  const r = rng(7);
+  let total = 0;
+  for (let i = 0; i < 1000; i++) total += row(100_000 + i, r).join(',').length + 1;
+  return Math.floor((bytes / (total / 1000)) * 0.985);
+}
+
+// ---- child processes --------------------------------------------------------------------------------
+
+async function childDaff(baseFile: string, targetFile: string): Promise<void> {
+  const started = performance.now();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const daff = require('daff') as any;
+  const read = async (f: string) => parse(await readFile(f), { relax_column_count: true }) as string[][];
+  const t1 = new daff.TableView(await read(baseFile));
+  const t2 = new daff.TableView(await read(targetFile));
+  const flags = new daff.CompareFlags();
+  flags.addPrimaryKey('id');
+  const alignment = daff.compareTables(t1, t2, flags).align();
+  const out = new daff.TableView([]);
+  new daff.TableDiff(alignment, flags).hilite(out);
+  const ms = performance.now() - started;
+  process.stdout.write(
+    JSON.stringify({ ms, maxRssMb: process.resourceUsage().maxRSS / 1024, diffRows: out.get_height() }),
+  );
+}
+
+async function childService(input: string): Promise<void> {
+  const p = JSON.parse(input) as { companyId: string; comparisonId: string };
+  const config = loadConfig();
+  const knex = createKnex(config.databaseUrl, 4);
+  const storage = createStorage(config);
+  try {
+    const started = performance.now();
+    const outcome = await runComparison(
+      { knex, storage, config },
+      { companyId: p.companyId, comparisonId: p.comparisonId },
+    );
+    const ms = performance.now() - started;
+    const row = await knex('comparisons').where({ id: p.comparisonId }).first();
+    process.stdout.write(
+      JSON.stringify({
+        ms,
+        maxRssMb: process.resourceUsage().maxRSS / 1024,
+        status: outcome.status,
+        result: row.result,
+      }),
+    );
+  } finally {
+    await knex.destroy();
+  }
+}
+
+async function child(kind: string, a: string, b: string | undefined, env: NodeJS.ProcessEnv) {
+  const { stdout } = await run(process.execPath, [__filename, '--child', kind, a, ...(b ? [b] : [])], {
+    env,
+    maxBuffer: 64 * MB,
+  });
+  return JSON.parse(stdout) as { ms: number; maxRssMb: number; [k: string]: unknown };
+}
+
+// ---- main ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const runs = arg('runs', 1);
+  const base = loadConfig();
+  const runId = `bench${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+  const database = `ds_${runId}`;
+  const admin = knexFactory({ client: 'pg', connection: base.databaseUrl, pool: { min: 0, max: 1 } });
+  const dbUrl = new URL(base.databaseUrl);
+  dbUrl.pathname = `/${database}`;
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'compare-bench-'));
+  const env = {
+    ...process.env,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    DATABASE_URL: dbUrl.toString(),
+    S3_PREFIX: `bench/${runId}/`,
+    REPORT_WORK_DIR: path.join(tmp, 'work'),
+  };
+  const config: Config = loadConfig(env);
+  const storage = createStorage(config);
+  await admin.raw('create database ??', [database]);
+  const knex = createKnex(config.databaseUrl, 4);
+  try {
+    await migrateLatest(knex);
+    const companyId = randomUUID();
+    const personId = randomUUID();
+    await knex('companies').insert({ id: companyId, name: 'Bench Co', status: 'active', plan: 'premium' });
+    await knex('people').insert({
+      id: personId,
+      companyId,
+      email: `bench-${runId}@example.test`,
+      name: 'Bench',
+      role: 'admin',
+      status: 'active',
+    });
+    const cases = [
+      { name: '100k×12', rows: 100_000 },
+      { name: '25 MB', rows: rowsFor(25 * MB - 256 * 1024) },
+    ];
+    for (const c of cases) {
+      const pair = await writePair(tmp, c.name.replace(/\W/g, ''), c.rows);
+      const sizes = [(await stat(pair.baseFile)).size, (await stat(pair.targetFile)).size];
+      console.log(
+        `[bench] ${c.name}: base ${(sizes[0] / MB).toFixed(1)} MB, target ${(sizes[1] / MB).toFixed(1)} MB, ${c.rows} rows; expected ${JSON.stringify(pair.expected)}`,
+      );
+      // the file and its two versions, as uploads leave them
+      const fileId = randomUUID();
+      const datasetId = randomUUID();
+      await knex('files').insert({
+        id: fileId,
+        companyId,
+        datasetId,
+        originalName: 'bench.csv',
+        uploadedByPersonId: personId,
+        currentVersion: 2,
+      });
+      await knex('datasets').insert({ id: datasetId, companyId, fileId });
+      const versionIds: string[] = [];
+      for (const [i, f] of [pair.baseFile, pair.targetFile].entries()) {
+        const id = randomUUID();
+        const objectKey = storage.key('files', companyId, fileId, id);
+        await storage.client.fPutObject(storage.bucket, objectKey, f);
+        await knex('fileVersions').insert({
+          id,
+          companyId,
+          fileId,
+          datasetId,
+          version: i + 1,
+          originalName: 'bench.csv',
+          format: 'csv',
+          contentType: 'text/csv',
+          delimiter: ',',
+          sizeBytes: sizes[i],
+          objectKey,
+          uploadedByPersonId: personId,
+        });
+        versionIds.push(id);
+      }
+      const service: number[] = [];
+      const serviceRss: number[] = [];
+      const daffMs: number[] = [];
+      const daffRss: number[] = [];
+      let result: any;
+      for (let n = 0; n < runs; n++) {
+        const comparisonId = randomUUID();
+        await knex('comparisons').insert({
+          id: comparisonId,
+          companyId,
+          fileId,
+          baseVersionId: versionIds[0],
+          targetVersionId: versionIds[1],
+          baseVersion: 1,
+          targetVersion: 2,
+          automatic: false,
+          keyColumns: JSON.stringify(['id']),
+          status: 'queued',
+        });
+        const s = await child('service', JSON.stringify({ companyId, comparisonId }), undefined, env);
+        if (s.status !== 'ready') throw new Error(`comparison ${String(s.status)}`);
+        result = s.result;
+        service.push(s.ms);
+        serviceRss.push(s.maxRssMb);
+        const d = await child('daff', pair.baseFile, pair.targetFile, env);
+        daffMs.push(d.ms);
+        daffRss.push(d.maxRssMb);
+      }
+      // one report build of the target version, same process kind (activity start to saved)
+      const reportId = randomUUID();
+      await knex('reports').insert({
+        id: reportId,
+        companyId,
+        fileId,
+        fileVersionId: versionIds[1],
+        version: 2,
+        status: 'queued',
+        build: 1,
+      });
+      const rs = performance.now();
+      await runBuild(
+        { knex, storage, config },
+        { companyId, fileId, fileVersionId: versionIds[1], version: 2, build: 1 },
+      );
+      const reportMs = performance.now() - rs;
+      const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+      const counts = {
+        added: result.added,
+        removed: result.removed,
+        changed: result.changed,
+        unchanged: result.unchanged,
+      };
+      console.log(`  result: ${JSON.stringify(counts)}`);
+      const ok =
+        counts.added === pair.expected.added &&
+        counts.removed === pair.expected.removed &&
+        counts.changed === pair.expected.changed;
+      console.log(`  counts as generated: ${ok ? 'yes' : 'NO'}`);
+      console.log(
+        `  service: ${(med(service) / 1000).toFixed(2)} s, peak RSS ${med(serviceRss).toFixed(0)} MB | daff 1.4.2: ${(med(daffMs) / 1000).toFixed(2)} s, peak RSS ${med(daffRss).toFixed(0)} MB`,
+      );
+      console.log(
+        `  speed-up vs daff: ${(med(daffMs) / med(service)).toFixed(1)}× (target ≥ 5×); memory: ${(med(serviceRss) / med(daffRss)).toFixed(2)} of daff's (target ≤ 0.5)`,
+      );
+      console.log(
+        `  comparison vs one report build of the target: ${(med(service) / reportMs).toFixed(2)}× (report ${(reportMs / 1000).toFixed(2)} s)`,
+      );
+    }
+  } finally {
+    await knex.destroy();
+    await admin.raw('drop database if exists ?? with (force)', [database]).catch(() => undefined);
+    await admin.destroy();
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+if (args[0] === '--child') {
+  const [, kind, a, b] = args;
+  (kind === 'daff' ? childDaff(a, b) : childService(a)).then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+} else {
+  main().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

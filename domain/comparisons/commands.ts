@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { BadRequestError, UnprocessableError } from '../../common/errors';
+import { type FileActor } from '../files/access';
+import { previewStream } from '../files/preview';
+import { previewStoredXlsx } from '../files/xlsxPreview';
+import type { Storage } from '../../common/storage';
+import { Comparison, type FileVersion } from '../../db/models';
+import type { UnitOfWork } from '../../db/transaction';
+import { COMPARISON_WORKFLOW, comparisonStart } from '../../workflows/definitions/comparisons';
+import { visibleVersion } from './access';
+import { presentComparison, type ComparisonView } from './present';
+
+export interface CommandDeps {
+  storage: Storage;
+  temporal: Client;
+  taskQueue: string;
+  maxColumns: number;
+  /** the XLSX zip-entry limit (FILES_XLSX_MAX_ENTRIES) for reading a workbook's header */
+  xlsxMaxEntries: number;
+}
+
+export interface ComparisonInput {
+  base: { fileId: string; version: number };
+  target: { fileId: string; version: number };
+  keyColumns?: string[];
+}
+
+/** The header names of a version (its first sheet), read from the stored object and stopped early. */
+async function headerOf(deps: CommandDeps, v: FileVersion): Promise<string[]> {
+  const options = { rows: 0, maxColumns: deps.maxColumns, maxCellChars: 10_000 };
+  if (v.format === 'xlsx') {
+    const { client, bucket } = deps.storage;
+    const preview = await previewStoredXlsx(client, bucket, v.objectKey, Number(v.sizeBytes), options, {
+      maxEntries: deps.xlsxMaxEntries,
+    });
+    return preview.columns;
+  }
+  const stream = await deps.storage.client.getObject(deps.storage.bucket, v.objectKey);
+  try {
+    const preview = await previewStream(stream, v.format, v.delimiter, options);
+    return preview.columns;
+  } finally {
+    stream.destroy();
+  }
+}
+
+/**
+ * POST /comparisons: a requested comparison of two versions of one file the principal may see (404 when it
+ * may not see either; 422 when they are versions of two files; 400 when a named key column is not in the
+ * header of either version — the first sheet of a workbook; a later sheet without it fails the comparison
+ * with `missing_key_column`). Started after commit as `comparison:<fileId>:v<a>:v<b>:<id>`.
+ */
+export async function requestComparison(
+  deps: CommandDeps,
+  auth: FileActor,
+  uow: UnitOfWork,
+  input: ComparisonInput,
+  correlationId?: string,
+): Promise<ComparisonView> {
+  const { trx } = uow;
+  const base = await visibleVersion(auth, trx, input.base.fileId, input.base.version);
+  const target = await visibleVersion(auth, trx, input.target.fileId, input.target.version);
+  if (base.fileId !== target.fileId) {
+    throw new UnprocessableError('base and target are not versions of the same file');
+  }
+  const keyColumns = input.keyColumns && input.keyColumns.length > 0 ? input.keyColumns : null;
+  if (keyColumns) {
+    const [bh, th] = await Promise.all([headerOf(deps, base), headerOf(deps, target)]);
+    const missing: string[] = [];
+    for (const k of keyColumns) {
+      if (!bh.includes(k)) missing.push(`key column "${k}" is not in the base version`);
+      if (!th.includes(k)) missing.push(`key column "${k}" is not in the target version`);
+    }
+    if (missing.length > 0) throw new BadRequestError(missing);
+  }
+  const id = randomUUID();
+  const start = comparisonStart(
+    { fileId: base.fileId, baseVersion: base.version, targetVersion: target.version, comparisonId: id },
+    { companyId: auth.companyId, comparisonId: id, correlationId },
+    { taskQueue: deps.taskQueue, correlationId },
+  );
+  const row = await Comparison.scoped(auth.companyId, trx).insertAndFetch({
+    id,
+    fileId: base.fileId,
+    baseVersionId: base.id,
+    targetVersionId: target.id,
+    baseVersion: base.version,
+    targetVersion: target.version,
+    automatic: false,
+    keyColumns: keyColumns,
+    status: 'queued',
+    workflowId: start.workflowId,
+    correlationId: correlationId ?? null,
+    requestedByPersonId: auth.personId,
+    requestedByApiKeyId: auth.apiKeyId ?? null,
+  });
+  uow.afterCommit(async () => {
+    await deps.temporal.workflow.start(COMPARISON_WORKFLOW, start);
+  });
+  return presentComparison(row);
+}
+
+/**
+ * After the upload of version n > 1 commits: the automatic comparison with n − 1,
+ * `comparison:<fileId>:v<n-1>:v<n>` (its row is created by the workflow's first activity).
+ */
+export async function startAutomaticComparison(
+  temporal: Client,
+  taskQueue: string,
+  params: {
+    companyId: string;
+    fileId: string;
+    baseVersionId: string;
+    targetVersionId: string;
+    baseVersion: number;
+    targetVersion: number;
+    correlationId?: string;
+  },
+): Promise<void> {
+  const { companyId, correlationId, ...automatic } = params;
+  await temporal.workflow.start(
+    COMPARISON_WORKFLOW,
+    comparisonStart(params, { companyId, automatic, correlationId }, { taskQueue, correlationId }),
+  );
+}

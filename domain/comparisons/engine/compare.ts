@@ -1,0 +1,466 @@
+/**
+ * The comparison engine (issue 14): two stored versions loaded into ONE DuckDB connection by the reports
+ * engine's `loadVersion` (table prefixes `b_` and `t_`), compared sheet by sheet in SQL. Nothing is held in
+ * JavaScript but the summary and one chunk of changes at a time: the pairing is a hash join DuckDB spills
+ * to disk under its memory_limit.
+ *
+ * Rules (README "Comparisons" repeats them):
+ * - Sheets: two single-sheet versions are compared with each other whatever their names (a CSV's sheet is
+ *   called `CSV`, a TSV's `TSV`); otherwise sheets are paired by exact name, the others are listed as
+ *   sheetsAdded / sheetsRemoved (their rows count in no total).
+ * - Columns: by header name. Rows are compared on the shared columns only; an added or removed column is a
+ *   schema change, not a change of every row. Column order and row order do not matter.
+ * - Values: each shared column is compared under one type: the inferred type when both versions agree;
+ *   integer + decimal → decimal; date + datetime → datetime; any other mix → text. Under integer/decimal a
+ *   value is its number (`1`, `1.0`, `01`, ` 1 ` are equal); boolean: true/yes vs false/no (any case);
+ *   date/datetime: the instant in UTC (`2024-01-01` equals `2024-01-01 00:00`, an offset is applied);
+ *   text: the exact text (a trailing space IS a change; `a` vs `A` is a change). Every null form (empty,
+ *   `null`, `NA`, `n/a`, `#N/A`, `NaN`, spaces only) equals every other.
+ * - Matching: `keyColumns` when given; else an inferred key: the first shared column that is non-null and
+ *   unique (under its comparison type) in both versions, both non-empty, candidates ordered: named `id`;
+ *   then names ending in id/uuid/guid/key/code (`customer_id`, `orderId`, `SKU code`); then the others;
+ *   ties by position in the target. Else whole-row matching as multisets over the shared columns (`changed`
+ *   is 0). Rows with the same key (or identical whole rows) pair in row-number order: the 1st occurrence in
+ *   base with the 1st in target, the 2nd with the 2nd, …; the extra occurrences are added or removed. No row
+ *   is ever dropped: added + changed + unchanged = target rows, removed + changed + unchanged = base rows.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { classSql, inferType, isNullSql } from '../../reports/engine';
+import { knownTypedSql } from '../../reports/engine/sql';
+import {
+  INFERRED_TYPES,
+  type InferredType,
+  type LoadedColumn,
+  type LoadedSheet,
+  type LoadedVersion,
+} from '../../reports/engine/types';
+import {
+  MissingKeyColumn,
+  type ComparisonSummary,
+  type Matching,
+  type RowChange,
+  type SheetComparison,
+  type TypeChange,
+} from './types';
+
+/** Inferred types per sheet (by index of `loaded.sheets`), per column (by position − 1). */
+export type SheetTypes = InferredType[][];
+
+export interface CompareOptions {
+  keyColumns?: string[];
+  /** receives the row changes in chunks, in sheet order then row order (awaited: back-pressure) */
+  onChanges?: (changes: RowChange[]) => Promise<void> | void;
+  /** called between steps with the sheets done so far */
+  onProgress?: (progress: { sheetsDone: number; sheetsTotal: number; phase: string }) => void;
+  signal?: AbortSignal;
+}
+
+type Row = Record<string, unknown>;
+
+async function rows(conn: DuckDBConnection, sql: string): Promise<Row[]> {
+  const reader = await conn.runAndReadAll(sql);
+  return reader.getRowObjectsJS() as Row[];
+}
+
+function num(value: unknown): number {
+  return typeof value === 'bigint' ? Number(value) : Number(value ?? 0);
+}
+
+/**
+ * The inferred types of every column of a loaded version, by the reports engine's own rule (`inferType`
+ * over the class of every cell): used when a version has no ready report to take them from.
+ */
+export async function inferTypes(conn: DuckDBConnection, loaded: LoadedVersion): Promise<SheetTypes> {
+  const out: SheetTypes = [];
+  for (const sheet of loaded.sheets) {
+    const cols = sheet.columns;
+    if (cols.length === 0 || sheet.rowCount === 0) {
+      out.push(cols.map(() => 'text'));
+      continue;
+    }
+    const select = cols.map((c, i) => `histogram(${classSql(c.ident)}) AS h${i}`).join(', ');
+    const [r] = await rows(conn, `SELECT ${select} FROM ${sheet.table}`);
+    out.push(
+      cols.map((_, i) => {
+        const counts: Record<InferredType, number> = {
+          integer: 0,
+          decimal: 0,
+          boolean: 0,
+          date: 0,
+          datetime: 0,
+          text: 0,
+        };
+        const histogram = (r[`h${i}`] ?? []) as Array<{ key: number; value: unknown }>;
+        for (const { key, value } of histogram) if (key > 0) counts[INFERRED_TYPES[key - 1]] = num(value);
+        return inferType(counts);
+      }),
+    );
+  }
+  return out;
+}
+
+/** The type two versions' values of a column are compared under. */
+export function comparisonType(a: InferredType, b: InferredType): InferredType {
+  if (a === b) return a;
+  const pair = new Set([a, b]);
+  if (pair.has('integer') && pair.has('decimal')) return 'decimal';
+  if (pair.has('date') && pair.has('datetime')) return 'datetime';
+  return 'text';
+}
+
+/** The key-candidate rank of a column name: 0 `id`, 1 id-like, 2 any other. */
+export function keyRank(name: string): number {
+  const n = name.trim();
+  if (/^id$/i.test(n)) return 0;
+  if (/(^|[^a-z0-9])(id|uuid|guid|key|code)$/i.test(n) || /[a-z0-9](Id|ID|Uuid|UUID|Key|Code)$/.test(n))
+    return 1;
+  return 2;
+}
+
+/**
+ * SQL: the value of a cell as compared (a VARCHAR; NULL for every null form). The comparison type holds
+ * every non-null value of the column in both versions (that is how inferred types are chosen), so the
+ * plain casts of `knownTypedSql` are enough (no class test per cell).
+ */
+function normSql(ident: string, type: InferredType): string {
+  const typed = knownTypedSql(ident, type);
+  const value = type === 'decimal' ? `((${typed}) + 0.0)::VARCHAR` : `(${typed})::VARCHAR`;
+  // a value that does not parse under the type (cannot happen with types inferred from these versions)
+  // is compared as its text, marked so it never equals a typed value
+  return `CASE WHEN ${isNullSql(ident)} THEN NULL ELSE coalesce(${value}, chr(2) || ${ident}) END`;
+}
+
+interface Shared {
+  name: string;
+  base: LoadedColumn;
+  target: LoadedColumn;
+  type: InferredType;
+}
+
+function pairSheets(base: LoadedVersion, target: LoadedVersion) {
+  const pairs: Array<{ b: number; t: number }> = [];
+  const sheetsAdded: string[] = [];
+  const sheetsRemoved: string[] = [];
+  if (base.sheets.length === 1 && target.sheets.length === 1) {
+    pairs.push({ b: 0, t: 0 });
+  } else {
+    const byName = new Map(base.sheets.map((s, i) => [s.name, i]));
+    const seen = new Set<number>();
+    target.sheets.forEach((s, t) => {
+      const b = byName.get(s.name);
+      if (b === undefined) sheetsAdded.push(s.name);
+      else {
+        pairs.push({ b, t });
+        seen.add(b);
+      }
+    });
+    base.sheets.forEach((s, b) => {
+      if (!seen.has(b)) sheetsRemoved.push(s.name);
+    });
+  }
+  return { pairs, sheetsAdded, sheetsRemoved };
+}
+
+/** Checks that every key column is in both versions of every sheet compared (before any work). */
+export function checkKeyColumns(base: LoadedVersion, target: LoadedVersion, keyColumns: string[]): void {
+  const { pairs } = pairSheets(base, target);
+  for (const { b, t } of pairs) {
+    for (const k of keyColumns) {
+      if (!base.sheets[b].columns.some((c) => c.name === k))
+        throw new MissingKeyColumn(k, 'base', base.sheets[b].name);
+      if (!target.sheets[t].columns.some((c) => c.name === k))
+        throw new MissingKeyColumn(k, 'target', target.sheets[t].name);
+    }
+  }
+}
+
+let tableSeq = 0;
+
+async function compareSheet(
+  conn: DuckDBConnection,
+  bs: LoadedSheet,
+  ts: LoadedSheet,
+  bTypes: InferredType[],
+  tTypes: InferredType[],
+  opts: CompareOptions,
+): Promise<SheetComparison> {
+  const bNames = new Map(bs.columns.map((c) => [c.name, c]));
+  const tNames = new Set(ts.columns.map((c) => c.name));
+  const shared: Shared[] = [];
+  const typeChanges: TypeChange[] = [];
+  for (const tc of ts.columns) {
+    const bc = bNames.get(tc.name);
+    if (!bc) continue;
+    const from = bTypes[bc.position - 1];
+    const to = tTypes[tc.position - 1];
+    if (from !== to) typeChanges.push({ column: tc.name, from, to });
+    shared.push({ name: tc.name, base: bc, target: tc, type: comparisonType(from, to) });
+  }
+  const columnsAdded = ts.columns.filter((c) => !bNames.has(c.name)).map((c) => c.name);
+  const columnsRemoved = bs.columns.filter((c) => !tNames.has(c.name)).map((c) => c.name);
+
+  const seq = ++tableSeq;
+  const nb = `cmp_${seq}_b`;
+  const nt = `cmp_${seq}_t`;
+  const pairs = `cmp_${seq}_p`;
+  const identOf = (s: Shared, side: 'base' | 'target') => (side === 'base' ? s.base.ident : s.target.ident);
+  try {
+    // the key
+    let matching: Matching = 'multiset';
+    let keyIdx: number[] = [];
+    if (opts.keyColumns && opts.keyColumns.length > 0) {
+      matching = 'key';
+      keyIdx = opts.keyColumns.map((k) => {
+        const j = shared.findIndex((s) => s.name === k);
+        if (j < 0) {
+          throw new MissingKeyColumn(k, bs.columns.some((c) => c.name === k) ? 'target' : 'base', ts.name);
+        }
+        return j;
+      });
+    } else if (shared.length > 0 && bs.rowCount > 0 && ts.rowCount > 0) {
+      // a column unique under its comparison type is unique as raw text too (the typed value can only
+      // merge texts): a cheap scan of the raw texts first, then the typed check of the candidates in order
+      const rawStats = (side: 'base' | 'target') =>
+        shared.map((s, j) => `count(DISTINCT ${identOf(s, side)}) AS d${j}`).join(', ');
+      const [b] = await rows(conn, `SELECT ${rawStats('base')} FROM ${bs.table}`);
+      const [t] = await rows(conn, `SELECT ${rawStats('target')} FROM ${ts.table}`);
+      const candidates = shared
+        .map((s, j) => ({ j, rank: keyRank(s.name), position: s.target.position }))
+        .filter(({ j }) => num(b[`d${j}`]) === bs.rowCount && num(t[`d${j}`]) === ts.rowCount)
+        .sort((x, y) => x.rank - y.rank || x.position - y.position);
+      for (const { j } of candidates) {
+        const check = (side: 'base' | 'target', table: string) =>
+          rows(
+            conn,
+            `SELECT count(v) AS n, count(DISTINCT v) AS d FROM (SELECT ${normSql(identOf(shared[j], side), shared[j].type)} AS v FROM ${table})`,
+          );
+        const [cb] = await check('base', bs.table);
+        const [ct] = await check('target', ts.table);
+        if (
+          num(cb.n) === bs.rowCount &&
+          num(cb.d) === bs.rowCount &&
+          num(ct.n) === ts.rowCount &&
+          num(ct.d) === ts.rowCount
+        ) {
+          matching = 'inferred_key';
+          keyIdx = [j];
+          break;
+        }
+      }
+    }
+    // the rows as compared: the key columns (every shared column for multisets) typed, the other shared
+    // columns raw — a value is typed only when its raw text differs from the other side's (below)
+    const keyedCols = new Set(matching === 'multiset' ? shared.map((_, j) => j) : keyIdx);
+    const select = (sheet: LoadedSheet, side: 'base' | 'target') =>
+      [
+        `${sheet.rowNumberColumn} AS rn`,
+        ...shared.map((s, j) =>
+          keyedCols.has(j) ? `${normSql(identOf(s, side), s.type)} AS v${j}` : `${identOf(s, side)} AS v${j}`,
+        ),
+      ].join(', ');
+    await conn.run(`CREATE TABLE ${nb} AS SELECT ${select(bs, 'base')} FROM ${bs.table}`);
+    await conn.run(`CREATE TABLE ${nt} AS SELECT ${select(ts, 'target')} FROM ${ts.table}`);
+
+    const keyed = matching !== 'multiset';
+    const keyCols = keyed ? keyIdx : shared.map((_, j) => j);
+    const valueCols = keyed ? shared.map((_, j) => j).filter((j) => !keyIdx.includes(j)) : [];
+    // A single non-null key unique in both versions (always so for an inferred key) pairs by plain
+    // equality. Otherwise each row gets its occurrence number among the rows with the same key (the whole
+    // row for multisets), by row number, and rows pair by (key, occurrence); nulls are equal to nulls.
+    let unique = matching === 'inferred_key';
+    if (matching === 'key' && keyCols.length === 1) {
+      const v = `v${keyCols[0]}`;
+      const [cb] = await rows(conn, `SELECT count(${v}) AS n, count(DISTINCT ${v}) AS d FROM ${nb}`);
+      const [ct] = await rows(conn, `SELECT count(${v}) AS n, count(DISTINCT ${v}) AS d FROM ${nt}`);
+      unique =
+        num(cb.n) === bs.rowCount &&
+        num(cb.d) === bs.rowCount &&
+        num(ct.n) === ts.rowCount &&
+        num(ct.d) === ts.rowCount;
+    }
+    let on: string;
+    if (unique) {
+      on = `b.v${keyCols[0]} = t.v${keyCols[0]}`;
+    } else {
+      const partition = keyCols.length === 0 ? '' : `PARTITION BY ${keyCols.map((j) => `v${j}`).join(', ')}`;
+      for (const table of [nb, nt]) {
+        await conn.run(
+          `CREATE OR REPLACE TABLE ${table} AS SELECT *, row_number() OVER (${partition} ORDER BY rn) AS occ FROM ${table}`,
+        );
+      }
+      // null-safe equality written as plain equalities, so that DuckDB runs a hash join
+      on = [
+        ...keyCols.map(
+          (j) => `coalesce(b.v${j}, '') = coalesce(t.v${j}, '') AND (b.v${j} IS NULL) = (t.v${j} IS NULL)`,
+        ),
+        'b.occ = t.occ',
+      ].join(' AND ');
+    }
+    // the differing value columns; the typed check runs only on rows where some raw text differs
+    const rawDiffers = valueCols.map((j) => `b.v${j} IS DISTINCT FROM t.v${j}`).join(' OR ');
+    const diff =
+      valueCols.length === 0
+        ? `[]::INTEGER[]`
+        : `CASE WHEN ${rawDiffers} THEN list_filter([${valueCols
+            .map(
+              (j) =>
+                `CASE WHEN b.v${j} IS DISTINCT FROM t.v${j} AND ${normSql(`b.v${j}`, shared[j].type)} IS DISTINCT FROM ${normSql(`t.v${j}`, shared[j].type)} THEN ${j} END`,
+            )
+            .join(', ')}], x -> x IS NOT NULL) ELSE []::INTEGER[] END`;
+    if (opts.signal?.aborted) throw opts.signal.reason;
+    await conn.run(`CREATE TABLE ${pairs} AS
+      SELECT b.rn AS b_rn, t.rn AS t_rn,
+        CASE WHEN b.rn IS NULL THEN 'added' WHEN t.rn IS NULL THEN 'removed' ELSE 'matched' END AS side,
+        CASE WHEN b.rn IS NOT NULL AND t.rn IS NOT NULL THEN ${diff} END AS diff
+      FROM ${nb} b FULL OUTER JOIN ${nt} t ON ${on}`);
+    const [counts] = await rows(
+      conn,
+      `SELECT count(*) FILTER (WHERE side = 'added') AS added,
+              count(*) FILTER (WHERE side = 'removed') AS removed,
+              count(*) FILTER (WHERE side = 'matched' AND len(diff) > 0) AS changed,
+              count(*) FILTER (WHERE side = 'matched' AND len(diff) = 0) AS unchanged
+       FROM ${pairs}`,
+    );
+    let duplicateKeys = 0;
+    if (keyed && !unique) {
+      const keys = keyCols.map((j) => `v${j}`).join(', ');
+      const [d] = await rows(
+        conn,
+        `SELECT count(*) AS n FROM (SELECT ${keys} FROM ${nb} WHERE occ = 2 UNION SELECT ${keys} FROM ${nt} WHERE occ = 2)`,
+      );
+      duplicateKeys = num(d.n);
+    }
+
+    // the row changes, in row order, a chunk at a time
+    if (opts.onChanges) {
+      const raw = (alias: string, idents: string[]) =>
+        idents.length === 0 ? `[]::VARCHAR[]` : `[${idents.map((i) => `${alias}.${i}`).join(', ')}]`;
+      const keyNames = keyIdx.map((j) => shared[j].name);
+      const sql = `SELECT p.side, p.b_rn, p.t_rn, p.diff,
+          CASE WHEN p.t_rn IS NULL THEN ${raw(
+            'b',
+            keyIdx.map((j) => shared[j].base.ident),
+          )}
+               ELSE ${raw(
+                 't',
+                 keyIdx.map((j) => shared[j].target.ident),
+               )} END AS key,
+          CASE WHEN len(p.diff) > 0 THEN ${raw(
+            'b',
+            shared.map((s) => s.base.ident),
+          )} END AS olds,
+          CASE WHEN len(p.diff) > 0 THEN ${raw(
+            't',
+            shared.map((s) => s.target.ident),
+          )} END AS news
+        FROM ${pairs} p
+        LEFT JOIN ${bs.table} b ON b.${bs.rowNumberColumn} = p.b_rn
+        LEFT JOIN ${ts.table} t ON t.${ts.rowNumberColumn} = p.t_rn
+        WHERE p.side <> 'matched' OR len(p.diff) > 0
+        ORDER BY coalesce(p.t_rn, p.b_rn), p.b_rn NULLS LAST, p.t_rn NULLS LAST`;
+      const result = await conn.stream(sql);
+      for await (const chunk of result.yieldRowObjectJs()) {
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        const changes: RowChange[] = chunk.map((r) => {
+          const side = r.side as string;
+          const keyValues = (r.key ?? []) as Array<string | null>;
+          const diffIdx = (r.diff ?? []) as number[];
+          const olds = (r.olds ?? []) as Array<string | null>;
+          const news = (r.news ?? []) as Array<string | null>;
+          return {
+            sheet: ts.name,
+            kind: side === 'matched' ? 'changed' : (side as 'added' | 'removed'),
+            key: keyed ? Object.fromEntries(keyNames.map((n, i) => [n, keyValues[i] ?? null])) : null,
+            baseRow: r.b_rn === null ? null : num(r.b_rn),
+            targetRow: r.t_rn === null ? null : num(r.t_rn),
+            columns:
+              side === 'matched'
+                ? diffIdx.map((j) => ({ column: shared[j].name, old: olds[j] ?? null, new: news[j] ?? null }))
+                : null,
+          };
+        });
+        if (changes.length > 0) await opts.onChanges(changes);
+      }
+    }
+    return {
+      name: ts.name,
+      baseName: bs.name,
+      matching,
+      keyColumns: keyIdx.map((j) => shared[j].name),
+      baseRows: bs.rowCount,
+      targetRows: ts.rowCount,
+      added: num(counts.added),
+      removed: num(counts.removed),
+      changed: num(counts.changed),
+      unchanged: num(counts.unchanged),
+      duplicateKeys,
+      columnsAdded,
+      columnsRemoved,
+      typeChanges,
+    };
+  } finally {
+    for (const t of [pairs, nt, nb]) await conn.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
+  }
+}
+
+/**
+ * Compares two loaded versions (see the rules at the top of this file). `baseTypes` / `targetTypes`: the
+ * inferred types of the saved reports, or `inferTypes` of the loaded versions.
+ */
+export async function compareVersions(
+  conn: DuckDBConnection,
+  base: LoadedVersion,
+  target: LoadedVersion,
+  baseTypes: SheetTypes,
+  targetTypes: SheetTypes,
+  opts: CompareOptions = {},
+): Promise<ComparisonSummary> {
+  const { pairs, sheetsAdded, sheetsRemoved } = pairSheets(base, target);
+  if (opts.keyColumns && opts.keyColumns.length > 0) checkKeyColumns(base, target, opts.keyColumns);
+  const multi = base.sheets.length > 1 || target.sheets.length > 1;
+  const qualify = (sheet: string, column: string) => (multi ? `${sheet}!${column}` : column);
+  const summary: ComparisonSummary = {
+    sheetsAdded,
+    sheetsRemoved,
+    added: 0,
+    removed: 0,
+    changed: 0,
+    unchanged: 0,
+    columnsAdded: [],
+    columnsRemoved: [],
+    typeChanges: [],
+    sheets: [],
+  };
+  let done = 0;
+  for (const { b, t } of pairs) {
+    if (opts.signal?.aborted) throw opts.signal.reason;
+    opts.onProgress?.({ sheetsDone: done, sheetsTotal: pairs.length, phase: 'comparing' });
+    const sheet = await compareSheet(
+      conn,
+      base.sheets[b],
+      target.sheets[t],
+      baseTypes[b],
+      targetTypes[t],
+      opts,
+    );
+    summary.sheets.push(sheet);
+    summary.added += sheet.added;
+    summary.removed += sheet.removed;
+    summary.changed += sheet.changed;
+    summary.unchanged += sheet.unchanged;
+    summary.columnsAdded.push(...sheet.columnsAdded.map((c) => qualify(sheet.name, c)));
+    summary.columnsRemoved.push(...sheet.columnsRemoved.map((c) => qualify(sheet.name, c)));
+    summary.typeChanges.push(
+      ...sheet.typeChanges.map((c) => ({ ...c, column: qualify(sheet.name, c.column) })),
+    );
+    done++;
+  }
+  for (const s of base.sheets.filter((x) => sheetsRemoved.includes(x.name))) {
+    summary.columnsRemoved.push(...s.columns.map((c) => qualify(s.name, c.name)));
+  }
+  for (const s of target.sheets.filter((x) => sheetsAdded.includes(x.name))) {
+    summary.columnsAdded.push(...s.columns.map((c) => qualify(s.name, c.name)));
+  }
+  opts.onProgress?.({ sheetsDone: done, sheetsTotal: pairs.length, phase: 'compared' });
+  return summary;
+}

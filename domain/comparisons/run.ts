@@ -1,0 +1,435 @@
+/**
+ * The comparison run, worker side (called by activities/comparisons.ts). These commands act for the
+ * company named by the workflow input (the workflow is the principal); every query is scoped to it.
+ *
+ * States: queued → comparing → ready | failed (as reports). The status change that ends a run is
+ * conditional on the row being queued/comparing, in one transaction with its events, so a retried
+ * activity or a worker restarted mid-run never saves twice and never sends a second event. Row changes are
+ * written to comparison_changes before that transaction (a retried attempt first deletes what an earlier
+ * attempt wrote); they are read only once the comparison is ready.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Knex } from 'knex';
+import { ForeignKeyViolationError, UniqueViolationError } from 'objection';
+import { BadRequestError } from '../../common/errors';
+import { inspectStoredXlsx } from '../files/xlsx';
+import type { Storage } from '../../common/storage';
+import type { Config } from '../../common/config';
+import { Comparison, FileVersion, Report } from '../../db/models';
+import { transact } from '../../db/transaction';
+import {
+  AnalysisFailure,
+  loadVersion,
+  openEngine,
+  type InferredType,
+  type LoadedVersion,
+  type Profile,
+} from '../reports/engine';
+import { compareVersions, inferTypes, MissingKeyColumn, type RowChange, type SheetTypes } from './engine';
+
+/** Failure reasons: the reports' (README "Reports") plus `missing_key_column`. */
+export type ComparisonFailureReason =
+  | 'unparsable_file'
+  | 'too_many_columns'
+  | 'too_many_rows'
+  | 'unsafe_workbook'
+  | 'file_missing'
+  | 'missing_key_column'
+  | 'internal_error';
+
+/** A comparison that cannot succeed (bad file, missing key column): failed at once, not retried. */
+export class ComparisonFailure extends Error {
+  constructor(
+    public readonly reason: ComparisonFailureReason,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ComparisonFailure';
+  }
+}
+
+export interface ComparisonRequest {
+  companyId: string;
+  /** a requested comparison (its row exists) */
+  comparisonId?: string;
+  /** the automatic comparison of a new version with its predecessor (its row is created by prepare) */
+  automatic?: {
+    fileId: string;
+    baseVersionId: string;
+    targetVersionId: string;
+    baseVersion: number;
+    targetVersion: number;
+  };
+  correlationId?: string;
+}
+
+export interface RunDeps {
+  knex: Knex;
+  storage: Storage;
+  config: Config;
+}
+
+export interface RunHooks {
+  signal?: AbortSignal;
+  heartbeat?: (progress: RunProgress) => void;
+  /** tests only: called after comparing, before saving (phase `saving`) */
+  beforeSave?: () => Promise<void>;
+}
+
+export interface RunProgress {
+  phase: string;
+  rowsRead: number;
+  bytesRead: number;
+  bytesTotal: number;
+  sheetsDone: number;
+  sheetsTotal: number;
+  changesSaved: number;
+}
+
+export type RunOutcome = { status: 'ready' | 'failed' | 'file_deleted'; comparisonId: string | null };
+
+const CHANGES_BATCH = 1000;
+const PROGRESS_WRITE_MS = 1000;
+
+function q(knex: Knex | Knex.Transaction, companyId: string) {
+  return Comparison.scoped(companyId, knex);
+}
+
+/** The comparison row (the automatic one created queued on first call); null when the file is gone. */
+export async function prepareComparison(
+  knex: Knex,
+  req: ComparisonRequest,
+  workflowId: string | null,
+): Promise<{ comparisonId: string; status: string } | null> {
+  if (req.comparisonId) {
+    const row = await q(knex, req.companyId).findById(req.comparisonId);
+    return row ? { comparisonId: row.id, status: row.status } : null;
+  }
+  const a = req.automatic!;
+  try {
+    await q(knex, req.companyId).insert({
+      id: randomUUID(),
+      fileId: a.fileId,
+      baseVersionId: a.baseVersionId,
+      targetVersionId: a.targetVersionId,
+      baseVersion: a.baseVersion,
+      targetVersion: a.targetVersion,
+      automatic: true,
+      status: 'queued',
+      workflowId,
+      correlationId: req.correlationId ?? null,
+    });
+  } catch (err) {
+    if (err instanceof ForeignKeyViolationError) return null;
+    if (!(err instanceof UniqueViolationError)) throw err;
+  }
+  const row = await q(knex, req.companyId).findOne({ targetVersionId: a.targetVersionId, automatic: true });
+  return row ? { comparisonId: row.id, status: row.status } : null;
+}
+
+/** Inferred types from the version's ready report, when it has one that fits the loaded sheets. */
+async function reportTypes(
+  deps: RunDeps,
+  companyId: string,
+  versionId: string,
+  loaded: LoadedVersion,
+): Promise<SheetTypes | null> {
+  const report = await Report.scoped(companyId, deps.knex).findOne({ fileVersionId: versionId });
+  if (!report || report.status !== 'ready') return null;
+  let document = report.result as { profile?: Profile } | null;
+  if (!document && report.resultObjectKey) {
+    try {
+      const stream = await deps.storage.client.getObject(deps.storage.bucket, report.resultObjectKey);
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(chunk as Buffer);
+      document = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { profile?: Profile };
+    } catch {
+      return null;
+    }
+  }
+  const sheets = document?.profile?.sheets;
+  if (!sheets || sheets.length !== loaded.sheets.length) return null;
+  const types: SheetTypes = [];
+  for (let i = 0; i < sheets.length; i++) {
+    const cols = sheets[i].columnProfiles;
+    if (cols.length !== loaded.sheets[i].columns.length) return null;
+    types.push(cols.map((c) => c.inferredType as InferredType));
+  }
+  return types;
+}
+
+/**
+ * Runs one comparison: loads both stored versions into one DuckDB database (the reports engine's loader),
+ * takes the inferred types from their ready reports (or infers them by the same rule when a report is not
+ * ready), compares, writes the row changes, and saves the summary with the events in one transaction.
+ */
+export async function runComparison(
+  deps: RunDeps,
+  req: ComparisonRequest,
+  hooks: RunHooks = {},
+): Promise<RunOutcome> {
+  const { knex, storage, config } = deps;
+  const prepared = await prepareComparison(knex, req, null);
+  if (!prepared) return { status: 'file_deleted', comparisonId: null };
+  const comparisonId = prepared.comparisonId;
+  const row = await q(knex, req.companyId).findById(comparisonId);
+  if (!row) return { status: 'file_deleted', comparisonId: null };
+  if (row.status === 'ready' || row.status === 'failed') return { status: row.status, comparisonId };
+  const [base, target] = await Promise.all([
+    FileVersion.scoped(req.companyId, knex).findById(row.baseVersionId),
+    FileVersion.scoped(req.companyId, knex).findById(row.targetVersionId),
+  ]);
+  if (!base || !target) return { status: 'file_deleted', comparisonId };
+  const bytesTotal = Number(base.sizeBytes) + Number(target.sizeBytes);
+  const started = await q(knex, req.companyId)
+    .patch({ status: 'comparing', startedAt: new Date(), phase: 'loading', changesSaved: 0 })
+    .where({ id: comparisonId })
+    .whereIn('status', ['queued', 'comparing']);
+  if (started === 0) return { status: 'file_deleted', comparisonId };
+  // an earlier attempt (a worker stopped mid-run) may have written some changes
+  await knex('comparisonChanges').where({ comparisonId, companyId: req.companyId }).delete();
+
+  let progress: RunProgress = {
+    phase: 'loading',
+    rowsRead: 0,
+    bytesRead: 0,
+    bytesTotal,
+    sheetsDone: 0,
+    sheetsTotal: 0,
+    changesSaved: 0,
+  };
+  let lastWrite = 0;
+  let writing: Promise<unknown> = Promise.resolve();
+  const writeProgress = (force = false) => {
+    const now = Date.now();
+    if (!force && now - lastWrite < PROGRESS_WRITE_MS) return;
+    lastWrite = now;
+    const s = progress;
+    writing = writing
+      .then(() =>
+        q(knex, req.companyId)
+          .patch({
+            phase: s.phase,
+            sheetsDone: s.sheetsDone,
+            sheetsTotal: s.sheetsTotal,
+            changesSaved: s.changesSaved,
+          })
+          .where({ id: comparisonId, status: 'comparing' }),
+      )
+      .catch(() => undefined);
+  };
+  const beat = setInterval(() => {
+    hooks.heartbeat?.(progress);
+    writeProgress();
+  }, 1000);
+  hooks.heartbeat?.(progress);
+  const workDir = path.join(config.reports.workDir, `compare-${randomUUID()}`);
+  try {
+    for (const v of [base, target]) {
+      if (v.format !== 'xlsx') continue;
+      try {
+        await inspectStoredXlsx(storage.client, storage.bucket, v.objectKey, Number(v.sizeBytes), {
+          maxUnpackedBytes: config.files.xlsxMaxUnpackedBytes,
+          maxEntries: config.files.xlsxMaxEntries,
+          maxCompressionRatio: config.files.xlsxMaxCompressionRatio,
+          maxSharedStringsBytes: config.files.xlsxMaxSharedStringsBytes,
+          maxSharedStrings: config.files.xlsxMaxSharedStrings,
+          maxRows: config.files.maxRows,
+          maxColumns: config.files.maxColumns,
+        });
+      } catch (err) {
+        if (err instanceof BadRequestError) throw new ComparisonFailure('unsafe_workbook', err.message);
+        throw err;
+      }
+    }
+    await mkdir(workDir, { recursive: true });
+    const engine = await openEngine({
+      threads: config.reports.threads,
+      memoryLimitMb: config.reports.memoryLimitMb,
+      tempDirectory: path.join(workDir, 'duckdb'),
+    });
+    const interrupt = () => engine.conn.interrupt();
+    hooks.signal?.addEventListener('abort', interrupt);
+    let summary;
+    let seq = 0;
+    try {
+      const loaded: LoadedVersion[] = [];
+      let bytesBefore = 0;
+      for (const [i, v] of [base, target].entries()) {
+        loaded.push(
+          await loadVersion(
+            engine.conn,
+            {
+              open: async () => storage.client.getObject(storage.bucket, v.objectKey),
+              format: v.format,
+              delimiter: v.delimiter,
+              sizeBytes: Number(v.sizeBytes),
+            },
+            {
+              maxColumns: config.files.maxColumns,
+              maxRows: config.files.maxRows,
+              workDir,
+              tablePrefix: i === 0 ? 'b_' : 't_',
+              signal: hooks.signal,
+              onProgress: (p) => {
+                progress = { ...progress, rowsRead: p.rowsRead, bytesRead: bytesBefore + p.bytesRead };
+              },
+            },
+          ),
+        );
+        bytesBefore += Number(v.sizeBytes);
+      }
+      if (hooks.signal?.aborted) throw hooks.signal.reason;
+      progress = { ...progress, phase: 'types', bytesRead: bytesTotal };
+      const types: SheetTypes[] = [];
+      for (const [i, v] of [base, target].entries()) {
+        types.push(
+          (await reportTypes(deps, req.companyId, v.id, loaded[i])) ??
+            (await inferTypes(engine.conn, loaded[i])),
+        );
+      }
+      progress = { ...progress, phase: 'comparing' };
+      writeProgress(true);
+      let batch: RowChange[] = [];
+      const flush = async () => {
+        if (batch.length === 0) return;
+        const rows = batch.map((c) => ({
+          comparisonId,
+          companyId: req.companyId,
+          seq: ++seq,
+          sheet: c.sheet,
+          kind: c.kind,
+          key: c.key === null ? null : JSON.stringify(c.key),
+          baseRow: c.baseRow,
+          targetRow: c.targetRow,
+          columns: c.columns === null ? null : JSON.stringify(c.columns),
+        }));
+        batch = [];
+        await knex('comparisonChanges').insert(rows);
+        progress = { ...progress, changesSaved: seq };
+      };
+      summary = await compareVersions(engine.conn, loaded[0], loaded[1], types[0], types[1], {
+        keyColumns: row.keyColumns ?? undefined,
+        signal: hooks.signal,
+        onProgress: (p) => {
+          progress = { ...progress, sheetsDone: p.sheetsDone, sheetsTotal: p.sheetsTotal };
+        },
+        onChanges: async (changes) => {
+          batch.push(...changes);
+          if (batch.length >= CHANGES_BATCH) await flush();
+        },
+      });
+      await flush();
+    } catch (err) {
+      if (err instanceof AnalysisFailure) throw new ComparisonFailure(err.reason, err.message);
+      if (err instanceof MissingKeyColumn) throw new ComparisonFailure('missing_key_column', err.message);
+      throw err;
+    } finally {
+      hooks.signal?.removeEventListener('abort', interrupt);
+      engine.close();
+    }
+    if (hooks.signal?.aborted) throw hooks.signal.reason;
+
+    progress = { ...progress, phase: 'saving' };
+    writeProgress(true);
+    await hooks.beforeSave?.();
+    const result = summary;
+    const saved = await transact(
+      knex,
+      async ({ trx, emit }) => {
+        const file = (await trx('files')
+          .where({ id: row.fileId, companyId: req.companyId })
+          .forShare()
+          .first('id')) as { id: string } | undefined;
+        if (!file) return false;
+        const updated = await q(trx, req.companyId)
+          .patch({
+            status: 'ready',
+            finishedAt: new Date(),
+            result: result as unknown as object,
+            changeCount: seq,
+            changesSaved: seq,
+            phase: null,
+            sheetsDone: result.sheets.length,
+            sheetsTotal: result.sheets.length,
+            failureReason: null,
+            failureMessage: null,
+          })
+          .where({ id: comparisonId, status: 'comparing' });
+        if (updated === 0) return false;
+        // events for the automatic comparison of a new version only (README "Comparisons")
+        if (row.automatic) {
+          const ids = {
+            fileId: row.fileId,
+            datasetId: target.datasetId,
+            version: row.targetVersion,
+            previousVersion: row.baseVersion,
+          };
+          if (result.added + result.removed + result.changed > 0) {
+            await emit({
+              companyId: req.companyId,
+              type: 'dataset.changed',
+              data: {
+                ...ids,
+                added: result.added,
+                removed: result.removed,
+                changed: result.changed,
+                unchanged: result.unchanged,
+                comparisonId,
+              },
+            });
+          }
+          if (result.columnsRemoved.length > 0 || result.typeChanges.length > 0) {
+            await emit({
+              companyId: req.companyId,
+              type: 'dataset.schema_changed',
+              data: {
+                ...ids,
+                columnsAdded: result.columnsAdded,
+                columnsRemoved: result.columnsRemoved,
+                typeChanges: result.typeChanges,
+                comparisonId,
+              },
+            });
+          }
+        }
+        return true;
+      },
+      { correlationId: req.correlationId ?? row.correlationId ?? undefined },
+    );
+    if (!saved) {
+      const now = await q(knex, req.companyId).findById(comparisonId);
+      if (!now) return { status: 'file_deleted', comparisonId: null };
+      return { status: now.status === 'failed' ? 'failed' : 'ready', comparisonId };
+    }
+    return { status: 'ready', comparisonId };
+  } finally {
+    clearInterval(beat);
+    await writing;
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+/** Ends a comparison as failed (a reason code, never a cell value); a no-op once it has ended. */
+export async function failComparison(
+  knex: Knex,
+  req: ComparisonRequest,
+  comparisonId: string,
+  reason: ComparisonFailureReason,
+  message: string,
+): Promise<{ status: string }> {
+  const updated = await q(knex, req.companyId)
+    .patch({
+      status: 'failed',
+      finishedAt: new Date(),
+      failureReason: reason,
+      failureMessage: message,
+      phase: null,
+    })
+    .where({ id: comparisonId })
+    .whereIn('status', ['queued', 'comparing']);
+  if (updated > 0) await knex('comparisonChanges').where({ comparisonId, companyId: req.companyId }).delete();
+  return { status: updated > 0 ? 'failed' : 'ended' };
+}

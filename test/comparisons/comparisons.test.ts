@@ -1,0 +1,354 @@
+/**
+ * Comparisons end to end against the real services: the automatic comparison of each new version (and its
+ * events, once per version, none when nothing differs), requested comparisons (202, Idempotency-Key, the
+ * changes list, 400 / 404 / 422), visibility, and a few random pairs through HTTP + worker against the
+ * reference.
+ */
+import { expect } from 'chai';
+import { testEnv, startWorker } from '../helpers/env';
+import { createTeam } from '../helpers/factories';
+import { call, expectErrorBody } from '../helpers/http';
+import { uploadFile, uploadTo } from '../helpers/files';
+import { eventually } from '../helpers/temporal';
+import {
+  spawnWorkerProcess,
+  startWebhookApp,
+  webhookTestConfig,
+  webhookTestEnvVars,
+} from '../helpers/webhooks';
+import { compareRef, type Table } from './reference';
+
+const V1 = 'id,name,qty,note\n1,ann,5,x\n2,bob,6,y\n3,cy,7,z\n';
+// row 2 changed, row 3 removed, row 4 added, `note` removed, rows shuffled
+const V2 = 'qty,name,id\n5,ann,1\n4,dan,4\n60,bob,2\n';
+
+async function datasetEvents(fileId: string) {
+  return testEnv()
+    .knex('outbox')
+    .whereIn('type', ['dataset.changed', 'dataset.schema_changed'])
+    .whereRaw(`data->>'fileId' = ?`, [fileId])
+    .orderBy('createdAt');
+}
+
+async function whenReady(token: string, path: string, what: string) {
+  return eventually(
+    async () => {
+      const res = await call('GET', path, { token });
+      return res.status === 200 && (res.body.status === 'ready' || res.body.status === 'failed')
+        ? res.body
+        : undefined;
+    },
+    { what, timeoutMs: 60_000 },
+  );
+}
+
+function toCsv(t: Table): string {
+  return [t.header, ...t.rows].map((r) => r.map((c) => c ?? '').join(',')).join('\n') + '\n';
+}
+
+describe('comparisons: automatic and requested, end to end', function () {
+  this.timeout(240_000);
+  let stop: () => Promise<void>;
+
+  before(async () => {
+    const worker = await startWorker();
+    stop = () => worker.stop();
+  });
+  after(async () => {
+    await stop();
+  });
+
+  it('compares each new version with the previous one; events once per version, none when nothing differs', async () => {
+    const team = await createTeam({ plan: 'premium' });
+    const up = await uploadFile(V1, { token: team.adminToken, visibility: 'company' });
+    expect(up.status, up.text).to.equal(201);
+    const id = up.body.id as string;
+    const v2 = await uploadTo(`/files/${id}/versions`, V2, { token: team.adminToken });
+    expect(v2.status, v2.text).to.equal(201);
+    const done = await whenReady(team.employeeToken, `/files/${id}/versions/2/comparison`, 'v2 compared');
+    expect(done.status).to.equal('ready');
+    expect(done.automatic).to.equal(true);
+    expect(done.result).to.deep.include({
+      added: 1,
+      removed: 1,
+      changed: 1,
+      unchanged: 1,
+      columnsAdded: [],
+      columnsRemoved: ['note'],
+      changeCount: 3,
+    });
+    expect(done.result.sheets[0]).to.deep.include({ matching: 'inferred_key', keyColumns: ['id'] });
+    expectErrorBody(await call('GET', `/files/${id}/versions/1/comparison`, { token: team.adminToken }), 404);
+
+    const changes = await call('GET', `/comparisons/${done.id}/changes?limit=2`, { token: team.adminToken });
+    expect(changes.status, changes.text).to.equal(200);
+    expect(changes.body.meta).to.deep.equal({ page: 1, limit: 2, total: 3, totalPages: 2 });
+    const page2 = await call('GET', `/comparisons/${done.id}/changes?limit=2&page=2`, {
+      token: team.adminToken,
+    });
+    const all = [...changes.body.data, ...page2.body.data];
+    expect(all.find((c: any) => c.kind === 'changed')).to.deep.equal({
+      sheet: 'CSV',
+      kind: 'changed',
+      key: { id: '2' },
+      baseRow: 3,
+      targetRow: 4,
+      columns: [{ column: 'qty', old: '6', new: '60' }],
+    });
+
+    // version 3 equal to version 2 (rows shuffled): no event
+    const v3 = await uploadTo(`/files/${id}/versions`, 'id,name,qty\n2,bob,60\n1,ann,5\n4,dan,4\n', {
+      token: team.adminToken,
+    });
+    expect(v3.status, v3.text).to.equal(201);
+    const same = await whenReady(team.adminToken, `/files/${id}/versions/3/comparison`, 'v3 compared');
+    expect(same.result).to.deep.include({ added: 0, removed: 0, changed: 0, unchanged: 3 });
+
+    const events = await datasetEvents(id);
+    expect(events.map((e: any) => [e.type, e.data.version, e.data.previousVersion])).to.deep.equal([
+      ['dataset.changed', 2, 1],
+      ['dataset.schema_changed', 2, 1],
+    ]);
+    const changed = events[0].data;
+    expect(changed).to.deep.include({ fileId: id, added: 1, removed: 1, changed: 1, unchanged: 1 });
+    expect(changed.datasetId).to.be.a('string');
+    expect(events[1].data).to.deep.include({ columnsRemoved: ['note'], columnsAdded: [], typeChanges: [] });
+    // never a cell value in an event
+    expect(JSON.stringify(events.map((e: any) => e.data))).not.to.match(/ann|bob|dan|"60"/);
+
+    // the workflow names the file and both versions, carries the company
+    const handle = testEnv().temporal.workflow.getHandle(`comparison:${id}:v1:v2`);
+    const described = await handle.describe();
+    expect(described.status.name).to.equal('COMPLETED');
+  });
+
+  it('POST /comparisons: 202, Idempotency-Key, key columns, 400, 422, 404 across companies and for a private file', async () => {
+    const team = await createTeam({ plan: 'premium' });
+    const other = await createTeam({ plan: 'premium' });
+    const up = await uploadFile(V1, { token: team.adminToken, visibility: 'private' });
+    const id = up.body.id as string;
+    await uploadTo(`/files/${id}/versions`, V2, { token: team.adminToken });
+    const second = await uploadFile(V1, { token: team.adminToken, visibility: 'company' });
+
+    const body = {
+      base: { fileId: id, version: 1 },
+      target: { fileId: id, version: 2 },
+      keyColumns: ['name'],
+    };
+    const headers = { 'Idempotency-Key': `cmp-${id}` };
+    const first = await call('POST', '/comparisons', { token: team.adminToken, json: body, headers });
+    expect(first.status, first.text).to.equal(202);
+    expect(first.body.status).to.equal('queued');
+    const again = await call('POST', '/comparisons', { token: team.adminToken, json: body, headers });
+    expect(again.status).to.equal(202);
+    expect(again.body.id).to.equal(first.body.id);
+
+    const ready = await whenReady(team.adminToken, `/comparisons/${first.body.id}`, 'requested comparison');
+    expect(ready.status).to.equal('ready');
+    expect(ready.result.sheets[0]).to.deep.include({ matching: 'key', keyColumns: ['name'] });
+    expect(ready.result).to.deep.include({ added: 1, removed: 1, changed: 1, unchanged: 1 });
+    // requested comparisons send no events (only the automatic one did)
+    expect((await datasetEvents(id)).length).to.equal(2);
+
+    const missing = await call('POST', '/comparisons', {
+      token: team.adminToken,
+      json: { ...body, keyColumns: ['note'] },
+    });
+    expectErrorBody(missing, 400);
+    const twoFiles = await call('POST', '/comparisons', {
+      token: team.adminToken,
+      json: { base: { fileId: id, version: 1 }, target: { fileId: second.body.id, version: 1 } },
+    });
+    expectErrorBody(twoFiles, 422);
+    // another company: 404 for the request and the comparison
+    expectErrorBody(await call('POST', '/comparisons', { token: other.adminToken, json: body }), 404);
+    expectErrorBody(await call('GET', `/comparisons/${first.body.id}`, { token: other.adminToken }), 404);
+    expectErrorBody(
+      await call('GET', `/comparisons/${first.body.id}/changes`, { token: other.adminToken }),
+      404,
+    );
+    // an employee who cannot see the admin's private file: 404 everywhere
+    expectErrorBody(await call('POST', '/comparisons', { token: team.employeeToken, json: body }), 404);
+    expectErrorBody(await call('GET', `/comparisons/${first.body.id}`, { token: team.employeeToken }), 404);
+    expectErrorBody(
+      await call('GET', `/files/${id}/versions/2/comparison`, { token: team.employeeToken }),
+      404,
+    );
+  });
+
+  it('a few random pairs through HTTP and the worker agree with the reference', async () => {
+    const team = await createTeam({ plan: 'premium' });
+    const pairs: Array<[Table, Table, string[] | undefined]> = [
+      [
+        {
+          header: ['id', 'a', 'b'],
+          rows: [
+            ['1', '1', 'x'],
+            ['2', '2.0', 'y'],
+            ['3', '', 'z'],
+          ],
+        },
+        {
+          header: ['b', 'id', 'a'],
+          rows: [
+            ['y', '2', '2'],
+            ['x', '1', '1.5'],
+            ['w', '9', 'NA'],
+          ],
+        },
+        undefined,
+      ],
+      [
+        {
+          header: ['a', 'b'],
+          rows: [
+            ['1', 'x'],
+            ['1', 'x'],
+            ['2', 'y'],
+          ],
+        },
+        {
+          header: ['a', 'b'],
+          rows: [
+            ['1', 'x'],
+            ['2', 'y'],
+            ['2', 'y'],
+            ['3', 'z'],
+          ],
+        },
+        undefined,
+      ],
+      [
+        {
+          header: ['k', 'v'],
+          rows: [
+            ['a', '1'],
+            ['a', '2'],
+            ['b', '3'],
+          ],
+        },
+        {
+          header: ['k', 'v', 'w'],
+          rows: [
+            ['a', '2'],
+            ['b', '3'],
+            ['a', '5'],
+          ].map((r) => [...r, 't']),
+        },
+        ['k'],
+      ],
+      [
+        {
+          header: ['id', 'when'],
+          rows: [
+            ['1', '2024-01-01'],
+            ['2', '2024-01-02'],
+          ],
+        },
+        {
+          header: ['id', 'when'],
+          rows: [
+            ['1', '2024-01-01 00:00'],
+            ['2', '2024-01-02T10:00:00Z'],
+          ],
+        },
+        undefined,
+      ],
+    ];
+    for (const [base, target, keyColumns] of pairs) {
+      const up = await uploadFile(toCsv(base), { token: team.adminToken });
+      const id = up.body.id as string;
+      await uploadTo(`/files/${id}/versions`, toCsv(target), { token: team.adminToken });
+      const res = await call('POST', '/comparisons', {
+        token: team.adminToken,
+        json: { base: { fileId: id, version: 1 }, target: { fileId: id, version: 2 }, keyColumns },
+      });
+      expect(res.status, res.text).to.equal(202);
+      const done = await whenReady(team.adminToken, `/comparisons/${res.body.id}`, 'random pair');
+      const expected = compareRef(base, target, keyColumns);
+      expect(done.result).to.deep.include({
+        added: expected.added,
+        removed: expected.removed,
+        changed: expected.changed,
+        unchanged: expected.unchanged,
+        columnsAdded: expected.columnsAdded,
+        columnsRemoved: expected.columnsRemoved,
+        typeChanges: expected.typeChanges,
+      });
+      const list = await call('GET', `/comparisons/${res.body.id}/changes?limit=100`, {
+        token: team.adminToken,
+      });
+      const canon = (cs: any[]) =>
+        cs.map((c) => JSON.stringify([c.kind, c.key, c.baseRow, c.targetRow, c.columns])).sort();
+      expect(canon(list.body.data)).to.deep.equal(canon(expected.changes));
+    }
+  });
+
+  it('deleting the file removes its comparisons and changes', async () => {
+    const team = await createTeam({ plan: 'premium' });
+    const up = await uploadFile(V1, { token: team.adminToken });
+    const id = up.body.id as string;
+    await uploadTo(`/files/${id}/versions`, V2, { token: team.adminToken });
+    const del = await call('DELETE', `/files/${id}`, { token: team.adminToken });
+    expect(del.status, del.text).to.equal(204);
+    // whatever state the automatic comparison was in, nothing of it stays (its workflow was cancelled or
+    // found the file gone)
+    await eventually(
+      async () => {
+        const desc = await testEnv()
+          .temporal.workflow.getHandle(`comparison:${id}:v1:v2`)
+          .describe()
+          .catch(() => undefined);
+        return desc && desc.status.name !== 'RUNNING' ? true : undefined;
+      },
+      { what: 'the comparison workflow ended', timeoutMs: 60_000 },
+    );
+    const left = await testEnv().knex('comparisons').where({ fileId: id });
+    const changes = await testEnv().knex('comparisonChanges').where({ companyId: team.company.id });
+    expect([left.length, changes.length]).to.deep.equal([0, 0]);
+  });
+
+  it('a worker stopped in the middle of a comparison: another worker completes it, one result and one event', async () => {
+    const env = webhookTestEnvVars('compare-kill', { TEST_COMPARISON_WAIT_MS: '120000' });
+    const config = webhookTestConfig('compare-kill');
+    const child = await spawnWorkerProcess(env);
+    const { baseUrl } = await startWebhookApp(config);
+    const team = await createTeam({ plan: 'premium' });
+    const up = await uploadFile(V1, { token: team.adminToken, baseUrl });
+    const id = up.body.id as string;
+    await uploadTo(`/files/${id}/versions`, V2, { token: team.adminToken, baseUrl });
+    // the child holds the comparison after comparing, before saving: kill it there
+    await eventually(
+      async () => {
+        const res = await call('GET', `/files/${id}/versions/2/comparison`, {
+          token: team.adminToken,
+          baseUrl,
+        });
+        return res.body?.status === 'comparing' && res.body.progress?.phase === 'saving' ? true : undefined;
+      },
+      { what: 'the comparison held in the child worker', timeoutMs: 60_000 },
+    );
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const worker = await startWorker({ config });
+    try {
+      const done = await whenReady(
+        team.adminToken,
+        `/files/${id}/versions/2/comparison`,
+        'finished by the second worker',
+      );
+      expect(done.status).to.equal('ready');
+      expect(done.result).to.deep.include({ added: 1, removed: 1, changed: 1, unchanged: 1, changeCount: 3 });
+      expect(await testEnv().knex('comparisons').where({ fileId: id })).to.have.length(1);
+      expect(await testEnv().knex('comparisonChanges').where({ comparisonId: done.id })).to.have.length(3);
+      expect((await datasetEvents(id)).map((e: any) => e.type)).to.deep.equal([
+        'dataset.changed',
+        'dataset.schema_changed',
+      ]);
+      const result: unknown = await testEnv().temporal.workflow.getHandle(`comparison:${id}:v1:v2`).result();
+      expect(result).to.deep.equal({ status: 'ready' });
+    } finally {
+      await worker.stop();
+    }
+  });
+});
