@@ -17,7 +17,8 @@ import { inspectStoredXlsx } from '../../common/files/xlsx';
 import type { Storage } from '../../common/storage';
 import type { Config } from '../../common/config';
 import { FileVersion, Report } from '../../db/models';
-import { transact, type UnitOfWork } from '../../db/transaction';
+import type { UnitOfWork } from '../../db/transaction';
+import { inCompany, transactInCompany } from './unitOfWork';
 import {
   AnalysisFailure,
   openEngine,
@@ -104,24 +105,28 @@ export async function prepareBuild(
   workflowId: string | null,
 ): Promise<{ reportId: string; build: number; status: string } | null> {
   try {
-    await reportQuery(knex, req.companyId)
-      .insert({
-        id: randomUUID(),
-        fileId: req.fileId,
-        fileVersionId: req.fileVersionId,
-        version: req.version,
-        status: 'queued',
-        build: 1,
-        workflowId,
-        correlationId: req.correlationId ?? null,
-      })
-      .onConflict('fileVersionId')
-      .ignore();
+    await inCompany(knex, req.companyId, (trx) =>
+      reportQuery(trx, req.companyId)
+        .insert({
+          id: randomUUID(),
+          fileId: req.fileId,
+          fileVersionId: req.fileVersionId,
+          version: req.version,
+          status: 'queued',
+          build: 1,
+          workflowId,
+          correlationId: req.correlationId ?? null,
+        })
+        .onConflict('fileVersionId')
+        .ignore(),
+    );
   } catch (err) {
     if (err instanceof ForeignKeyViolationError) return null;
     if (!(err instanceof UniqueViolationError)) throw err;
   }
-  const row = await reportQuery(knex, req.companyId).findOne({ fileVersionId: req.fileVersionId });
+  const row = await inCompany(knex, req.companyId, (trx) =>
+    reportQuery(trx, req.companyId).findOne({ fileVersionId: req.fileVersionId }),
+  );
   return row ? { reportId: row.id, build: row.build, status: row.status } : null;
 }
 
@@ -149,27 +154,33 @@ export async function runBuild(
 ): Promise<BuildOutcome> {
   const { knex, storage, config } = deps;
   const build = req.build ?? 1;
-  const report = await reportQuery(knex, req.companyId).findOne({ fileVersionId: req.fileVersionId });
+  const report = await inCompany(knex, req.companyId, (trx) =>
+    reportQuery(trx, req.companyId).findOne({ fileVersionId: req.fileVersionId }),
+  );
   if (!report) return { status: 'file_deleted', reportId: null };
   if (report.build !== build) return { status: 'superseded', reportId: report.id };
   if (report.status === 'ready' || report.status === 'failed') {
     // an earlier attempt of this build saved it already
     return { status: report.status, reportId: report.id };
   }
-  const version = await FileVersion.scoped(req.companyId, knex).findById(req.fileVersionId);
+  const version = await inCompany(knex, req.companyId, (trx) =>
+    FileVersion.scoped(req.companyId, trx).findById(req.fileVersionId),
+  );
   if (!version) return { status: 'file_deleted', reportId: report.id };
   const sizeBytes = Number(version.sizeBytes);
-  const started = await reportQuery(knex, req.companyId)
-    .patch({
-      status: 'building',
-      startedAt: new Date(),
-      rowsRead: 0,
-      bytesRead: 0,
-      bytesTotal: sizeBytes,
-      phase: 'loading',
-    })
-    .where({ id: report.id, build })
-    .whereIn('status', ['queued', 'building']);
+  const started = await inCompany(knex, req.companyId, (trx) =>
+    reportQuery(trx, req.companyId)
+      .patch({
+        status: 'building',
+        startedAt: new Date(),
+        rowsRead: 0,
+        bytesRead: 0,
+        bytesTotal: sizeBytes,
+        phase: 'loading',
+      })
+      .where({ id: report.id, build })
+      .whereIn('status', ['queued', 'building']),
+  );
   if (started === 0) return { status: 'superseded', reportId: report.id };
 
   let progress: BuildProgress = { rowsRead: 0, bytesRead: 0, bytesTotal: sizeBytes, phase: 'loading' };
@@ -182,13 +193,15 @@ export async function runBuild(
     const snapshot = progress;
     writing = writing
       .then(() =>
-        reportQuery(knex, req.companyId)
-          .patch({
-            rowsRead: snapshot.rowsRead,
-            bytesRead: snapshot.bytesRead,
-            phase: snapshot.phase,
-          })
-          .where({ id: report.id, build, status: 'building' }),
+        inCompany(knex, req.companyId, (trx) =>
+          reportQuery(trx, req.companyId)
+            .patch({
+              rowsRead: snapshot.rowsRead,
+              bytesRead: snapshot.bytesRead,
+              phase: snapshot.phase,
+            })
+            .where({ id: report.id, build, status: 'building' }),
+        ),
       )
       .catch(() => undefined); // progress is best effort; the save decides
   };
@@ -276,8 +289,9 @@ export async function runBuild(
       });
     }
     progress = { ...progress, phase: 'saving' };
-    const saved = await transact(
+    const saved = await transactInCompany(
       knex,
+      req.companyId,
       async (uow) => {
         const { trx, emit } = uow;
         // the file row first (shared lock): a delete running now either waits for this save (and then
@@ -330,7 +344,9 @@ export async function runBuild(
     );
     if (!saved) {
       if (objectKey) await removeObject(storage, objectKey);
-      const now = await reportQuery(knex, req.companyId).findById(report.id);
+      const now = await inCompany(knex, req.companyId, (trx) =>
+        reportQuery(trx, req.companyId).findById(report.id),
+      );
       if (!now) return { status: 'file_deleted', reportId: null };
       if (now.build === build && (now.status === 'ready' || now.status === 'failed')) {
         return { status: now.status, reportId: report.id };
@@ -359,8 +375,9 @@ export async function failBuild(
   message: string,
 ): Promise<{ status: string }> {
   const build = req.build ?? 1;
-  return transact(
+  return transactInCompany(
     knex,
+    req.companyId,
     async ({ trx, emit }) => {
       const report = await reportQuery(trx, req.companyId)
         .findOne({ fileVersionId: req.fileVersionId })

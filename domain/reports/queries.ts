@@ -8,6 +8,7 @@ import type { UnitOfWork } from '../../db/transaction';
 import { reportWorkflowParts, workflowIdentity } from '../../workflows/shared';
 import { visibleVersion } from './access';
 import { presentReport, type ReportResult, type ReportView } from './present';
+import { inCompany } from './unitOfWork';
 
 export interface ReportDeps {
   knex: Knex;
@@ -33,8 +34,13 @@ export async function getReport(
   fileId: string,
   version: number | 'latest',
 ): Promise<ReportView> {
-  const row = await visibleVersion(auth, deps.knex, fileId, version);
-  const report = await Report.scoped(auth.companyId, deps.knex).findOne({ fileVersionId: row.id });
+  const { row, report } = await inCompany(deps.knex, auth.companyId, async (trx) => {
+    const found = await visibleVersion(auth, trx, fileId, version);
+    return {
+      row: found,
+      report: await Report.scoped(auth.companyId, trx).findOne({ fileVersionId: found.id }),
+    };
+  });
   return presentReport(row, report, report ? await readResult(deps.storage, report) : null);
 }
 

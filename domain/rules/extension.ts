@@ -4,18 +4,18 @@
  * profile, and `rules.failed` is written in the transaction that saves the report — once per build, when
  * at least one `error` rule failed.
  */
-import { transact, type TransactOptions } from '../../db/transaction';
 import type { BuildExtension } from '../reports/build';
+import { inCompany } from '../reports/unitOfWork';
 import { rulesStep, type QualitySection } from './evaluate';
 import { rulesForBuild } from './queries';
 
 export function qualityExtension(): BuildExtension {
   return {
     async prepare(knex, req) {
-      // one unit of work acting for the build's company (`acting` is read by the row-level-security unit of
-      // work of branch rls; without it the option is ignored)
-      const options = { correlationId: req.correlationId, acting: { companyId: req.companyId } } as TransactOptions;
-      const rules = await transact(knex, ({ trx }) => rulesForBuild(trx, req.companyId, req.fileId), options);
+      // read like every query of the build: in a transaction acting for the build's company
+      const rules = await inCompany(knex, req.companyId, (trx) =>
+        rulesForBuild(trx, req.companyId, req.fileId),
+      );
       return {
         steps: [rulesStep(rules)],
         async onSave({ emit }, saved) {

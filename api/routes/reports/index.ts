@@ -27,7 +27,15 @@ export const reportRoutes = [
     tag: TAG,
     access: read,
     params: versionParams,
-    responses: { 200: { description: 'the report', schema: reportSchema }, 404: notFound },
+    responses: {
+      200: {
+        description:
+          'the report: queued → building (with progress) → ready (with the profile) | failed (with a reason code). ' +
+          'A result up to REPORT_INLINE_MAX_BYTES is kept in PostgreSQL, a larger one in object storage; the answer is the same',
+        schema: reportSchema,
+      },
+      404: notFound,
+    },
     handler: async (ctx, { params }: { params: { id: string; version: number } }) => ({
       body: await getReport(deps(ctx), principalOf(ctx), params.id, params.version),
     }),

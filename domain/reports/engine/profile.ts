@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { classSql, isNullSql, knownTypedSql } from './sql';
+import { classSql, knownTypedSql } from './sql';
 import {
   INFERRED_TYPES,
   type ColumnProfile,
@@ -60,7 +60,9 @@ function isoOf(value: unknown, type: InferredType): string | null {
 async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise<SheetProfile> {
   const t = sheet.table;
   const cols = sheet.columns;
-  // 1. classes of every column in one scan
+  // 1. per column, one hash aggregate: its distinct values with their counts, each value classified once
+  // (not once per cell); the class histogram, nulls, distinct count, top values and the text statistics
+  // come from that small table
   const classCounts: Array<Record<InferredType, number>> = cols.map(() => ({
     integer: 0,
     decimal: 0,
@@ -69,37 +71,51 @@ async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise
     datetime: 0,
     text: 0,
   }));
-  const nulls: number[] = cols.map(() => 0);
-  if (cols.length > 0 && sheet.rowCount > 0) {
-    // histogram of class codes per column, every column in one scan
-    const select = cols.map((c, i) => `histogram(${classSql(c.ident)}) AS h${i}`).join(', ');
-    const [r] = await rows(conn, `SELECT ${select} FROM ${t}`);
-    cols.forEach((_, i) => {
-      // a MAP reads as [{ key, value }]
-      const histogram = (r[`h${i}`] ?? []) as Array<{ key: number; value: unknown }>;
-      for (const { key, value } of histogram) {
-        if (key === 0) nulls[i] = num(value);
-        else classCounts[i][INFERRED_TYPES[key - 1]] = num(value);
+  const nulls: number[] = cols.map(() => sheet.rowCount);
+  const distinct: number[] = cols.map(() => 0);
+  const top: Array<Array<{ value: string; count: number }>> = cols.map(() => []);
+  const textStats: Row[] = cols.map(() => ({}));
+  if (sheet.rowCount > 0) {
+    for (const [i, c] of cols.entries()) {
+      await conn.run(
+        `CREATE OR REPLACE TEMP TABLE ds_values AS
+         SELECT v, n, ${classSql('v')} AS k FROM (SELECT ${c.ident} AS v, count(*) AS n FROM ${t} GROUP BY 1)`,
+      );
+      nulls[i] = 0;
+      for (const r of await rows(conn, `SELECT k, sum(n) AS n, count(*) AS d FROM ds_values GROUP BY k`)) {
+        const k = num(r.k);
+        if (k === 0) nulls[i] = num(r.n);
+        else {
+          classCounts[i][INFERRED_TYPES[k - 1]] = num(r.n);
+          distinct[i] += num(r.d);
+        }
       }
-    });
-  } else {
-    cols.forEach((_, i) => (nulls[i] = sheet.rowCount));
+      top[i] = (
+        await rows(conn, `SELECT v, n FROM ds_values WHERE k > 0 ORDER BY n DESC, v LIMIT ${TOP_VALUES}`)
+      ).map((r) => ({ value: clip(String(r.v)), count: num(r.n) }));
+      if (inferType(classCounts[i]) === 'text' && distinct[i] > 0) {
+        [textStats[i]] = await rows(
+          conn,
+          `SELECT min(v) AS min, max(v) AS max, min(length(v)) AS lmin, max(length(v)) AS lmax,
+             sum(length(v) * n) / sum(n) AS lmean FROM ds_values WHERE k > 0`,
+        );
+      }
+    }
+    await conn.run('DROP TABLE IF EXISTS ds_values');
   }
   const types = classCounts.map(inferType);
 
-  // 2. typed statistics of every column in one scan. Every non-null value of a column is of its inferred
-  // type (that is how the type was chosen), so a plain cast is enough here; typedSql also guards the class.
+  // 2. typed statistics of the other columns in one scan. Every non-null value of a column is of its
+  // inferred type (that is how the type was chosen), so a plain cast is enough; typedSql guards the class.
   const stats: Row = {};
-  if (cols.length > 0 && sheet.rowCount > 0) {
+  const typed = cols.map((c, i) => ({ c, i, type: types[i] })).filter((x) => x.type !== 'text');
+  if (typed.length > 0 && sheet.rowCount > 0) {
     const parts: string[] = [];
     const values: string[] = [];
-    cols.forEach((c, i) => {
-      const type = types[i];
+    for (const { c, i, type } of typed) {
       const v = `x${i}`;
-      const raw = c.ident;
-      const notNull = `NOT ${isNullSql(raw)}`;
+      values.push(`${knownTypedSql(c.ident, type)} AS ${v}`);
       if (type === 'integer' || type === 'decimal') {
-        values.push(`${knownTypedSql(raw, type)} AS ${v}`);
         parts.push(
           `min(${v}) AS min${i}`,
           `max(${v}) AS max${i}`,
@@ -109,42 +125,21 @@ async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise
           `count(*) FILTER (WHERE ${v} = 0) AS zeros${i}`,
           `count(*) FILTER (WHERE ${v} < 0) AS neg${i}`,
         );
-      } else if (type === 'text') {
-        values.push(`CASE WHEN ${notNull} THEN ${raw} END AS ${v}`);
-        parts.push(
-          `min(${v}) AS min${i}`,
-          `max(${v}) AS max${i}`,
-          `min(length(${v})) AS lmin${i}`,
-          `max(length(${v})) AS lmax${i}`,
-          `avg(length(${v})) AS lmean${i}`,
-        );
       } else {
-        values.push(`${knownTypedSql(raw, type)} AS ${v}`);
         parts.push(`min(${v}) AS min${i}`, `max(${v}) AS max${i}`);
       }
-    });
+    }
     const [r] = await rows(conn, `SELECT ${parts.join(', ')} FROM (SELECT ${values.join(', ')} FROM ${t})`);
     Object.assign(stats, r);
   }
-
-  // 3. distinct values and the top values of each column (one hash aggregate per column)
-  const distinct: number[] = [];
-  const top: Array<Array<{ value: string; count: number }>> = [];
-  for (const c of cols) {
-    if (sheet.rowCount === 0) {
-      distinct.push(0);
-      top.push([]);
-      continue;
-    }
-    const result = await rows(
-      conn,
-      `WITH g AS (SELECT v, n FROM (SELECT ${c.ident} AS v, count(*) AS n FROM ${t} GROUP BY 1) WHERE NOT ${isNullSql('v')})
-       SELECT (SELECT count(*) FROM g) AS d, v, n FROM (SELECT v, n FROM g ORDER BY n DESC, v LIMIT ${TOP_VALUES})
-       UNION ALL SELECT (SELECT count(*) FROM g), NULL, NULL WHERE NOT EXISTS (SELECT 1 FROM g)`,
-    );
-    distinct.push(result.length > 0 ? num(result[0].d) : 0);
-    top.push(result.filter((r) => r.v !== null).map((r) => ({ value: String(r.v), count: num(r.n) })));
-  }
+  textStats.forEach((r, i) => {
+    if (types[i] !== 'text') return;
+    stats[`min${i}`] = r.min;
+    stats[`max${i}`] = r.max;
+    stats[`lmin${i}`] = r.lmin;
+    stats[`lmax${i}`] = r.lmax;
+    stats[`lmean${i}`] = r.lmean;
+  });
 
   // 4. duplicate rows: rows equal in every column to an earlier one (blank rows left out)
   let duplicateRows = 0;
