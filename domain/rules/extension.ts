@@ -5,13 +5,17 @@
  * at least one `error` rule failed.
  */
 import type { BuildExtension } from '../reports/build';
+import { inCompany } from '../reports/unitOfWork';
 import { rulesStep, type QualitySection } from './evaluate';
 import { rulesForBuild } from './queries';
 
 export function qualityExtension(): BuildExtension {
   return {
     async prepare(knex, req) {
-      const rules = await rulesForBuild(knex, req.companyId, req.fileId);
+      // read like every query of the build: in a transaction acting for the build's company
+      const rules = await inCompany(knex, req.companyId, (trx) =>
+        rulesForBuild(trx, req.companyId, req.fileId),
+      );
       return {
         steps: [rulesStep(rules)],
         async onSave({ emit }, saved) {
