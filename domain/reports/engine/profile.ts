@@ -77,31 +77,30 @@ async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise
   const textStats: Row[] = cols.map(() => ({}));
   if (sheet.rowCount > 0) {
     for (const [i, c] of cols.entries()) {
-      await conn.run(
-        `CREATE OR REPLACE TEMP TABLE ds_values AS
-         SELECT v, n, ${classSql('v')} AS k FROM (SELECT ${c.ident} AS v, count(*) AS n FROM ${t} GROUP BY 1)`,
+      // one query per column: the value table is built once (a materialised CTE) and read three times
+      const [r] = await rows(
+        conn,
+        `WITH ds_values AS MATERIALIZED (
+           SELECT v, n, ${classSql('v')} AS k FROM (SELECT ${c.ident} AS v, count(*) AS n FROM ${t} GROUP BY 1))
+         SELECT
+           (SELECT list({k: k, n: n, d: d}) FROM (SELECT k, sum(n) AS n, count(*) AS d FROM ds_values GROUP BY k)) AS classes,
+           (SELECT list({v: v, n: n} ORDER BY n DESC, v) FROM
+              (SELECT v, n FROM ds_values WHERE k > 0 ORDER BY n DESC, v LIMIT ${TOP_VALUES})) AS top,
+           (SELECT {min: min(v), max: max(v), lmin: min(length(v)), lmax: max(length(v)),
+              lmean: sum(length(v) * n) / sum(n)} FROM ds_values WHERE k > 0) AS text`,
       );
       nulls[i] = 0;
-      for (const r of await rows(conn, `SELECT k, sum(n) AS n, count(*) AS d FROM ds_values GROUP BY k`)) {
-        const k = num(r.k);
-        if (k === 0) nulls[i] = num(r.n);
+      for (const k of (r.classes as Row[] | null) ?? []) {
+        const code = num(k.k);
+        if (code === 0) nulls[i] = num(k.n);
         else {
-          classCounts[i][INFERRED_TYPES[k - 1]] = num(r.n);
-          distinct[i] += num(r.d);
+          classCounts[i][INFERRED_TYPES[code - 1]] = num(k.n);
+          distinct[i] += num(k.d);
         }
       }
-      top[i] = (
-        await rows(conn, `SELECT v, n FROM ds_values WHERE k > 0 ORDER BY n DESC, v LIMIT ${TOP_VALUES}`)
-      ).map((r) => ({ value: clip(String(r.v)), count: num(r.n) }));
-      if (inferType(classCounts[i]) === 'text' && distinct[i] > 0) {
-        [textStats[i]] = await rows(
-          conn,
-          `SELECT min(v) AS min, max(v) AS max, min(length(v)) AS lmin, max(length(v)) AS lmax,
-             sum(length(v) * n) / sum(n) AS lmean FROM ds_values WHERE k > 0`,
-        );
-      }
+      top[i] = ((r.top as Row[] | null) ?? []).map((x) => ({ value: clip(String(x.v)), count: num(x.n) }));
+      if (inferType(classCounts[i]) === 'text' && distinct[i] > 0) textStats[i] = r.text as Row;
     }
-    await conn.run('DROP TABLE IF EXISTS ds_values');
   }
   const types = classCounts.map(inferType);
 

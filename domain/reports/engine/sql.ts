@@ -52,8 +52,18 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
   await conn.run(`CREATE OR REPLACE TEMP MACRO ds_is_null(v) AS (
     v IS NULL OR (ascii(v) IN (${NULL_FIRST}) AND regexp_full_match(v, ${NULL_RE})))`);
   // numbers, dates and datetimes; v starts with a digit, a sign or a point (trailing spaces allowed)
+  // a value with '-' at positions 5 and 8 after a digit (YYYY-MM-…) can only be a date or a datetime (an
+  // integer has no '-' after its first character, a decimal at most one, in its exponent): its patterns
+  // are tried first, which spares every cell of a date column the two number patterns
   await conn.run(`CREATE OR REPLACE TEMP MACRO ds_class_number(v) AS (
     CASE
+      WHEN substr(v, 5, 1) = '-' AND substr(v, 8, 1) = '-' AND (ascii(v) BETWEEN 48 AND 57) THEN
+        CASE
+          WHEN regexp_full_match(v, ${DATE_RE}) AND TRY_CAST(v AS DATE) IS NOT NULL THEN 4
+          WHEN regexp_full_match(v, ${DATETIME_RE})
+            AND (TRY_CAST(v AS TIMESTAMP) IS NOT NULL OR TRY_CAST(v AS TIMESTAMPTZ) IS NOT NULL) THEN 5
+          ELSE 6
+        END
       WHEN regexp_full_match(v, ${INTEGER_RE}) AND TRY_CAST(v AS BIGINT) IS NOT NULL THEN 1
       WHEN regexp_full_match(v, ${DECIMAL_RE}) AND isfinite(TRY_CAST(v AS DOUBLE)) THEN 2
       WHEN regexp_full_match(v, ${DATE_RE}) AND TRY_CAST(v AS DATE) IS NOT NULL THEN 4
@@ -61,10 +71,13 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
         AND (TRY_CAST(v AS TIMESTAMP) IS NOT NULL OR TRY_CAST(v AS TIMESTAMPTZ) IS NOT NULL) THEN 5
       ELSE 6
     END)`);
-  // a datetime as UTC: an offset (or Z) is applied, a time without one is taken as UTC
+  // a datetime as UTC: an offset (or Z) is applied, a time without one is taken as UTC. An offset follows
+  // the time, after the first 10 characters: the pattern is tried only when one of Z + - is there
   await conn.run(`CREATE OR REPLACE TEMP MACRO ds_datetime(v) AS (
     CASE
-      WHEN regexp_matches(v, '[0-9](Z|[+-][0-9]{2}:?[0-9]{2}) *$') THEN timezone('UTC', TRY_CAST(trim(v) AS TIMESTAMPTZ))
+      WHEN (strpos(substr(ltrim(v), 11), 'Z') > 0 OR strpos(substr(ltrim(v), 11), '+') > 0
+          OR strpos(substr(ltrim(v), 11), '-') > 0)
+        AND regexp_matches(v, '[0-9](Z|[+-][0-9]{2}:?[0-9]{2}) *$') THEN timezone('UTC', TRY_CAST(trim(v) AS TIMESTAMPTZ))
       ELSE TRY_CAST(trim(v) AS TIMESTAMP)
     END)`);
   await conn.run(`CREATE OR REPLACE TEMP MACRO ds_class(v) AS (
