@@ -18,7 +18,7 @@ import { inspectStoredXlsx } from '../files/xlsx';
 import type { Storage } from '../../common/storage';
 import type { Config } from '../../common/config';
 import { Comparison, FileVersion, Report } from '../../db/models';
-import { transact } from '../../db/transaction';
+import { inCompany, transactInCompany } from '../reports/unitOfWork';
 import {
   AnalysisFailure,
   loadVersion,
@@ -103,29 +103,34 @@ export async function prepareComparison(
   req: ComparisonRequest,
   workflowId: string | null,
 ): Promise<{ comparisonId: string; status: string } | null> {
-  if (req.comparisonId) {
-    const row = await q(knex, req.companyId).findById(req.comparisonId);
+  const comparisonId = req.comparisonId;
+  if (comparisonId) {
+    const row = await inCompany(knex, req.companyId, (trx) => q(trx, req.companyId).findById(comparisonId));
     return row ? { comparisonId: row.id, status: row.status } : null;
   }
   const a = req.automatic!;
   try {
-    await q(knex, req.companyId).insert({
-      id: randomUUID(),
-      fileId: a.fileId,
-      baseVersionId: a.baseVersionId,
-      targetVersionId: a.targetVersionId,
-      baseVersion: a.baseVersion,
-      targetVersion: a.targetVersion,
-      automatic: true,
-      status: 'queued',
-      workflowId,
-      correlationId: req.correlationId ?? null,
-    });
+    await inCompany(knex, req.companyId, (trx) =>
+      q(trx, req.companyId).insert({
+        id: randomUUID(),
+        fileId: a.fileId,
+        baseVersionId: a.baseVersionId,
+        targetVersionId: a.targetVersionId,
+        baseVersion: a.baseVersion,
+        targetVersion: a.targetVersion,
+        automatic: true,
+        status: 'queued',
+        workflowId,
+        correlationId: req.correlationId ?? null,
+      }),
+    );
   } catch (err) {
     if (err instanceof ForeignKeyViolationError) return null;
     if (!(err instanceof UniqueViolationError)) throw err;
   }
-  const row = await q(knex, req.companyId).findOne({ targetVersionId: a.targetVersionId, automatic: true });
+  const row = await inCompany(knex, req.companyId, (trx) =>
+    q(trx, req.companyId).findOne({ targetVersionId: a.targetVersionId, automatic: true }),
+  );
   return row ? { comparisonId: row.id, status: row.status } : null;
 }
 
@@ -136,7 +141,9 @@ async function reportTypes(
   versionId: string,
   loaded: LoadedVersion,
 ): Promise<SheetTypes | null> {
-  const report = await Report.scoped(companyId, deps.knex).findOne({ fileVersionId: versionId });
+  const report = await inCompany(deps.knex, companyId, (trx) =>
+    Report.scoped(companyId, trx).findOne({ fileVersionId: versionId }),
+  );
   if (!report || report.status !== 'ready') return null;
   let document = report.result as { profile?: Profile } | null;
   if (!document && report.resultObjectKey) {
@@ -174,22 +181,28 @@ export async function runComparison(
   const prepared = await prepareComparison(knex, req, null);
   if (!prepared) return { status: 'file_deleted', comparisonId: null };
   const comparisonId = prepared.comparisonId;
-  const row = await q(knex, req.companyId).findById(comparisonId);
+  const row = await inCompany(knex, req.companyId, (trx) => q(trx, req.companyId).findById(comparisonId));
   if (!row) return { status: 'file_deleted', comparisonId: null };
   if (row.status === 'ready' || row.status === 'failed') return { status: row.status, comparisonId };
-  const [base, target] = await Promise.all([
-    FileVersion.scoped(req.companyId, knex).findById(row.baseVersionId),
-    FileVersion.scoped(req.companyId, knex).findById(row.targetVersionId),
-  ]);
+  const [base, target] = await inCompany(knex, req.companyId, (trx) =>
+    Promise.all([
+      FileVersion.scoped(req.companyId, trx).findById(row.baseVersionId),
+      FileVersion.scoped(req.companyId, trx).findById(row.targetVersionId),
+    ]),
+  );
   if (!base || !target) return { status: 'file_deleted', comparisonId };
   const bytesTotal = Number(base.sizeBytes) + Number(target.sizeBytes);
-  const started = await q(knex, req.companyId)
-    .patch({ status: 'comparing', startedAt: new Date(), phase: 'loading', changesSaved: 0 })
-    .where({ id: comparisonId })
-    .whereIn('status', ['queued', 'comparing']);
+  const started = await inCompany(knex, req.companyId, (trx) =>
+    q(trx, req.companyId)
+      .patch({ status: 'comparing', startedAt: new Date(), phase: 'loading', changesSaved: 0 })
+      .where({ id: comparisonId })
+      .whereIn('status', ['queued', 'comparing']),
+  );
   if (started === 0) return { status: 'file_deleted', comparisonId };
   // an earlier attempt (a worker stopped mid-run) may have written some changes
-  await knex('comparisonChanges').where({ comparisonId, companyId: req.companyId }).delete();
+  await inCompany(knex, req.companyId, (trx) =>
+    trx('comparisonChanges').where({ comparisonId, companyId: req.companyId }).delete(),
+  );
 
   let progress: RunProgress = {
     phase: 'loading',
@@ -209,14 +222,16 @@ export async function runComparison(
     const s = progress;
     writing = writing
       .then(() =>
-        q(knex, req.companyId)
-          .patch({
-            phase: s.phase,
-            sheetsDone: s.sheetsDone,
-            sheetsTotal: s.sheetsTotal,
-            changesSaved: s.changesSaved,
-          })
-          .where({ id: comparisonId, status: 'comparing' }),
+        inCompany(knex, req.companyId, (trx) =>
+          q(trx, req.companyId)
+            .patch({
+              phase: s.phase,
+              sheetsDone: s.sheetsDone,
+              sheetsTotal: s.sheetsTotal,
+              changesSaved: s.changesSaved,
+            })
+            .where({ id: comparisonId, status: 'comparing' }),
+        ),
       )
       .catch(() => undefined);
   };
@@ -307,7 +322,7 @@ export async function runComparison(
           columns: c.columns === null ? null : JSON.stringify(c.columns),
         }));
         batch = [];
-        await knex('comparisonChanges').insert(rows);
+        await inCompany(knex, req.companyId, (trx) => trx('comparisonChanges').insert(rows));
         progress = { ...progress, changesSaved: seq };
       };
       summary = await compareVersions(engine.conn, loaded[0], loaded[1], types[0], types[1], {
@@ -336,8 +351,9 @@ export async function runComparison(
     writeProgress(true);
     await hooks.beforeSave?.();
     const result = summary;
-    const saved = await transact(
+    const saved = await transactInCompany(
       knex,
+      req.companyId,
       async ({ trx, emit }) => {
         const file = (await trx('files')
           .where({ id: row.fileId, companyId: req.companyId })
@@ -400,7 +416,7 @@ export async function runComparison(
       { correlationId: req.correlationId ?? row.correlationId ?? undefined },
     );
     if (!saved) {
-      const now = await q(knex, req.companyId).findById(comparisonId);
+      const now = await inCompany(knex, req.companyId, (trx) => q(trx, req.companyId).findById(comparisonId));
       if (!now) return { status: 'file_deleted', comparisonId: null };
       return { status: now.status === 'failed' ? 'failed' : 'ready', comparisonId };
     }
@@ -420,16 +436,21 @@ export async function failComparison(
   reason: ComparisonFailureReason,
   message: string,
 ): Promise<{ status: string }> {
-  const updated = await q(knex, req.companyId)
-    .patch({
-      status: 'failed',
-      finishedAt: new Date(),
-      failureReason: reason,
-      failureMessage: message,
-      phase: null,
-    })
-    .where({ id: comparisonId })
-    .whereIn('status', ['queued', 'comparing']);
-  if (updated > 0) await knex('comparisonChanges').where({ comparisonId, companyId: req.companyId }).delete();
+  const updated = await inCompany(knex, req.companyId, (trx) =>
+    q(trx, req.companyId)
+      .patch({
+        status: 'failed',
+        finishedAt: new Date(),
+        failureReason: reason,
+        failureMessage: message,
+        phase: null,
+      })
+      .where({ id: comparisonId })
+      .whereIn('status', ['queued', 'comparing']),
+  );
+  if (updated > 0)
+    await inCompany(knex, req.companyId, (trx) =>
+      trx('comparisonChanges').where({ comparisonId, companyId: req.companyId }).delete(),
+    );
   return { status: updated > 0 ? 'failed' : 'ended' };
 }

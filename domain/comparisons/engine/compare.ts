@@ -78,8 +78,16 @@ export async function inferTypes(conn: DuckDBConnection, loaded: LoadedVersion):
       out.push(cols.map(() => 'text'));
       continue;
     }
-    const select = cols.map((c, i) => `histogram(${classSql(c.ident)}) AS h${i}`).join(', ');
-    const [r] = await rows(conn, `SELECT ${select} FROM ${sheet.table}`);
+    // each distinct text is classified once: the type is the narrowest class holding every value, so
+    // counting distinct texts per class decides it as counting cells would
+    const r: Row = {};
+    for (const [i, c] of cols.entries()) {
+      const [h] = await rows(
+        conn,
+        `SELECT histogram(${classSql('v')}) AS h FROM (SELECT DISTINCT ${c.ident} AS v FROM ${sheet.table})`,
+      );
+      r[`h${i}`] = h.h;
+    }
     out.push(
       cols.map((_, i) => {
         const counts: Record<InferredType, number> = {
