@@ -18,6 +18,7 @@ RUN npm ci --no-audit --no-fund
 # node_modules, dist or .local folders.
 COPY tsconfig.json ./
 COPY api ./api
+COPY domain ./domain
 COPY workflows ./workflows
 COPY activities ./activities
 COPY db ./db

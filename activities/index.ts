@@ -4,7 +4,7 @@ import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import { createStorage, type Storage } from '../common/storage';
 import { createFileActivities } from './files';
-import type { Resolver } from '../common/webhookTargets';
+import type { Resolver } from '../domain/webhooks/targets';
 import { createOutboxActivities, type FanOut } from './outbox';
 import { createReportActivities } from './reports';
 import { createWebhookActivities, createWebhookFanOut } from './webhooks';

@@ -13,17 +13,13 @@ import {
   WEBHOOK_SCHEMA_VERSION,
   WEBHOOK_USER_AGENT,
   deliveryPolicy,
-} from '../common/webhookPolicy';
-import { webhookSecretBox } from '../common/webhookSecret';
-import { signWebhook } from '../common/webhookSignature';
-import type { Resolver } from '../common/webhookTargets';
-import {
-  startDeliveryBatches,
-  startDeliveryRetry,
-  type DeliveryToStart,
-} from '../common/webhookDeliveryStart';
+} from '../domain/webhooks/policy';
+import { webhookSecretBox } from '../domain/webhooks/secret';
+import { signWebhook } from '../domain/webhooks/signature';
+import type { Resolver } from '../domain/webhooks/targets';
+import { startDeliveryBatches, startDeliveryRetry, type DeliveryToStart } from '../domain/webhooks/starts';
 import type { AfterCommit, FanOut } from './outbox';
-import { createWebhookSender, type WebhookSender } from './webhookHttp';
+import { createWebhookSender, type WebhookSender } from '../domain/webhooks/sender';
 import { attemptFailedSignal, type AttemptRecord } from '../workflows/webhookDelivery';
 
 export interface WebhookDeps {

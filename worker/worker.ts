@@ -8,7 +8,7 @@ import { createActivities } from '../activities';
 import type { FanOut } from '../activities/outbox';
 import { outboxDispatcherWorkflow } from '../workflows/outboxDispatcher';
 import { SYSTEM_COMPANY, workflowIdentity } from '../workflows/shared';
-import type { Resolver } from '../common/webhookTargets';
+import type { Resolver } from '../domain/webhooks/targets';
 
 export interface WorkerDeps {
   config: Config;

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { FirstAttemptOutcome, WebhookActivities } from '../activities/webhooks';
-import type { DeliveryPolicy } from '../common/webhookPolicy';
+import type { DeliveryPolicy } from '../domain/webhooks/policy';
 
 export interface WebhookBatchInput {
   companyId: string;

@@ -8,7 +8,7 @@ import {
   sleep,
 } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks';
-import { FAILURE, retryDelaysMs, WEBHOOK_MAX_ATTEMPTS, type DeliveryPolicy } from '../common/webhookPolicy';
+import { FAILURE, retryDelaysMs, WEBHOOK_MAX_ATTEMPTS, type DeliveryPolicy } from '../domain/webhooks/policy';
 
 export interface WebhookDeliveryInput {
   deliveryId: string;

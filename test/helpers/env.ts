@@ -23,7 +23,7 @@ import type { RouteSpec } from '../../api/routing';
 import { createWorker } from '../../worker/worker';
 import { installTemporalRuntime } from '../../worker/runtime';
 import type { FanOut } from '../../activities/outbox';
-import type { Resolver } from '../../common/webhookTargets';
+import type { Resolver } from '../../domain/webhooks/targets';
 
 export const ROOT = path.resolve(__dirname, '../../..');
 

@@ -10,13 +10,13 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { transact } from '../../db/transaction';
 import { OutboxEvent, WebhookDelivery, WebhookEndpoint } from '../../db/models';
-import { webhookSecretBox, generateWebhookSecret } from '../../common/webhookSecret';
+import { webhookSecretBox, generateWebhookSecret } from '../../domain/webhooks/secret';
 import {
   batchWorkflowId,
   deliveryWorkflowId,
   startDeliveryBatches,
   startDeliveryWorkflows,
-} from '../../common/webhookDeliveryStart';
+} from '../../domain/webhooks/starts';
 import { COMPANY_ID } from '../../workflows/shared';
 import { attemptsQuery } from '../../workflows/webhookDelivery';
 import { createWebhookFanOut } from '../../activities/webhooks';

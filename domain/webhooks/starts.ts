@@ -10,11 +10,11 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Knex } from 'knex';
-import type { Config } from './config';
-import { deliveryPolicy, type DeliveryPolicy } from './webhookPolicy';
-import { workflowId, workflowIdentity } from '../workflows/shared';
-import type { AttemptRecord, webhookDeliveryWorkflow } from '../workflows/webhookDelivery';
-import type { webhookBatchWorkflow } from '../workflows/webhookBatch';
+import type { Config } from '../../common/config';
+import { deliveryPolicy, type DeliveryPolicy } from './policy';
+import { workflowId, workflowIdentity } from '../../workflows/shared';
+import type { AttemptRecord, webhookDeliveryWorkflow } from '../../workflows/webhookDelivery';
+import type { webhookBatchWorkflow } from '../../workflows/webhookBatch';
 
 export interface DeliveryToStart {
   id: string;
