@@ -5,7 +5,8 @@ import type { Logger } from '../common/logger';
 import { createStorage, type Storage } from '../common/storage';
 import { createFileActivities } from './files';
 import type { Resolver } from '../domain/webhooks/targets';
-import { createOutboxActivities, type FanOut } from './outbox';
+import type { FanOut } from '../db/outbox';
+import { createOutboxActivities } from './outbox';
 import { createReportActivities } from './reports';
 import { createWebhookActivities, createWebhookFanOut } from './webhooks';
 

@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import { createActivities } from '../activities';
-import type { FanOut } from '../activities/outbox';
+import type { FanOut } from '../db/outbox';
 import { outboxDispatcherWorkflow } from '../workflows/outboxDispatcher';
 import { SYSTEM_COMPANY, workflowIdentity } from '../workflows/shared';
 import type { Resolver } from '../domain/webhooks/targets';

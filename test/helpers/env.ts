@@ -22,7 +22,7 @@ import type { AppDeps } from '../../api/context';
 import type { RouteSpec } from '../../api/routing';
 import { createWorker } from '../../worker/worker';
 import { installTemporalRuntime } from '../../worker/runtime';
-import type { FanOut } from '../../activities/outbox';
+import type { FanOut } from '../../db/outbox';
 import type { Resolver } from '../../domain/webhooks/targets';
 
 export const ROOT = path.resolve(__dirname, '../../..');
