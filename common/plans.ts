@@ -58,6 +58,9 @@ export const PLANS: Readonly<Record<PlanName, PlanLimits>> = {
   },
 };
 
+/** The answer (402) to work that needs a plan while the company has none. */
+export const NO_PLAN_MESSAGE = 'choose a plan first (PATCH /subscriptions/me)';
+
 export function planLimits(plan: PlanName): PlanLimits {
   return PLANS[plan];
 }

@@ -1,10 +1,10 @@
 import type { Next } from 'koa';
 import { PaymentRequiredError } from '../../common/errors';
-import type { PlanName } from '../../common/plans';
+import { NO_PLAN_MESSAGE, type PlanName } from '../../common/plans';
 import type { AppContext, Principal } from '../context';
 import type { RouteSpec } from '../routing';
 
-export const NO_PLAN_MESSAGE = 'choose a plan first (PATCH /subscriptions/me)';
+export { NO_PLAN_MESSAGE };
 
 /**
  * The company's plan, or 402 when it has not chosen one. For handlers whose need for a plan depends on the
