@@ -5,6 +5,34 @@ import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
+/** Workflow code: no Node built-ins, activity types only, and none of `more` (plus common, db, api). */
+function sandboxImports(more) {
+  return {
+    'no-restricted-imports': 'off',
+    '@typescript-eslint/no-restricted-imports': [
+      'error',
+      {
+        paths: nodeBuiltins.map((name) => ({
+          name,
+          message: 'Node built-ins cannot be used in workflow code (Temporal sandbox).',
+        })),
+        patterns: [
+          {
+            group: ['**/activities/**'],
+            allowTypeImports: true,
+            message: 'workflow code imports activity types only.',
+          },
+          {
+            group: ['**/common/**', '**/db/**', '**/api/**', ...more],
+            message:
+              'workflow code imports only @temporalio/workflow, shared definitions and activity types.',
+          },
+        ],
+      },
+    ],
+  };
+}
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.local/**', 'eslint.config.mjs'] },
   ...tseslint.configs.recommendedTypeChecked,
@@ -35,6 +63,56 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    // Layers of the webhooks capability (issue 11): the domain takes no Koa and no workflow code, only the
+    // shared workflow definitions; workflow code imports only the SDK, shared definitions and activity types.
+    files: ['domain/webhooks/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['koa', 'koa-*', '@koa/*'], message: 'domain code never sees an HTTP request.' },
+            {
+              group: ['**/api/**', '**/activities/**', '**/worker/**'],
+              message: 'adapters call the domain, not the reverse.',
+            },
+            {
+              group: ['**/workflows/*', '!**/workflows/shared', '!**/workflows/definitions'],
+              message: 'workflow code is for the sandbox: import workflows/definitions/* instead.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // activities start and signal workflows through the shared definitions, never through workflow code
+    files: ['activities/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/workflows/*', '!**/workflows/shared', '!**/workflows/definitions'],
+              allowTypeImports: true,
+              message: 'import the shared workflow definitions (workflows/definitions/*), not workflow code.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['workflows/webhook*.ts'],
+    rules: sandboxImports(['**/domain/**']),
+  },
+  {
+    // the shared definitions re-export the delivery policy (domain/webhooks/policy.ts, sandbox-safe)
+    files: ['workflows/definitions/**/*.ts'],
+    rules: sandboxImports([]),
   },
   {
     files: ['test/**/*.ts', 'bench/**/*.ts'],

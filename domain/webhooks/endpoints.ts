@@ -47,6 +47,12 @@ export interface EndpointChange {
 
 type SecretDeps = { config: Pick<Config, 'secretKey'> };
 
+/** A new signing secret for the endpoint, and its sealed form to store. */
+function newSecret(deps: SecretDeps, endpointId: string): { secret: string; sealed: string } {
+  const secret = generateWebhookSecret();
+  return { secret, sealed: webhookSecretBox(deps.config.secretKey).seal(endpointId, secret) };
+}
+
 /** An endpoint with its signing secret, which is shown only in this answer. */
 export interface EndpointWithSecret {
   endpoint: WebhookEndpoint;
@@ -65,8 +71,6 @@ export async function createEndpoint(
 ): Promise<EndpointWithSecret> {
   assertMayManage(actor);
   const { trx } = uow;
-  const box = webhookSecretBox(deps.config.secretKey);
-  const secret = generateWebhookSecret();
   // the company row lock makes count-then-insert safe against concurrent creations
   const company = await trx('companies')
     .where({ id: actor.companyId })
@@ -85,13 +89,14 @@ export async function createEndpoint(
     }
   }
   const id = randomUUID();
+  const { secret, sealed } = newSecret(deps, id);
   const endpoint = await endpointsOf(actor, trx).insertAndFetch({
     id,
     name: input.name,
     url: input.url,
     events: input.events,
     active: true,
-    secretEncrypted: box.seal(id, secret),
+    secretEncrypted: sealed,
     consecutiveFailures: 0,
   });
   await recordAudit(trx, {
@@ -160,14 +165,12 @@ export async function rotateSecret(
   id: string,
 ): Promise<EndpointWithSecret> {
   assertMayManage(actor);
-  const { trx } = uow;
-  const box = webhookSecretBox(deps.config.secretKey);
-  const secret = generateWebhookSecret();
-  const current = await endpointFor(actor, id, trx, { forUpdate: true });
-  const endpoint = await endpointsOf(actor, trx).patchAndFetchById(current.id, {
-    secretEncrypted: box.seal(current.id, secret),
+  const current = await endpointFor(actor, id, uow.trx, { forUpdate: true });
+  const { secret, sealed } = newSecret(deps, current.id);
+  const endpoint = await endpointsOf(actor, uow.trx).patchAndFetchById(current.id, {
+    secretEncrypted: sealed,
   });
-  await recordAudit(trx, {
+  await recordAudit(uow.trx, {
     ...auditActor(actor, uow.correlationId),
     action: 'webhook_endpoint.secret_rotated',
     resourceType: 'webhook_endpoint',

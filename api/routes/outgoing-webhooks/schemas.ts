@@ -1,6 +1,7 @@
 /** Request and response schemas of the outgoing-webhook routes (validation and the OpenAPI document). */
 import type { FromSchema } from 'json-schema-to-ts';
 import { EVENT_TYPES } from '../../../db/transaction';
+import { uuidParams } from '../../schemas';
 
 const nameSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '\\S' } as const;
 const urlSchema = { type: 'string', minLength: 1, maxLength: 2048 } as const;
@@ -25,11 +26,11 @@ export const patchBody = {
   properties: { name: nameSchema, url: urlSchema, events: eventsSchema, active: { type: 'boolean' } },
 } as const;
 
+/** `:deliveryId`, a UUID like every id in a path. */
 export const deliveryParams = {
-  type: 'object',
-  additionalProperties: false,
+  ...uuidParams,
   required: ['deliveryId'],
-  properties: { deliveryId: { type: 'string', format: 'uuid' } },
+  properties: { deliveryId: uuidParams.properties.id },
 } as const;
 
 const timestamp = { type: ['string', 'null'], format: 'date-time' } as const;
