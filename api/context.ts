@@ -41,6 +41,11 @@ export interface AppState {
   clientIp: string;
   /** set for every route that is not public */
   auth?: Principal;
+  /**
+   * A streamed body's fingerprint, set by its handler once the body is read (uploads: form fields, file
+   * name and content sha256), so Idempotency-Key can tell a retry from another request.
+   */
+  bodyFingerprint?: string;
 }
 
 export type AppContext = Koa.ParameterizedContext<AppState> & {

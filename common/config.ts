@@ -36,6 +36,9 @@ export interface Config {
     xlsxMaxUnpackedBytes: number;
     xlsxMaxEntries: number;
     xlsxMaxCompressionRatio: number;
+    /** XLSX shared strings: unpacked bytes of the part and strings it holds (400 at upload over either) */
+    xlsxMaxSharedStringsBytes: number;
+    xlsxMaxSharedStrings: number;
     /** Default life of a download link, in seconds. */
     downloadLinkTtlSeconds: number;
   };
@@ -201,6 +204,13 @@ export function loadConfig(env: Env = process.env): Config {
       xlsxMaxUnpackedBytes: r.int('XLSX_MAX_UNPACKED_BYTES', 400 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
       xlsxMaxEntries: r.int('XLSX_MAX_ENTRIES', 1000, 1, 65_535),
       xlsxMaxCompressionRatio: r.int('XLSX_MAX_COMPRESSION_RATIO', 100, 2, 10_000),
+      xlsxMaxSharedStringsBytes: r.int(
+        'XLSX_MAX_SHARED_STRINGS_BYTES',
+        32 * 1024 * 1024,
+        1024,
+        1024 * 1024 * 1024,
+      ),
+      xlsxMaxSharedStrings: r.int('XLSX_MAX_SHARED_STRINGS', 1_000_000, 1, 100_000_000),
       downloadLinkTtlSeconds: r.int('DOWNLOAD_LINK_TTL_SECONDS', 300, 1, MAX_DOWNLOAD_LINK_SECONDS),
     },
     outbox: {

@@ -4,6 +4,7 @@ import { deriveKey, openBox, sealBox } from '../../common/secrets';
 import { AppError, BadRequestError, UnprocessableError } from '../../common/errors';
 import type { AppContext } from '../context';
 import type { RouteSpec } from '../routing';
+import { fingerprintMultipart } from './formFingerprint';
 
 /** How long a key is remembered after its first request. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
@@ -14,6 +15,7 @@ const CLEANUP_BATCH = 100;
 const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
 /** Response headers that belong to the answer and are replayed with it. */
 const REPLAYED_HEADERS = ['location', 'content-type'];
+const DIFFERENT_REQUEST = 'Idempotency-Key was already used for a different request';
 
 class IdempotencyInProgressError extends AppError {
   constructor() {
@@ -46,22 +48,21 @@ function canonical(value: unknown): string {
 /**
  * What makes two requests "the same": method, path, query, body, and who sent them. The caller is part of
  * it so that, within one company, a second person reusing a key gets 422 instead of someone else's answer.
- * A body that is not parsed JSON (a multipart upload, streamed by its handler) is represented by its media
- * type and length: reading it here would defeat streaming.
+ * A body its handler streams (a multipart upload) is not read here, which would defeat streaming: it is
+ * represented by its media type, and its own fingerprint (fields, file names, content sha256) is added
+ * once the handler has read it (`ctx.state.bodyFingerprint`); see `idempotency` below.
  */
-export function requestFingerprint(ctx: AppContext): string {
+export function requestFingerprint(ctx: AppContext, streamed = false): string {
   const auth = ctx.state.auth;
   const who = auth ? (auth.apiKeyId ? `key:${auth.apiKeyId}` : `person:${auth.personId}`) : 'public';
-  const body =
-    ctx.request.body !== undefined
-      ? ctx.request.body
-      : ctx.request.length
-        ? { streamed: ctx.request.type, length: ctx.request.length }
-        : null;
+  const body = streamed ? { streamed: ctx.request.type } : (ctx.request.body ?? null);
   return createHash('sha256')
     .update(canonical([ctx.method, ctx.path, ctx.querystring, who, body]))
     .digest('hex');
 }
+
+/** The stored fingerprint of a streamed request: its head and its body's fingerprint. */
+const SEPARATOR = '.';
 
 function bodyText(body: unknown): string | null {
   if (body === undefined || body === null) return null;
@@ -77,6 +78,13 @@ function bodyText(body: unknown): string | null {
  * request gives 422. Only successful answers are remembered: an error releases the key, because the work
  * was not done (its transaction rolled back), so a retry with the same key may do it.
  * Keys are scoped to the caller's company (to the client address on public routes) and kept 24 hours.
+ * A header that is present must be a valid key: empty, over 255 characters or with other than visible
+ * ASCII gives 400, like the OpenAPI document's pattern says.
+ *
+ * Streamed bodies (multipart uploads) are fingerprinted in two steps: the claim holds the head (method,
+ * path, query, caller); once the handler has streamed the body, the record keeps head and body
+ * fingerprint. A later request with the key whose head matches a finished record reads its own body only
+ * to fingerprint it (nothing is stored), then replays the answer or gives 422.
  */
 export function idempotency(spec: RouteSpec) {
   if (!spec.idempotent) {
@@ -86,18 +94,20 @@ export function idempotency(spec: RouteSpec) {
   }
 
   return async (ctx: AppContext, next: Next) => {
-    const key = ctx.get('Idempotency-Key');
-    if (!key) {
+    const header = ctx.headers['idempotency-key'];
+    if (header === undefined) {
       await next();
       return;
     }
+    const key = Array.isArray(header) ? header.join(', ') : header;
     if (!KEY_FORMAT.test(key)) {
       throw new BadRequestError('Idempotency-Key must be 1 to 255 visible ASCII characters');
     }
     const { knex } = ctx.deps;
     const companyId = ctx.state.auth?.companyId ?? null;
     const scope = companyId ? `company:${companyId}` : `address:${ctx.state.clientIp}`;
-    const fingerprint = requestFingerprint(ctx);
+    const streamed = Boolean(spec.multipart);
+    const fingerprint = requestFingerprint(ctx, streamed);
 
     for (let attempt = 0; attempt < 3; attempt++) {
       // One statement: sweep a few expired records (never this one), then claim the key, or take over a
@@ -130,7 +140,7 @@ export function idempotency(spec: RouteSpec) {
         },
       );
       if (claimed.rows.length === 1) {
-        await runClaimed(ctx, next, scope, key, fingerprint);
+        await runClaimed(ctx, next, scope, key, fingerprint, streamed);
         return;
       }
 
@@ -139,10 +149,18 @@ export function idempotency(spec: RouteSpec) {
         .where({ scope, key })
         .first()) as StoredRow | undefined;
       if (!existing) continue; // released between our two statements: claim again
-      if (existing.fingerprint !== fingerprint) {
-        throw new UnprocessableError('Idempotency-Key was already used for a different request');
+      const [head, storedBody] = existing.fingerprint.split(SEPARATOR);
+      if (head !== fingerprint) {
+        if (streamed) ctx.set('Connection', 'close'); // the body is left unread
+        throw new UnprocessableError(DIFFERENT_REQUEST);
       }
-      if (existing.state === 'running') throw new IdempotencyInProgressError();
+      if (existing.state === 'running') {
+        if (streamed) ctx.set('Connection', 'close');
+        throw new IdempotencyInProgressError();
+      }
+      if (streamed && (await fingerprintMultipart(ctx.req)) !== storedBody) {
+        throw new UnprocessableError(DIFFERENT_REQUEST);
+      }
       replay(ctx, existing, scope, key);
       return;
     }
@@ -156,6 +174,7 @@ async function runClaimed(
   scope: string,
   key: string,
   fingerprint: string,
+  streamed: boolean,
 ): Promise<void> {
   const { knex } = ctx.deps;
   const release = () => knex('idempotencyKeys').where({ scope, key, fingerprint, state: 'running' }).delete();
@@ -166,7 +185,13 @@ async function runClaimed(
     throw err;
   }
   const body = bodyText(ctx.body);
-  if (ctx.status < 200 || ctx.status >= 300 || (ctx.body != null && body === null)) {
+  const bodyFingerprint = ctx.state.bodyFingerprint;
+  if (
+    ctx.status < 200 ||
+    ctx.status >= 300 ||
+    (ctx.body != null && body === null) ||
+    (streamed && bodyFingerprint === undefined)
+  ) {
     await release();
     return;
   }
@@ -178,6 +203,7 @@ async function runClaimed(
   await knex('idempotencyKeys')
     .where({ scope, key, fingerprint })
     .update({
+      fingerprint: streamed ? `${fingerprint}${SEPARATOR}${bodyFingerprint}` : fingerprint,
       state: 'done',
       responseStatus: ctx.status,
       responseHeaders: JSON.stringify(headers),

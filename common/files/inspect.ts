@@ -1,7 +1,9 @@
 import { isUtf8 } from 'node:buffer';
+import { createHash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { BadRequestError, PayloadTooLargeError } from '../errors';
 import { MAX_FILE_BYTES, type SheetLimits } from './formats';
+import { LineCounter } from './lineEndings';
 import { incompleteUtf8Tail, NOT_A_SPREADSHEET, sniff, SNIFF_BYTES, type Sniffed } from './sniff';
 
 export const TOO_LARGE = `the file is larger than 25 MB (${MAX_FILE_BYTES} bytes)`;
@@ -15,12 +17,13 @@ export const TOO_LARGE = `the file is larger than 25 MB (${MAX_FILE_BYTES} bytes
 export class UploadInspector extends Transform {
   bytes = 0;
   sniffed?: Sniffed;
-  /** lines seen (CSV/TSV); a last line without a line break counts too */
-  private newlines = 0;
-  private lastByte = -1;
+  /** lines seen (CSV/TSV) by the rule of common/files/lineEndings.ts; a last line without a break counts too */
+  private readonly lines = new LineCounter();
   private held: Buffer[] = [];
   private heldBytes = 0;
   private utf8Carry: Buffer = Buffer.alloc(0);
+  private readonly hash = createHash('sha256');
+  private digest: string | undefined;
 
   constructor(
     private readonly name: string,
@@ -33,13 +36,19 @@ export class UploadInspector extends Transform {
   /** Rows of a CSV/TSV: lines after the header (a quoted line break counts as a line: an upper bound). */
   get dataRows(): number | null {
     if (!this.sniffed || this.sniffed.format === 'xlsx') return null;
-    const lines = this.newlines + (this.lastByte !== -1 && this.lastByte !== 0x0a ? 1 : 0);
-    return Math.max(0, lines - 1);
+    return Math.max(0, this.lines.lines - 1);
+  }
+
+  /** sha256 (hex) of every byte seen; known once the stream has ended (Idempotency-Key fingerprints uploads by it) */
+  get contentSha256(): string {
+    if (this.digest === undefined) throw new Error('the upload has not ended');
+    return this.digest;
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     try {
       this.bytes += chunk.length;
+      this.hash.update(chunk);
       if (this.bytes > this.maxBytes) throw new PayloadTooLargeError(TOO_LARGE);
       if (!this.sniffed) {
         this.held.push(chunk);
@@ -71,6 +80,7 @@ export class UploadInspector extends Transform {
       }
       // the streaming check counts line breaks; a last line without one is only known here
       if ((this.dataRows ?? 0) > this.limits.maxRows) throw this.tooManyRows();
+      this.digest = this.hash.digest('hex');
       done();
     } catch (err) {
       done(err as Error);
@@ -95,9 +105,8 @@ export class UploadInspector extends Transform {
       throw new BadRequestError(`${NOT_A_SPREADSHEET}: the text is not valid UTF-8`);
     }
     this.utf8Carry = tail > 0 ? Buffer.from(whole.subarray(whole.length - tail)) : Buffer.alloc(0);
-    for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, at + 1)) this.newlines++;
-    this.lastByte = chunk[chunk.length - 1];
-    if (this.newlines - 1 > this.limits.maxRows) throw this.tooManyRows();
+    this.lines.feed(chunk);
+    if (this.lines.breaks - 1 > this.limits.maxRows) throw this.tooManyRows();
   }
 
   private tooManyRows(): BadRequestError {

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
-import ExcelJS from 'exceljs';
 import type { FileFormat } from './formats';
+import { RECORD_DELIMITERS } from './lineEndings';
 
 export interface PreviewOptions {
   /** data rows after the header */
@@ -25,7 +25,7 @@ function clip(value: string, max: number): string {
   return value.length > max ? value.slice(0, max) : value;
 }
 
-/** ExcelJS cell values (numbers, dates, formulas, rich text, hyperlinks, errors) to JSON values. */
+/** ExcelJS cell values (numbers, dates, formulas, rich text, hyperlinks, errors) to JSON values (report builds read with exceljs). */
 export function plainCell(value: unknown, maxChars: number): CellValue {
   if (value === null || value === undefined) return null;
   if (typeof value === 'number' || typeof value === 'boolean') return value;
@@ -43,7 +43,8 @@ export function plainCell(value: unknown, maxChars: number): CellValue {
   return clip(JSON.stringify(value) ?? '', maxChars);
 }
 
-function shape(table: CellValue[][], options: PreviewOptions, moreRows: boolean): Preview {
+/** A table (header row first) as a preview: named columns, rows padded to the shown width. */
+export function shapePreview(table: CellValue[][], options: PreviewOptions, moreRows: boolean): Preview {
   const [header = [], ...body] = table;
   const width = Math.max(header.length, ...body.map((r) => r.length));
   const shown = Math.min(width, options.maxColumns);
@@ -58,6 +59,8 @@ function shape(table: CellValue[][], options: PreviewOptions, moreRows: boolean)
 async function previewText(source: Readable, delimiter: string, options: PreviewOptions): Promise<Preview> {
   const parser = parse({
     delimiter,
+    // the one line-ending rule (common/files/lineEndings.ts): \r\n, \n and bare \r, mixed or not
+    record_delimiter: [...RECORD_DELIMITERS],
     bom: true,
     relax_column_count: true,
     relax_quotes: true,
@@ -80,48 +83,18 @@ async function previewText(source: Readable, delimiter: string, options: Preview
     source.destroy();
     parser.destroy();
   }
-  return shape(table, options, moreRows);
+  return shapePreview(table, options, moreRows);
 }
 
-async function previewXlsx(source: Readable, options: PreviewOptions): Promise<Preview> {
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(source, {
-    worksheets: 'emit',
-    sharedStrings: 'cache',
-    hyperlinks: 'ignore',
-    // number formats tell dates from numbers
-    styles: 'cache',
-    entries: 'ignore',
-  });
-  const table: CellValue[][] = [];
-  let moreRows = false;
-  try {
-    for await (const worksheet of reader) {
-      for await (const row of worksheet) {
-        if (table.length === options.rows + 1) {
-          moreRows = true;
-          break;
-        }
-        // row.values is 1-based and sparse; keep one column more than shown to know there are more
-        const values = (row.values as unknown[]).slice(1, options.maxColumns + 2);
-        table.push(
-          Array.from({ length: values.length }, (_, i) => plainCell(values[i], options.maxCellChars)),
-        );
-      }
-      break; // the first worksheet is the file's table
-    }
-  } finally {
-    source.destroy();
-  }
-  return shape(table, options, moreRows);
-}
-
-/** The first rows and the columns of a stored version, read as a stream and stopped early. */
+/**
+ * The first rows and the columns of a stored CSV/TSV version, read as a stream and stopped early.
+ * XLSX: common/files/xlsxPreview.ts (ranged reads of the stored object, shared strings read as needed).
+ */
 export async function previewStream(
   source: Readable,
-  format: FileFormat,
+  format: Exclude<FileFormat, 'xlsx'>,
   delimiter: string | null,
   options: PreviewOptions,
 ): Promise<Preview> {
-  if (format === 'xlsx') return previewXlsx(source, options);
   return previewText(source, delimiter ?? (format === 'tsv' ? '\t' : ','), options);
 }

@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { BadRequestError } from '../errors';
 import type { Delimiter, FileFormat, SheetLimits } from './formats';
+import { hasLineBreak, isLineBreak, LINE_ENDINGS, type LineEndings } from './lineEndings';
 
 /** How many leading bytes decide what a file is. */
 export const SNIFF_BYTES = 64 * 1024;
@@ -12,6 +13,8 @@ export interface Sniffed {
   delimiter?: Delimiter;
   /** CSV/TSV: the header's column count */
   columns?: number;
+  /** CSV/TSV: the line-ending rule the file is read with (common/files/lineEndings.ts) */
+  lineEndings?: LineEndings;
 }
 
 const ZIP_LOCAL_HEADER = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
@@ -41,7 +44,10 @@ function hasBinaryControl(buf: Buffer): boolean {
   return false;
 }
 
-/** Field counts of the first complete records, quote-aware (a quoted field may hold delimiters and newlines). */
+/**
+ * Field counts of the first complete records, quote-aware (a quoted field may hold delimiters and newlines).
+ * Records end as common/files/lineEndings.ts says: \r\n, \n or a bare \r.
+ */
 export function fieldCounts(
   text: string,
   delimiter: string,
@@ -67,11 +73,12 @@ export function fieldCounts(
     } else if (ch === delimiter) {
       fields++;
       recordHasContent = true;
-    } else if (ch === '\n') {
+    } else if (ch === '\n' || ch === '\r') {
+      if (!isLineBreak(text, i)) continue; // the \n of a \r\n
       if (recordHasContent) counts.push(fields);
       fields = 1;
       recordHasContent = false;
-    } else if (ch !== '\r') {
+    } else {
       recordHasContent = true;
     }
   }
@@ -103,7 +110,7 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
   if (!complete) text = text.subarray(0, text.length - incompleteUtf8Tail(text));
   if (!isUtf8(text) || hasBinaryControl(text)) throw new BadRequestError(NOT_A_SPREADSHEET);
   const decoded = text.toString('utf8');
-  if (!complete && !decoded.includes('\n')) {
+  if (!complete && !hasLineBreak(decoded)) {
     throw new BadRequestError(`${NOT_A_SPREADSHEET}: no line break in the first ${SNIFF_BYTES} bytes`);
   }
   let best: { delimiter: Delimiter; columns: number } | undefined;
@@ -128,5 +135,6 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
     format: best.delimiter === '\t' ? 'tsv' : 'csv',
     delimiter: best.delimiter,
     columns: best.columns,
+    lineEndings: LINE_ENDINGS,
   };
 }

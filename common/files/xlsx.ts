@@ -10,6 +10,9 @@ export interface XlsxLimits {
   maxCompressionRatio: number;
   maxRows: number;
   maxColumns: number;
+  /** the shared-strings part: unpacked bytes, and strings it holds (counted, not as it declares) */
+  maxSharedStringsBytes: number;
+  maxSharedStrings: number;
 }
 
 export interface XlsxFacts {
@@ -31,7 +34,7 @@ const RATIO_FLOOR_BYTES = 1024 * 1024;
  * Reads an object in MinIO by byte ranges, for yauzl: the zip directory is read from the end of the object
  * (one ranged GET for the tail, served from memory after that) without downloading or unpacking the file.
  */
-class ObjectRangeReader extends yauzl.RandomAccessReader {
+export class ObjectRangeReader extends yauzl.RandomAccessReader {
   private tail: Buffer | undefined;
   private tailStart = 0;
 
@@ -78,7 +81,7 @@ class ObjectRangeReader extends yauzl.RandomAccessReader {
   }
 }
 
-function openZip(reader: ObjectRangeReader, size: number): Promise<yauzl.ZipFile> {
+export function openZip(reader: ObjectRangeReader, size: number): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) => {
     yauzl.fromRandomAccessReader(
       reader,
@@ -89,7 +92,7 @@ function openZip(reader: ObjectRangeReader, size: number): Promise<yauzl.ZipFile
   });
 }
 
-function readEntries(zip: yauzl.ZipFile, maxEntries: number): Promise<yauzl.Entry[]> {
+export function readEntries(zip: yauzl.ZipFile, maxEntries: number): Promise<yauzl.Entry[]> {
   return new Promise((resolve, reject) => {
     const entries: yauzl.Entry[] = [];
     zip.on('entry', (entry: yauzl.Entry) => {
@@ -124,9 +127,7 @@ export function parseDimension(xmlStart: string): { rows: number; columns: numbe
 }
 
 async function worksheetStart(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<string> {
-  const stream = await new Promise<Readable>((resolve, reject) =>
-    zip.openReadStream(entry, (err, s) => (err || !s ? reject(err ?? new Error('no stream')) : resolve(s))),
-  );
+  const stream = await openEntry(zip, entry);
   const chunks: Buffer[] = [];
   let bytes = 0;
   try {
@@ -141,11 +142,81 @@ async function worksheetStart(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<s
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** The workbook parts that hold shared strings (normally one, `xl/sharedStrings.xml`). */
+export function isSharedStringsPart(fileName: string): boolean {
+  return /^xl\/(?:[^/]+\/)*[^/]*sharedStrings[^/]*\.xml$/i.test(fileName);
+}
+
+/** Opens one zip entry as a stream of its inflated bytes (yauzl checks them against the directory). */
+export function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
+  return new Promise<Readable>((resolve, reject) =>
+    zip.openReadStream(entry, (err, s) => (err || !s ? reject(err ?? new Error('no stream')) : resolve(s))),
+  );
+}
+
+/** `<si>` elements (one per shared string), with or without a namespace prefix. */
+const SHARED_STRING_TAG = /<(?:[A-Za-z_][\w.-]*:)?si[\s/>]/g;
+
+/**
+ * The guard on a workbook's shared strings, for uploads and for every reader that must hold them (report
+ * builds): the part's unpacked size (from the zip directory, before anything is inflated) and the number of
+ * strings it really holds (counted while streaming it, never held: the declared count may lie). Throws
+ * BadRequestError (400) naming the limit.
+ */
+export async function checkSharedStrings(
+  zip: yauzl.ZipFile,
+  entry: yauzl.Entry,
+  limits: Pick<XlsxLimits, 'maxSharedStringsBytes' | 'maxSharedStrings'>,
+): Promise<{ bytes: number; strings: number }> {
+  if (entry.uncompressedSize > limits.maxSharedStringsBytes) {
+    throw new BadRequestError(
+      `the workbook's shared strings unpack to ${entry.uncompressedSize} bytes; at most ${limits.maxSharedStringsBytes} are accepted`,
+    );
+  }
+  let strings = 0;
+  let carry = '';
+  let stream: Readable;
+  try {
+    stream = await openEntry(zip, entry);
+  } catch {
+    throw new BadRequestError(`${NOT_A_SPREADSHEET}: the part ${entry.fileName} cannot be read`);
+  }
+  try {
+    for await (const chunk of stream) {
+      // latin1 keeps one character per byte: tags are ASCII, and a tag cut between chunks is in the carry
+      const text = carry + (chunk as Buffer).toString('latin1');
+      const scanUpTo = Math.max(0, text.length - 64);
+      SHARED_STRING_TAG.lastIndex = 0;
+      for (let m = SHARED_STRING_TAG.exec(text); m; m = SHARED_STRING_TAG.exec(text)) {
+        if (m.index >= scanUpTo) break;
+        strings++;
+      }
+      carry = text.slice(scanUpTo);
+      if (strings > limits.maxSharedStrings) break;
+    }
+    SHARED_STRING_TAG.lastIndex = 0;
+    if (strings <= limits.maxSharedStrings) {
+      for (let m = SHARED_STRING_TAG.exec(carry); m; m = SHARED_STRING_TAG.exec(carry)) strings++;
+    }
+  } catch {
+    throw new BadRequestError(`${NOT_A_SPREADSHEET}: the part ${entry.fileName} cannot be read`);
+  } finally {
+    stream.destroy();
+  }
+  if (strings > limits.maxSharedStrings) {
+    throw new BadRequestError(
+      `the workbook has more than ${limits.maxSharedStrings} shared strings; at most ${limits.maxSharedStrings} are accepted`,
+    );
+  }
+  return { bytes: entry.uncompressedSize, strings };
+}
+
 /**
  * Checks a stored XLSX without unpacking it: its zip directory must describe a workbook
  * ([Content_Types].xml, xl/workbook.xml, at least one worksheet), within the limits on parts, unpacked
  * size and compression ratio (decompression bombs), and each worksheet's declared dimension within
- * the row and column limits. Only the first 64 KB of each worksheet is inflated.
+ * the row and column limits. Only the first 64 KB of each worksheet is inflated. The shared strings are
+ * bounded by `checkSharedStrings` (size from the directory, then their count while streaming the part).
  * Throws BadRequestError (400) naming the problem.
  */
 export async function inspectStoredXlsx(
@@ -198,6 +269,9 @@ export async function inspectStoredXlsx(
       throw new BadRequestError(
         `the workbook unpacks to ${unpacked} bytes; at most ${limits.maxUnpackedBytes} are accepted`,
       );
+    }
+    for (const entry of entries) {
+      if (isSharedStringsPart(entry.fileName)) await checkSharedStrings(zip, entry, limits);
     }
     let first: { rows: number; columns: number } | null = null;
     for (const [index, sheet] of worksheets.entries()) {

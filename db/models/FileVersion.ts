@@ -12,6 +12,8 @@ export class FileVersion extends TenantModel {
   format!: FileFormat;
   contentType!: string;
   delimiter!: string | null;
+  /** CSV/TSV: the line-ending rule it was counted with (common/files/lineEndings.ts); null for XLSX */
+  lineEndings!: string | null;
   /** bigint comes back from pg as a string */
   sizeBytes!: number | string;
   objectKey!: string;

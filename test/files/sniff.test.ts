@@ -14,6 +14,7 @@ describe('file sniffing (pure)', () => {
       format: 'csv',
       delimiter: ',',
       columns: 3,
+      lineEndings: 'crlf-lf-cr',
     });
     expect(sniff(Buffer.from('a;b\n"1;2";3\n'), true, 'x.csv', limits)).to.include({
       delimiter: ';',

@@ -9,6 +9,8 @@ const limits: XlsxLimits = {
   maxCompressionRatio: 100,
   maxRows: 1_048_576,
   maxColumns: 1024,
+  maxSharedStringsBytes: 64 * 1024 * 1024,
+  maxSharedStrings: 1_000_000,
 };
 
 async function stored(name: string, data: Buffer): Promise<{ key: string; size: number }> {

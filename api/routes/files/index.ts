@@ -3,6 +3,7 @@ import { NotFoundError } from '../../../common/errors';
 import { downloadLink } from '../../../common/files/downloads';
 import { FILE_FORMATS } from '../../../common/files/formats';
 import { previewStream } from '../../../common/files/preview';
+import { previewStoredXlsx } from '../../../common/files/xlsxPreview';
 import { auditActor, recordAudit } from '../../../db/audit';
 import { FileVersion, type File, type Visibility } from '../../../db/models';
 import { transact } from '../../../db/transaction';
@@ -311,13 +312,24 @@ export const filesRoutes = [
       { params, query }: { params: { id: string; version: number }; query: { rows: number } },
     ) => {
       const version = await findVersion(ctx, params.id, params.version);
-      const { storage } = ctx.deps;
-      const source = await storage.client.getObject(storage.bucket, version.objectKey);
-      const preview = await previewStream(source, version.format, version.delimiter, {
-        rows: query.rows,
-        maxColumns: 100,
-        maxCellChars: 1000,
-      });
+      const { storage, config } = ctx.deps;
+      const options = { rows: query.rows, maxColumns: 100, maxCellChars: 1000 };
+      const preview =
+        version.format === 'xlsx'
+          ? await previewStoredXlsx(
+              storage.client,
+              storage.bucket,
+              version.objectKey,
+              Number(version.sizeBytes),
+              options,
+              { maxEntries: config.files.xlsxMaxEntries },
+            )
+          : await previewStream(
+              await storage.client.getObject(storage.bucket, version.objectKey),
+              version.format,
+              version.delimiter,
+              options,
+            );
       return {
         body: { fileId: version.fileId, version: version.version, format: version.format, ...preview },
       };

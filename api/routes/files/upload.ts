@@ -23,6 +23,7 @@ import { reportWorkflow } from '../../../workflows/report';
 import { workflowIdentity } from '../../../workflows/shared';
 import type { AppContext } from '../../context';
 import { principalOf } from '../../middlewares/authenticate';
+import { FormFingerprint, UPLOAD_FORM_LIMITS } from '../../middlewares/formFingerprint';
 import { requirePlan } from '../../middlewares/plan';
 import { visibleFiles } from './access';
 
@@ -35,6 +36,8 @@ interface Received {
   visibility?: Visibility;
   inspector: UploadInspector;
   size: number;
+  /** the form's fingerprint (fields, file name, content sha256), for Idempotency-Key */
+  fingerprint: string;
 }
 
 /**
@@ -53,15 +56,16 @@ function receive(ctx: AppContext, objectKey: string, allowVisibility: boolean): 
         headers: req.headers,
         // browsers and fetch send file names as UTF-8
         defParamCharset: 'utf8',
-        limits: { files: 1, fields: 5, parts: 6, fieldSize: 1024, fileSize: MAX_FILE_BYTES + 1 },
+        limits: UPLOAD_FORM_LIMITS,
       });
     } catch {
       reject(new BadRequestError('the multipart body has no boundary'));
       return;
     }
     const problems: string[] = [];
+    const form = new FormFingerprint();
     let visibility: Visibility | undefined;
-    let upload: Promise<Received> | undefined;
+    let upload: Promise<Omit<Received, 'fingerprint'>> | undefined;
     let inspecting: UploadInspector | undefined;
 
     const fail = (err: Error) => {
@@ -99,6 +103,7 @@ function receive(ctx: AppContext, objectKey: string, allowVisibility: boolean): 
             maxInFlight: config.files.uploadPartsInFlight,
             contentType: () => CONTENT_TYPES[inspector.sniffed?.format ?? 'csv'],
           });
+          form.file(name, info.filename, inspector.contentSha256);
           return { fileName: info.filename || 'upload', inspector, size };
         } catch (err) {
           stream.unpipe(inspector);
@@ -109,6 +114,7 @@ function receive(ctx: AppContext, objectKey: string, allowVisibility: boolean): 
       upload.catch((err: unknown) => fail(err instanceof Error ? err : new Error(String(err))));
     });
     bb.on('field', (name: string, value: string, info: busboy.FieldInfo) => {
+      form.field(name, value);
       if (name === 'visibility' && allowVisibility) {
         if (info.valueTruncated || !VISIBILITIES.includes(value as Visibility)) {
           problems.push('form.visibility must be one of private, company');
@@ -136,7 +142,7 @@ function receive(ctx: AppContext, objectKey: string, allowVisibility: boolean): 
             return;
           }
           settled = true;
-          resolve({ ...received, visibility });
+          resolve({ ...received, visibility, fingerprint: form.digest() });
         },
         () => undefined, // handled by fail()
       );
@@ -220,6 +226,7 @@ export async function upload(ctx: AppContext, fileId?: string): Promise<UploadRe
   const timings: Record<string, number> = {};
   try {
     const received = await receive(ctx, objectKey, !existing);
+    ctx.state.bodyFingerprint = received.fingerprint;
     timings.receivedMs = Date.now() - started;
     const sniffed = received.inspector.sniffed!;
     let rowCount = received.inspector.dataRows;
@@ -229,6 +236,8 @@ export async function upload(ctx: AppContext, fileId?: string): Promise<UploadRe
         maxUnpackedBytes: config.files.xlsxMaxUnpackedBytes,
         maxEntries: config.files.xlsxMaxEntries,
         maxCompressionRatio: config.files.xlsxMaxCompressionRatio,
+        maxSharedStringsBytes: config.files.xlsxMaxSharedStringsBytes,
+        maxSharedStrings: config.files.xlsxMaxSharedStrings,
         maxRows: config.files.maxRows,
         maxColumns: config.files.maxColumns,
       });
@@ -270,6 +279,7 @@ export async function upload(ctx: AppContext, fileId?: string): Promise<UploadRe
           format: sniffed.format,
           contentType: CONTENT_TYPES[sniffed.format],
           delimiter: sniffed.delimiter ?? null,
+          lineEndings: sniffed.lineEndings ?? null,
           sizeBytes: received.size,
           objectKey,
           rowCount,

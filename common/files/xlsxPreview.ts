@@ -1,0 +1,332 @@
+import { StringDecoder } from 'node:string_decoder';
+import type * as Minio from 'minio';
+import { SaxesParser, type SaxesTagPlain } from 'saxes';
+import type * as yauzl from 'yauzl';
+import { BadRequestError } from '../errors';
+import { plainCell, shapePreview, type CellValue, type Preview, type PreviewOptions } from './preview';
+import { NOT_A_SPREADSHEET } from './sniff';
+import {
+  columnNumber,
+  isSharedStringsPart,
+  ObjectRangeReader,
+  openEntry,
+  openZip,
+  readEntries,
+  type XlsxLimits,
+} from './xlsx';
+
+/** Small parts (workbook, relationships, styles) read whole; a larger one is ignored as if absent. */
+const SMALL_PART_BYTES = 8 * 1024 * 1024;
+/** Number formats Excel builds in that show dates and times. */
+const BUILTIN_DATE_FORMATS = new Set([14, 15, 16, 17, 18, 19, 20, 21, 22, 45, 46, 47]);
+/** Set when a reader has seen all it needs: the stream is left there. */
+class Enough extends Error {}
+
+function localName(name: string): string {
+  return name.slice(name.indexOf(':') + 1);
+}
+
+/**
+ * Feeds an entry's XML to a SAX parser chunk by chunk until `handlers` say they have enough (they throw
+ * Enough) or the part ends. Nothing but the parser's state and what the handlers keep is held.
+ */
+async function scanXml(
+  zip: yauzl.ZipFile,
+  entry: yauzl.Entry,
+  on: {
+    open?: (tag: SaxesTagPlain) => void;
+    close?: (name: string) => void;
+    text?: (text: string) => void;
+  },
+): Promise<void> {
+  const parser = new SaxesParser();
+  if (on.open) parser.on('opentag', (tag) => on.open!(tag));
+  if (on.close) parser.on('closetag', (tag) => on.close!(localName(tag.name)));
+  if (on.text) {
+    parser.on('text', (t) => on.text!(t));
+    parser.on('cdata', (t) => on.text!(t));
+  }
+  const stream = await openEntry(zip, entry);
+  const decoder = new StringDecoder('utf8');
+  try {
+    for await (const chunk of stream) parser.write(decoder.write(chunk as Buffer));
+    parser.write(decoder.end());
+    parser.close();
+  } catch (err) {
+    if (!(err instanceof Enough)) throw err;
+  } finally {
+    stream.destroy();
+  }
+}
+
+async function smallPart(zip: yauzl.ZipFile, entry: yauzl.Entry | undefined): Promise<string | null> {
+  if (!entry || entry.uncompressedSize > SMALL_PART_BYTES) return null;
+  const chunks: Buffer[] = [];
+  for await (const chunk of await openEntry(zip, entry)) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function attr(tag: string, name: string): string | undefined {
+  return new RegExp(`\\b${name}="([^"]*)"`).exec(tag)?.[1];
+}
+
+/** A relationship target (relative to xl/ or absolute) as a zip entry name. */
+function partName(target: string): string {
+  if (target.startsWith('/')) return target.slice(1);
+  const parts = ['xl'];
+  for (const piece of target.split('/')) {
+    if (piece === '..') parts.pop();
+    else if (piece !== '.') parts.push(piece);
+  }
+  return parts.join('/');
+}
+
+interface WorkbookMap {
+  sheet: yauzl.Entry;
+  sharedStrings?: yauzl.Entry;
+  styles?: yauzl.Entry;
+  date1904: boolean;
+}
+
+/** The first sheet of the workbook (by its relationships; else the first worksheet by name), strings and styles. */
+async function mapWorkbook(zip: yauzl.ZipFile, entries: yauzl.Entry[]): Promise<WorkbookMap> {
+  const byName = new Map(entries.map((e) => [e.fileName, e]));
+  const workbook = (await smallPart(zip, byName.get('xl/workbook.xml'))) ?? '';
+  const rels = (await smallPart(zip, byName.get('xl/_rels/workbook.xml.rels'))) ?? '';
+  const targets = new Map<string, { type: string; target: string }>();
+  for (const m of rels.matchAll(/<(?:\w+:)?Relationship\b[^>]*>/g)) {
+    const id = attr(m[0], 'Id');
+    const target = attr(m[0], 'Target');
+    if (id && target) targets.set(id, { type: attr(m[0], 'Type') ?? '', target });
+  }
+  const firstSheetTag = /<(?:\w+:)?sheet\b[^>]*>/.exec(workbook)?.[0];
+  const firstSheetRel = firstSheetTag ? /\br:id="([^"]*)"/.exec(firstSheetTag)?.[1] : undefined;
+  const fromRels = firstSheetRel ? targets.get(firstSheetRel) : undefined;
+  const worksheets = entries
+    .filter((e) => /^xl\/worksheets\/[^/]+\.xml$/.test(e.fileName))
+    .sort((a, b) => a.fileName.localeCompare(b.fileName, 'en', { numeric: true }));
+  const sheet = (fromRels && byName.get(partName(fromRels.target))) ?? worksheets[0];
+  if (!sheet) throw new BadRequestError(`${NOT_A_SPREADSHEET}: the workbook has no worksheet`);
+  const byType = (suffix: string) => {
+    for (const rel of targets.values()) {
+      if (rel.type.endsWith(suffix)) return byName.get(partName(rel.target));
+    }
+    return undefined;
+  };
+  return {
+    sheet,
+    sharedStrings:
+      byType('/sharedStrings') ??
+      byName.get('xl/sharedStrings.xml') ??
+      entries.find((e) => isSharedStringsPart(e.fileName)),
+    styles: byType('/styles') ?? byName.get('xl/styles.xml'),
+    date1904: /<(?:\w+:)?workbookPr\b[^>]*\bdate1904="(?:1|true)"/.test(workbook),
+  };
+}
+
+/** Excel's rule for a custom number format that shows a date or time (quoted text and [..] sections left out). */
+function isDateFormat(code: string): boolean {
+  const bare = code.replace(/\[[^\]]*]/g, '').replace(/"[^"]*"/g, '');
+  return /[ymdhsb]/i.test(bare);
+}
+
+/** Which cell styles (the `s` attribute, an index into cellXfs) show dates. */
+async function dateStyles(zip: yauzl.ZipFile, styles: yauzl.Entry | undefined): Promise<Set<number>> {
+  const xml = await smallPart(zip, styles);
+  const dates = new Set<number>();
+  if (!xml) return dates;
+  const custom = new Map<number, string>();
+  for (const m of xml.matchAll(/<(?:\w+:)?numFmt\b[^>]*>/g)) {
+    const id = Number(attr(m[0], 'numFmtId'));
+    const code = attr(m[0], 'formatCode');
+    if (Number.isInteger(id) && code !== undefined) custom.set(id, code);
+  }
+  const cellXfs = /<(?:\w+:)?cellXfs\b[^>]*>([\s\S]*?)<\/(?:\w+:)?cellXfs>/.exec(xml)?.[1] ?? '';
+  let index = 0;
+  for (const m of cellXfs.matchAll(/<(?:\w+:)?xf\b[^>]*>/g)) {
+    const id = Number(attr(m[0], 'numFmtId') ?? 0);
+    const code = custom.get(id);
+    if (code !== undefined ? isDateFormat(code) : BUILTIN_DATE_FORMATS.has(id)) dates.add(index);
+    index++;
+  }
+  return dates;
+}
+
+/** A cell as read from the sheet: a value, or the index of a shared string resolved afterwards. */
+type RawCell = CellValue | { shared: number };
+
+/** Reads the first `wanted` rows of a worksheet, each at most `width` cells, and stops there. */
+async function readRows(
+  zip: yauzl.ZipFile,
+  sheet: yauzl.Entry,
+  wanted: number,
+  width: number,
+  maxChars: number,
+  dates: Set<number>,
+  date1904: boolean,
+): Promise<RawCell[][]> {
+  const rows: RawCell[][] = [];
+  let row: RawCell[] | undefined;
+  let next = 0; // column of the next cell without an `r`
+  let cell: { col: number; type: string; style: number; v: string; inline: string } | undefined;
+  let inV = false;
+  let inInlineText = false;
+  let inPhonetic = false;
+  const clip = (text: string) => (text.length > maxChars ? text.slice(0, maxChars) : text);
+  const value = (c: NonNullable<typeof cell>): RawCell => {
+    switch (c.type) {
+      case 's':
+        return c.v === '' ? null : { shared: Number(c.v) };
+      case 'inlineStr':
+        return clip(c.inline);
+      case 'str':
+        return clip(c.v);
+      case 'b':
+        return c.v === '' ? null : c.v === '1' || c.v === 'true';
+      case 'e':
+        return c.v;
+      case 'd':
+        return c.v === '' ? null : plainCell(new Date(c.v), maxChars);
+      default: {
+        if (c.v === '') return null;
+        const n = Number(c.v);
+        if (!Number.isFinite(n)) return clip(c.v);
+        if (!dates.has(c.style)) return n;
+        // exceljs's conversion, so previews match what the report engine reads
+        return new Date(Math.round((n - 25569 + (date1904 ? 1462 : 0)) * 86_400_000)).toISOString();
+      }
+    }
+  };
+  await scanXml(zip, sheet, {
+    open(tag) {
+      const name = localName(tag.name);
+      if (name === 'row') {
+        row = [];
+        next = 0;
+      } else if (name === 'c' && row) {
+        const ref = tag.attributes.r;
+        const letters = ref ? /^[A-Z]+/i.exec(ref)?.[0] : undefined;
+        const col = letters ? columnNumber(letters) - 1 : next;
+        next = col + 1;
+        cell = {
+          col,
+          type: tag.attributes.t ?? 'n',
+          style: Number(tag.attributes.s ?? 0),
+          v: '',
+          inline: '',
+        };
+      } else if (name === 'v' && cell) inV = true;
+      else if (name === 'rPh') inPhonetic = true;
+      else if (name === 't' && cell && !inPhonetic) inInlineText = true;
+    },
+    text(text) {
+      if (!cell) return;
+      if (inV && cell.v.length <= maxChars) cell.v += text;
+      else if (inInlineText && cell.inline.length <= maxChars) cell.inline += text;
+    },
+    close(name) {
+      if (name === 'v') inV = false;
+      else if (name === 'rPh') inPhonetic = false;
+      else if (name === 't') inInlineText = false;
+      else if (name === 'c' && cell && row) {
+        if (cell.col < width) row[cell.col] = value(cell);
+        cell = undefined;
+      } else if (name === 'row' && row) {
+        rows.push(Array.from(row, (c) => c ?? null));
+        row = undefined;
+        if (rows.length >= wanted) throw new Enough();
+      } else if (name === 'sheetData') throw new Enough();
+    },
+  });
+  return rows;
+}
+
+/**
+ * Streams the shared strings and keeps only those at `needed` indexes (cut at maxChars), stopping after the
+ * last one needed: memory grows with what a preview shows, never with the part.
+ */
+async function readSharedStrings(
+  zip: yauzl.ZipFile,
+  entry: yauzl.Entry,
+  needed: Set<number>,
+  maxChars: number,
+): Promise<Map<number, string>> {
+  const found = new Map<number, string>();
+  if (needed.size === 0) return found;
+  const last = Math.max(...needed);
+  let index = -1;
+  let current: string | undefined;
+  let inText = false;
+  let inPhonetic = false;
+  await scanXml(zip, entry, {
+    open(tag) {
+      const name = localName(tag.name);
+      if (name === 'si') {
+        index++;
+        current = needed.has(index) ? '' : undefined;
+      } else if (name === 'rPh') inPhonetic = true;
+      else if (name === 't' && !inPhonetic) inText = true;
+    },
+    text(text) {
+      if (inText && current !== undefined && current.length < maxChars) current += text;
+    },
+    close(name) {
+      if (name === 't') inText = false;
+      else if (name === 'rPh') inPhonetic = false;
+      else if (name === 'si') {
+        if (current !== undefined) found.set(index, current.slice(0, maxChars));
+        current = undefined;
+        if (index >= last) throw new Enough();
+      }
+    },
+  });
+  return found;
+}
+
+/**
+ * The preview of a stored XLSX, reading only what it shows: the zip directory by ranged reads, the first
+ * worksheet inflated only up to the rows shown (plus one, to know there are more), then the shared strings
+ * streamed only up to the last index those rows use, keeping only those strings, so a preview is cheap
+ * whatever the size of the shared strings (no limit needed here; uploads bound them for whole-sheet readers).
+ */
+export async function previewStoredXlsx(
+  client: Minio.Client,
+  bucket: string,
+  key: string,
+  size: number,
+  options: PreviewOptions,
+  limits: Pick<XlsxLimits, 'maxEntries'>,
+): Promise<Preview> {
+  const reader = new ObjectRangeReader(client, bucket, key, size);
+  await reader.loadTail();
+  const zip = await openZip(reader, size);
+  try {
+    const entries = await readEntries(zip, limits.maxEntries);
+    const book = await mapWorkbook(zip, entries);
+    const dates = await dateStyles(zip, book.styles);
+    const raw = await readRows(
+      zip,
+      book.sheet,
+      options.rows + 2,
+      options.maxColumns + 1,
+      options.maxCellChars,
+      dates,
+      book.date1904,
+    );
+    const moreRows = raw.length > options.rows + 1;
+    const shown = raw.slice(0, options.rows + 1);
+    const needed = new Set<number>();
+    for (const r of shown) {
+      for (const c of r) if (c !== null && typeof c === 'object') needed.add(c.shared);
+    }
+    const strings = book.sharedStrings
+      ? await readSharedStrings(zip, book.sharedStrings, needed, options.maxCellChars)
+      : new Map<number, string>();
+    const table: CellValue[][] = shown.map((r) =>
+      r.map((c) => (c !== null && typeof c === 'object' ? (strings.get(c.shared) ?? null) : c)),
+    );
+    return shapePreview(table, options, moreRows);
+  } finally {
+    zip.close();
+  }
+}

@@ -1,0 +1,145 @@
+import { expect } from 'chai';
+import { inspectStoredXlsx, type XlsxLimits } from '../../common/files/xlsx';
+import { previewStoredXlsx } from '../../common/files/xlsxPreview';
+import { testEnv } from '../helpers/env';
+import { CONTENT_TYPES_XML, sheetXml, WORKBOOK_XML, xlsx, zip } from '../helpers/files';
+
+const limits: XlsxLimits = {
+  maxUnpackedBytes: 400 * 1024 * 1024,
+  maxEntries: 1000,
+  maxCompressionRatio: 100,
+  maxRows: 1_048_576,
+  maxColumns: 1024,
+  maxSharedStringsBytes: 64 * 1024 * 1024,
+  maxSharedStrings: 1_000_000,
+};
+const previewOptions = { rows: 2, maxColumns: 100, maxCellChars: 1000 };
+
+async function stored(name: string, data: Buffer): Promise<{ key: string; size: number }> {
+  const { storage } = testEnv();
+  const key = storage.key('unit-xlsx-sst', name);
+  await storage.client.putObject(storage.bucket, key, data, data.length);
+  return { key, size: data.length };
+}
+
+function sst(strings: string[], tail = ''): string {
+  return (
+    '<?xml version="1.0" encoding="UTF-8"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">' +
+    strings.map((s) => `<si><t>${s}</t></si>`).join('') +
+    tail +
+    '</sst>'
+  );
+}
+
+function rowXml(r: number, cells: string[]): string {
+  return `<row r="${r}">${cells.join('')}</row>`;
+}
+
+/** A workbook whose sheet uses shared strings `used` out of `count` distinct ones. */
+function workbook(count: number, options: { sstTail?: string; sheetTail?: string; rows?: number } = {}) {
+  const strings = Array.from({ length: count }, (_, i) => `s${i}-${'x'.repeat(i % 7)}`);
+  const rows = [
+    rowXml(1, [
+      '<c r="A1" t="s"><v>0</v></c>',
+      '<c r="B1" t="s"><v>1</v></c>',
+      '<c r="C1" t="inlineStr"><is><t>inline</t></is></c>',
+    ]),
+    ...Array.from({ length: options.rows ?? 3 }, (_, i) =>
+      rowXml(i + 2, [
+        `<c r="A${i + 2}" t="s"><v>${2 + i}</v></c>`,
+        `<c r="B${i + 2}"><v>${i + 0.5}</v></c>`,
+        `<c r="C${i + 2}" t="b"><v>${i % 2}</v></c>`,
+      ]),
+    ),
+  ];
+  return {
+    strings,
+    data: zip([
+      { name: '[Content_Types].xml', data: CONTENT_TYPES_XML },
+      { name: 'xl/workbook.xml', data: WORKBOOK_XML },
+      {
+        name: 'xl/worksheets/sheet1.xml',
+        data: sheetXml(null, rows.join('') + (options.sheetTail ?? '')),
+      },
+      { name: 'xl/sharedStrings.xml', data: sst(strings, options.sstTail) },
+    ]),
+  };
+}
+
+describe('XLSX shared strings: bounded at upload, read only as needed by previews (real MinIO)', function () {
+  this.timeout(30_000);
+
+  it('refuses shared strings over the size limit or the count limit (400), accepts them within', async () => {
+    const { storage } = testEnv();
+    const { data } = workbook(2000);
+    const { key, size } = await stored('many.xlsx', data);
+    const check = (l: Partial<XlsxLimits>) =>
+      inspectStoredXlsx(storage.client, storage.bucket, key, size, { ...limits, ...l });
+    expect(await check({})).to.include({ sheets: 1 });
+    let refused = await check({ maxSharedStringsBytes: 4096 }).then(
+      () => undefined,
+      (err: Error & { status?: number }) => err,
+    );
+    expect(refused?.message).to.match(
+      /^the workbook's shared strings unpack to \d+ bytes; at most 4096 are accepted$/,
+    );
+    refused = await check({ maxSharedStrings: 1999 }).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    expect(refused?.message).to.equal(
+      'the workbook has more than 1999 shared strings; at most 1999 are accepted',
+    );
+    expect(await check({ maxSharedStrings: 2000 })).to.include({ sheets: 1 });
+  });
+
+  it('previews from the stored object: values right, only the needed shared strings read', async () => {
+    const { storage } = testEnv();
+    // everything after the strings the preview needs is broken XML: reading it would fail the preview
+    const { data } = workbook(10, {
+      sstTail: '<si><t>never read</t></si><broken',
+      sheetTail: '<row r="99"><c r="A99"><v>1</v></c></row><broken',
+      rows: 5,
+    });
+    const { key, size } = await stored('lazy.xlsx', data);
+    const preview = await previewStoredXlsx(
+      storage.client,
+      storage.bucket,
+      key,
+      size,
+      previewOptions,
+      limits,
+    );
+    expect(preview).to.deep.equal({
+      columns: ['s0-', 's1-x', 'inline'],
+      rows: [
+        ['s2-xx', 0.5, false],
+        ['s3-xxx', 1.5, true],
+      ],
+      moreRows: true,
+      moreColumns: false,
+    });
+  });
+
+  it('previews a workbook written by exceljs the same way (dates, formulas, booleans, nulls)', async () => {
+    const { storage } = testEnv();
+    const { key, size } = await stored('real.xlsx', await xlsx(3, 3));
+    const preview = await previewStoredXlsx(
+      storage.client,
+      storage.bucket,
+      key,
+      size,
+      previewOptions,
+      limits,
+    );
+    expect(preview).to.deep.equal({
+      columns: ['col1', 'col2', 'col3'],
+      rows: [
+        ['r0', 0, 0],
+        ['r1', 1, 2],
+      ],
+      moreRows: true,
+      moreColumns: false,
+    });
+  });
+});
