@@ -10,9 +10,13 @@ ARG NODE_IMAGE=node:20-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 
-# Dependencies first, so that a source change does not reinstall them.
+# Dependencies first, so that a source change does not reinstall them. The same install path as on the
+# development machines and CI (scripts/install.sh): `npm ci` refuses this lock file (it lacks other platforms'
+# optional @swc/core-* entries), so the script falls back to `npm install --no-save`, which installs the same
+# exactly pinned versions without rewriting package.json or the lock.
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+COPY scripts/install.sh ./scripts/install.sh
+RUN bash scripts/install.sh --deps-only
 
 # Only the sources tsc compiles (tsconfig.json "include"), never the host's
 # node_modules, dist or .local folders.

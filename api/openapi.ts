@@ -150,17 +150,20 @@ function responses(spec: RouteSpec): Doc {
 }
 
 function operation(spec: RouteSpec): Doc {
-  const limit = spec.bucket
-    ? { bucket: spec.bucket, perMinute: BUCKETS[spec.bucket as BucketName] }
-    : { bucket: 'main budget' };
   const access = spec.access;
+  // api/middlewares/rateLimit.ts chooseBudget: a public route's bucket is per address whatever token is sent
+  const per = access.public ? 'client address' : 'company';
+  const limit = spec.bucket
+    ? { bucket: spec.bucket, perMinute: BUCKETS[spec.bucket as BucketName], per }
+    : { bucket: 'main budget' };
   const description = [
     access.public
       ? 'Public.'
       : `Session of: ${access.roles.join(', ')}.` +
         (access.keyScope ? ` API keys with scope \`${access.keyScope}\`.` : ' API keys are refused.'),
     spec.bucket
-      ? `Counted in the separate \`${spec.bucket}\` bucket (${BUCKETS[spec.bucket]} per minute).`
+      ? `Counted in the separate \`${spec.bucket}\` bucket (${BUCKETS[spec.bucket]} per minute per ${per}` +
+        (access.public ? ', whatever token is attached).' : ').')
       : '',
     spec.needsPlan ? 'Needs a chosen plan (402 otherwise).' : '',
     spec.idempotent ? 'Honours Idempotency-Key.' : '',

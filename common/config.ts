@@ -49,6 +49,8 @@ export interface Config {
   publicBaseUrl: string;
   /** Honour X-Forwarded-For from this many trusted proxy hops (0: use the socket address). */
   trustProxyHops: number;
+  /** Failed sign-ins per account (e-mail address, known or not) allowed in a window, then 429 until it ends. */
+  signIn: { failuresPerAccount: number; failureWindowSeconds: number };
   mail: { smtpUrl: string; from: string };
   google: { issuer: string; clientId: string; clientSecret: string };
   oauth: {
@@ -220,6 +222,10 @@ export function loadConfig(env: Env = process.env): Config {
     secretKey: r.string('SECRET_KEY', DEV_SECRET),
     publicBaseUrl: r.url('PUBLIC_BASE_URL', 'http://127.0.0.1:3000', ['http:', 'https:']),
     trustProxyHops: r.int('TRUST_PROXY_HOPS', 0, 0, 10),
+    signIn: {
+      failuresPerAccount: r.int('SIGN_IN_FAILURES_PER_ACCOUNT', 10, 1, 1000),
+      failureWindowSeconds: r.int('SIGN_IN_FAILURE_WINDOW_SECONDS', 900, 60, 86_400),
+    },
     mail: {
       smtpUrl: r.url('SMTP_URL', 'smtp://127.0.0.1:2525', ['smtp:', 'smtps:']),
       from: r.string('MAIL_FROM', 'Data Service <no-reply@dataservice.local>'),

@@ -86,8 +86,9 @@ export const REQUEST_BUDGETS = {
 } as const;
 
 /**
- * Separate buckets per minute, per address (or per company when signed in). A route names its bucket in
- * its spec (`bucket`); such a request counts only against the bucket, never against the main budget.
+ * Separate buckets per minute: per client address on public routes whatever token is attached, per company
+ * on signed-in routes (api/middlewares/rateLimit.ts chooseBudget). A route names its bucket in its spec
+ * (`bucket`); such a request counts only against the bucket, never against the main budget.
  */
 export const BUCKETS = {
   /** POST /auth/login */

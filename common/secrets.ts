@@ -14,7 +14,8 @@ export type KeyPurpose =
   | 'refresh-token'
   | 'one-time-token'
   | 'webhook-secret'
-  | 'idempotent-response';
+  | 'idempotent-response'
+  | 'sign-in-account';
 
 /** A 32-byte key for one purpose, derived from SECRET_KEY (HKDF-SHA256), so one leaked key opens nothing else. */
 export function deriveKey(secretKey: string, purpose: KeyPurpose): Buffer {

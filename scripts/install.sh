@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs the npm packages when they are missing or older than package-lock.json, then builds (tsc, strict).
+#   --deps-only   install the packages, do not build (the Dockerfile's dependency layer, before the sources)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+deps_only=false
+[ "${1:-}" = "--deps-only" ] && deps_only=true
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   echo "[install] Node.js 20 and npm are needed: installing Debian's nodejs and npm"
@@ -20,6 +23,8 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   fi
   rm -f .local-npm-ci.log
 fi
+
+if $deps_only; then exit 0; fi
 
 echo "[install] building (tsc)"
 npx tsc -p tsconfig.json

@@ -9,6 +9,8 @@ export interface DerivedKeys {
   apiKey: Buffer;
   /** fingerprints of e-mailed tokens, Google exchange codes and pending Google states */
   oneTimeToken: Buffer;
+  /** fingerprints of the addresses failed sign-ins are counted for (no address is stored in clear) */
+  signInAccount: Buffer;
 }
 
 const derived = new Map<string, DerivedKeys>();
@@ -21,6 +23,7 @@ export function keysOf(config: { secretKey: string }): DerivedKeys {
       session: sessionKeys(config.secretKey),
       apiKey: deriveKey(config.secretKey, 'api-key'),
       oneTimeToken: deriveKey(config.secretKey, 'one-time-token'),
+      signInAccount: deriveKey(config.secretKey, 'sign-in-account'),
     };
     derived.set(config.secretKey, keys);
   }

@@ -20,6 +20,18 @@ export interface OneTimeTokenRow {
   data: Record<string, unknown>;
 }
 
+/** Unused tokens of this purpose for the person stop working (marked used). */
+export async function voidOneTimeTokens(
+  trx: Knex.Transaction,
+  personId: string,
+  purpose: OneTimePurpose,
+): Promise<void> {
+  await trx('oneTimeTokens')
+    .where({ personId, purpose })
+    .whereNull('usedAt')
+    .update({ usedAt: trx.fn.now() });
+}
+
 /**
  * Issues a single-use token (only its fingerprint is stored). Earlier unused tokens of the same purpose for
  * the same person stop working, so only the newest e-mailed link counts.
@@ -29,10 +41,7 @@ export async function issueOneTimeToken(
   secretKey: string,
   params: { companyId: string; personId: string; purpose: OneTimePurpose; data?: Record<string, unknown> },
 ): Promise<{ token: string; expiresAt: Date }> {
-  await trx('oneTimeTokens')
-    .where({ personId: params.personId, purpose: params.purpose })
-    .whereNull('usedAt')
-    .update({ usedAt: trx.fn.now() });
+  await voidOneTimeTokens(trx, params.personId, params.purpose);
   const token = randomBytes(32).toString('base64url');
   const expiresAt = new Date(Date.now() + TOKEN_LIFETIME_SECONDS[params.purpose] * 1000);
   await trx('oneTimeTokens').insert({

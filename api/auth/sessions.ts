@@ -2,9 +2,13 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
 import type { Knex } from 'knex';
 import { deriveKey, fingerprint } from '../../common/secrets';
+import { UnauthorizedError } from '../../common/errors';
 import { recordAudit } from '../../db/audit';
+import { refuseInactive } from './accountState';
 
 export const ACCESS_TOKEN_SECONDS = 900;
+/** Sign-in's one answer for a wrong password and an unknown address (rule 2). */
+export const INVALID_CREDENTIALS = 'invalid email or password';
 export const REFRESH_TOKEN_SECONDS = 30 * 24 * 3600;
 const ISSUER = 'data-service';
 const AUDIENCE = 'data-service-api';
@@ -75,13 +79,37 @@ export interface PersonRef {
   companyId: string;
 }
 
-/** Begins a session for the person (sign-in, accepted invitation, Google, demo) and returns its first pair. */
+/**
+ * Begins a session for the person (sign-in, accepted invitation, Google, demo) and returns its first pair.
+ *
+ * The person is read again under a share lock first, in the session's own transaction: disabling, removal
+ * and a password reset lock the person's row and end every open session in one transaction, so a sign-in
+ * that checked the person (or the password) just before such a change either begins its session before it
+ * (and the change ends it) or waits for it and is refused here — a session can never outlive the change
+ * that was meant to end it (issue 10). `passwordHash`: the hash the password was verified against; a reset
+ * in between answers 401 like a wrong password.
+ */
 export async function startSession(
   trx: Knex.Transaction,
   keys: SessionKeys,
   person: PersonRef,
-  options: { method: 'password' | 'invitation' | 'google' | 'demo'; demo?: boolean; correlationId?: string },
+  options: {
+    method: 'password' | 'invitation' | 'google' | 'demo';
+    demo?: boolean;
+    correlationId?: string;
+    passwordHash?: string | null;
+  },
 ): Promise<TokenPair> {
+  const current = (await trx('people as p')
+    .join('companies as c', 'c.id', 'p.companyId')
+    .where('p.id', person.id)
+    .forShare('p')
+    .first('p.status', 'p.passwordHash', 'c.status as companyStatus')) as
+    { status: string; passwordHash: string | null; companyStatus: string } | undefined;
+  if (!current) throw new UnauthorizedError(INVALID_CREDENTIALS);
+  if (options.passwordHash !== undefined && current.passwordHash !== options.passwordHash)
+    throw new UnauthorizedError(INVALID_CREDENTIALS);
+  refuseInactive(current);
   const sessionId = randomUUID();
   await trx('sessions').insert({
     id: sessionId,
@@ -230,7 +258,11 @@ export async function endSession(
   return (await endSessionsWhere(trx, { id: sessionId }, reason, audit)).length > 0;
 }
 
-/** Ends every open session of the person (password reset, removal), one audit record per ended session. */
+/**
+ * Ends every open session of the person (password reset, disabling, removal), one audit record per ended
+ * session. Call it in the transaction that changes the person's row (which locks it), so that a sign-in in
+ * flight cannot begin a session after it (see `startSession`).
+ */
 export async function endSessionsOf(
   trx: Knex.Transaction,
   personId: string,

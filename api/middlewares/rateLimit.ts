@@ -92,13 +92,24 @@ export function addressSubject(address: string): string {
   return `address:${address}`;
 }
 
-/** The spec's table: which budget a request spends, from its route and its caller. */
+/**
+ * The spec's table: which budget a request spends, from its route and its caller.
+ *
+ * A bucket of a public route (sign-in, register, reset, accept an invitation, activate, forgot password,
+ * resend, Google code exchange, demo) is always counted per client address: a token attached to a public
+ * request signs nothing in, and counting it for the token's company would let anyone holding tokens of
+ * several companies multiply the attempts one address gets (rule 1: "10 attempts a minute per address").
+ * Only a bucket of a signed-in route (choosing a plan) is counted per company.
+ */
 export function chooseBudget(spec: RouteSpec | undefined, caller: CallerIdentity, address: string): Budget {
   if (spec?.bucket) {
     return {
       name: `bucket:${spec.bucket}`,
       limit: BUCKETS[spec.bucket],
-      subject: caller.kind === 'anonymous' ? addressSubject(address) : `company:${caller.companyId}`,
+      subject:
+        spec.access.public || caller.kind === 'anonymous'
+          ? addressSubject(address)
+          : `company:${caller.companyId}`,
     };
   }
   switch (caller.kind) {

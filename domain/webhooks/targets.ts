@@ -1,8 +1,10 @@
 /**
  * Which addresses a webhook may be sent to. Only globally routable unicast addresses: loopback, RFC 1918,
  * link-local (169.254.169.254 included), CGNAT, unique-local and link-local IPv6, multicast, unspecified,
- * broadcast, reserved and documentation ranges, and IPv6 forms that embed IPv4 (mapped, NAT64, 6to4,
- * Teredo) are refused. IPv4 written in decimal, octal or hex is normalised (WHATWG URL parser, then
+ * broadcast, reserved and documentation ranges are refused. IPv6 forms that embed an IPv4 address are
+ * judged by the embedded address (IPv4-mapped, NAT64 64:ff9b::/96, 6to4, Teredo's server and client), and the
+ * deprecated IPv4-compatible ::/96, IPv4-translated and local-use NAT64 64:ff9b:1::/48 forms are refused
+ * whatever they embed. IPv4 written in decimal, octal or hex is normalised (WHATWG URL parser, then
  * ipaddr.js) before it is judged.
  *
  * Checked three times: when an endpoint is created, when its URL is changed, and at every attempt against
@@ -29,20 +31,88 @@ export class TargetRefusedError extends Error {
   }
 }
 
+/**
+ * Parses an address, reading a trailing dotted IPv4 of an IPv6 literal (`::127.0.0.1`) as its two hex
+ * groups first: ipaddr.js reads `::a.b.c.d` as the IPv4-mapped `::ffff:a.b.c.d`, which would hide the
+ * deprecated IPv4-compatible form.
+ */
+function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 {
+  const bare = address.replace(/^\[|\]$/g, '');
+  const dotted = /^(.*:)(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(bare);
+  if (!dotted) return ipaddr.parse(bare);
+  const b = dotted.slice(2).map(Number);
+  if (b.some((x) => x > 255)) throw new Error('invalid address');
+  const group = (hi: number, lo: number) => ((hi << 8) | lo).toString(16);
+  return ipaddr.IPv6.parse(`${dotted[1]}${group(b[0], b[1])}:${group(b[2], b[3])}`);
+}
+
+/** The IPv4 address in `bytes` from `offset` (XOR-ed with 0xffffffff when `inverted`, as Teredo stores it). */
+function ipv4At(bytes: number[], offset: number, inverted = false): ipaddr.IPv4 {
+  return new ipaddr.IPv4(bytes.slice(offset, offset + 4).map((b) => (inverted ? b ^ 0xff : b)));
+}
+
+const startsWith = (bytes: number[], prefix: number[]) => prefix.every((b, i) => bytes[i] === b);
+const zeros = (n: number) => new Array<number>(n).fill(0);
+
+/**
+ * The IPv4 addresses an IPv6 address embeds, by form (RFC 4291, 6052, 8215, 3056, 4380, 6145), and whether
+ * the form is refused whatever it embeds (deprecated or not globally routable), or null for other addresses.
+ */
+function embeddedIPv4(v6: ipaddr.IPv6): { form: string; ipv4: ipaddr.IPv4[]; always: boolean } | null {
+  const b = v6.toByteArray();
+  // ::ffff:0:0/96, IPv4-mapped: the embedded address decides
+  if (startsWith(b, [...zeros(10), 0xff, 0xff]))
+    return { form: 'ipv4Mapped', ipv4: [ipv4At(b, 12)], always: false };
+  // ::/96, IPv4-compatible (deprecated by RFC 4291; :: and ::1 are judged as themselves)
+  if (startsWith(b, zeros(12)) && (b[12] | b[13] | b[14]) !== 0)
+    return { form: 'ipv4Compatible', ipv4: [ipv4At(b, 12)], always: true };
+  // ::ffff:0:0:0/96, IPv4-translated (SIIT, RFC 6145): not globally routable
+  if (startsWith(b, [...zeros(8), 0xff, 0xff, 0, 0]))
+    return { form: 'ipv4Translated', ipv4: [ipv4At(b, 12)], always: true };
+  // 64:ff9b::/96, the well-known NAT64 prefix: the translator connects to the embedded address
+  if (startsWith(b, [0, 0x64, 0xff, 0x9b, ...zeros(8)]))
+    return { form: 'nat64', ipv4: [ipv4At(b, 12)], always: false };
+  // 64:ff9b:1::/48, local-use NAT64 (RFC 8215): a site's own translator, where the address sits depends on the
+  // site's prefix length; refused whatever it embeds (the /96 position is named)
+  if (startsWith(b, [0, 0x64, 0xff, 0x9b, 0, 1]))
+    return { form: 'nat64LocalUse', ipv4: [ipv4At(b, 12)], always: true };
+  // 2002::/16, 6to4: the relay delivers to the IPv4 address in bits 16-47
+  if (startsWith(b, [0x20, 0x02])) return { form: '6to4', ipv4: [ipv4At(b, 2)], always: false };
+  return null;
+}
+
 /** The range an address belongs to when it is refused (e.g. `loopback`), or null when it may be used. */
 export function refusedRange(address: string): string | null {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
-    parsed = ipaddr.parse(address.replace(/^\[|\]$/g, ''));
+    parsed = parseAddress(address);
   } catch {
     return 'invalid address';
   }
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    const v4 = (parsed as ipaddr.IPv6).toIPv4Address();
-    const range = v4.range();
-    return range === 'unicast' ? null : `ipv4Mapped ${range}`;
+  if (parsed.kind() === 'ipv4') {
+    const range = parsed.range();
+    return range === 'unicast' ? null : range;
   }
-  const range = parsed.range();
+  const v6 = parsed as ipaddr.IPv6;
+  const bytes = v6.toByteArray();
+  // 2001::/32, Teredo: the server's IPv4 in bits 32-63, the client's XOR-ed with 0xffffffff in the last 32
+  if (startsWith(bytes, [0x20, 0x01, 0, 0])) {
+    for (const [form, v4] of [
+      ['teredoServer', ipv4At(bytes, 4)],
+      ['teredoClient', ipv4At(bytes, 12, true)],
+    ] as const) {
+      if (v4.range() !== 'unicast') return `${form} ${v4.toString()} ${v4.range()}`;
+    }
+    return null;
+  }
+  const embedded = embeddedIPv4(v6);
+  if (embedded) {
+    for (const v4 of embedded.ipv4) {
+      if (v4.range() !== 'unicast') return `${embedded.form} ${v4.toString()} ${v4.range()}`;
+    }
+    return embedded.always ? `${embedded.form} ${embedded.ipv4[0].toString()} (not globally routable)` : null;
+  }
+  const range = v6.range();
   return range === 'unicast' ? null : range;
 }
 

@@ -66,14 +66,18 @@ describe('OpenAPI document and docs page', () => {
     expect(me.get['x-roles']).to.deep.equal(['admin', 'employee']);
     expect(me.patch.security).to.deep.equal([{ session: [] }]);
     expect(me.patch['x-roles']).to.deep.equal(['admin']);
-    expect(me.patch['x-rate-limit']).to.deep.equal({ bucket: 'plan', perMinute: 10 });
+    expect(me.patch['x-rate-limit']).to.deep.equal({ bucket: 'plan', perMinute: 10, per: 'company' });
     expect(me.patch.requestBody.content['application/json'].schema.properties.plan.enum).to.deep.equal([
       'free',
       'basic',
       'premium',
     ]);
     expect(doc.paths['/auth/login'].post.security).to.deep.equal([]);
-    expect(doc.paths['/auth/login'].post['x-rate-limit']).to.deep.equal({ bucket: 'signIn', perMinute: 10 });
+    expect(doc.paths['/auth/login'].post['x-rate-limit']).to.deep.equal({
+      bucket: 'signIn',
+      perMinute: 10,
+      per: 'client address',
+    });
     const create = doc.paths['/api-keys'].post;
     expect(create['x-idempotent']).to.equal(true);
     expect(create.parameters).to.deep.include({ $ref: '#/components/parameters/IdempotencyKey' });

@@ -2,12 +2,17 @@ import { ForbiddenError, UnauthorizedError } from '../../../common/errors';
 import { personByEmail, refuseInactive } from '../../auth/accountState';
 import { keysOf } from '../../auth/keys';
 import { verifyPassword } from '../../auth/passwords';
-import { endSession, rotateRefreshToken, ownSessionOfRefreshToken, startSession } from '../../auth/sessions';
+import { SignInAttempt } from '../../auth/signInFailures';
+import {
+  endSession,
+  INVALID_CREDENTIALS,
+  rotateRefreshToken,
+  ownSessionOfRefreshToken,
+  startSession,
+} from '../../auth/sessions';
 import { principalOf, UNAUTHENTICATED } from '../../middlewares/authenticate';
 import { route } from '../../routing';
 import { tokenPairSchema } from '../../schemas';
-
-const INVALID_CREDENTIALS = 'invalid email or password';
 
 const loginBody = {
   type: 'object',
@@ -39,19 +44,29 @@ export const authRoutes = [
       200: { description: 'the token pair', schema: tokenPairSchema },
       401: { description: 'invalid email or password (same message for an unknown address)' },
       403: { description: 'the account is not activated, is disabled, or its company is not active' },
-      429: { description: 'more than 10 attempts a minute from this address' },
+      429: {
+        description:
+          'more than 10 attempts a minute from this address (whatever token is attached), or too many failed ' +
+          'sign-ins for this account (SIGN_IN_FAILURES_PER_ACCOUNT in SIGN_IN_FAILURE_WINDOW_SECONDS, from any ' +
+          'address; unknown addresses are counted the same way); Retry-After gives the seconds to wait',
+      },
     },
     handler: async (ctx, { body }: { body: { email: string; password: string } }) => {
       const { knex, config } = ctx.deps;
+      // the per-account failure limit, taken before the password is checked (api/auth/signInFailures.ts)
+      const attempt = await SignInAttempt.begin(ctx, body.email);
       const person = await personByEmail(knex, body.email);
       // one password verification whether or not the address exists: no timing difference worth measuring
       const ok = await verifyPassword(person?.passwordHash, body.password);
       if (!person || !ok) throw new UnauthorizedError(INVALID_CREDENTIALS);
+      await attempt.succeeded();
       refuseInactive(person);
       const pair = await knex.transaction((trx) =>
         startSession(trx, keysOf(config).session, person, {
           method: 'password',
           correlationId: ctx.state.correlationId,
+          // a reset between the verification and the session: 401 like a wrong password
+          passwordHash: person.passwordHash,
         }),
       );
       return { body: pair };

@@ -5,7 +5,7 @@ import { planLimits } from '../../../common/plans';
 import { recordAudit } from '../../../db/audit';
 import { isUniqueViolation } from '../../../db/errors';
 import { invitationMail, mailAfterCommit } from '../../auth/mails';
-import { issueOneTimeToken } from '../../auth/oneTimeTokens';
+import { issueOneTimeToken, voidOneTimeTokens } from '../../auth/oneTimeTokens';
 import { endSessionsOf } from '../../auth/sessions';
 import type { Principal } from '../../context';
 import { pageList, type PageQuery } from '../../lists';
@@ -197,7 +197,9 @@ export const peopleRoutes = [
   route({
     method: 'patch',
     path: '/employees/:id',
-    summary: 'Change a person’s role, or disable / re-enable them',
+    summary:
+      'Change a person’s role, or disable / re-enable them (disabling ends every session of the person; ' +
+      're-enabling brings none back)',
     tag: 'People',
     access: { roles: ['admin'] },
     params: uuidParams,
@@ -235,6 +237,20 @@ export const peopleRoutes = [
           .where({ id: person.id })
           .update({ ...body, updatedAt: trx.fn.now() })
           .returning('*')) as PersonRow[];
+        // Disabling ends every session (audited one by one, like removal), so re-enabling brings none back:
+        // the old access tokens name an ended session, the old refresh tokens belong to one. Password reset
+        // links mailed before stop working too. API keys are not revoked: they follow the person's status
+        // (refused while disabled) and are revoked one by one by an admin.
+        let endedSessions: number | undefined;
+        if (body.status === 'disabled' && person.status !== 'disabled') {
+          const ended = await endSessionsOf(trx, person.id, 'person_disabled', {
+            companyId: auth.companyId,
+            personId: auth.personId,
+            correlationId: ctx.state.correlationId,
+          });
+          endedSessions = ended.length;
+          await voidOneTimeTokens(trx, person.id, 'password_reset');
+        }
         await recordAudit(trx, {
           companyId: auth.companyId,
           personId: auth.personId,
@@ -242,7 +258,11 @@ export const peopleRoutes = [
           resourceType: 'person',
           resourceId: person.id,
           correlationId: ctx.state.correlationId,
-          details: { from: { role: person.role, status: person.status }, to: body },
+          details: {
+            from: { role: person.role, status: person.status },
+            to: body,
+            ...(endedSessions === undefined ? {} : { endedSessions }),
+          },
         });
         return row;
       });

@@ -8,7 +8,7 @@ import {
   type Resolver,
   type TargetPolicy,
 } from '../../../domain/webhooks/targets';
-import { REFUSED_HOSTS } from '../../helpers/refusedTargets';
+import { ALWAYS_REFUSED_FORMS, embeddingForms, REFUSED_HOSTS } from '../../helpers/refusedTargets';
 
 const DEFAULT: TargetPolicy = { allowHttp: false, allowPrivateTargets: false };
 
@@ -118,4 +118,69 @@ describe('webhook target addresses', () => {
     );
     expect(single).to.deep.equal({ err: null, address: '93.184.216.34', family: 4 });
   });
+
+  describe('IPv6 forms that embed an IPv4 address are judged by the embedded address (issue 10)', () => {
+    const lookupOf = (address: string) =>
+      new Promise<NodeJS.ErrnoException | null>((resolve) =>
+        guardedLookup(resolverOf({ 'name.example': [address] }))('name.example', { all: true }, (err) =>
+          resolve(err),
+        ),
+      );
+    const privates: Array<[string, string]> = [
+      ['127.0.0.1', 'loopback'],
+      ['10.0.0.1', 'private'],
+      ['172.16.5.4', 'private'],
+      ['192.168.1.1', 'private'],
+      ['169.254.169.254', 'linkLocal'],
+      ['100.64.0.1', 'carrierGradeNat'],
+      ['0.1.2.3', 'unspecified'],
+      ['224.0.0.1', 'multicast'],
+      ['255.255.255.255', 'broadcast'],
+    ];
+    for (const [v4, v4range] of privates) {
+      it(`refuses every form embedding ${v4} (${v4range}), at creation and at connect time`, async () => {
+        for (const [form, address] of embeddingForms(v4)) {
+          const what = `${form} ${address}`;
+          // the range names the form and the embedded address's class
+          expect(refusedRange(address), what).to.equal(`${form} ${v4} ${v4range}`);
+          // creation: an IP literal in the URL, and a name resolving to the address
+          expect(await checkTargetUrl(`https://[${address}]/hook`, DEFAULT), what).to.match(
+            /not a public address/,
+          );
+          const named = await checkTargetUrl(
+            'https://name.example/hook',
+            DEFAULT,
+            resolverOf({ 'name.example': [address] }),
+          );
+          expect(named, what).to.match(
+            new RegExp(`not a public address \\(${form} ${v4.replace(/\./g, '\\.')} `),
+          );
+          // connect time: the guarded lookup, and the socket's remote address (as Node writes it)
+          expect((await lookupOf(address))?.message, what).to.match(/not a public address/);
+          expect(refusedRange(ipv6Text(address)), what).to.not.equal(null);
+        }
+      });
+    }
+
+    it('a public embedded address passes only in the forms that are globally routable', async () => {
+      for (const [form, address] of embeddingForms('93.184.216.34')) {
+        const refused = ALWAYS_REFUSED_FORMS.includes(form);
+        const expected = refused ? `${form} 93.184.216.34 (not globally routable)` : null;
+        expect(refusedRange(address), `${form} ${address}`).to.equal(expected);
+        const problem = await checkTargetUrl(`https://[${address}]/hook`, DEFAULT);
+        if (refused) expect(problem, address).to.match(/not a public address/);
+        else expect(problem, address).to.equal(null);
+        expect((await lookupOf(address)) === null, address).to.equal(!refused);
+      }
+      // the issue's examples
+      for (const host of ['[::127.0.0.1]', '[::7f00:1]', '[::a00:1]']) {
+        expect(await checkTargetUrl(`https://${host}/`, DEFAULT), host).to.match(/ipv4Compatible/);
+      }
+    });
+  });
 });
+
+/** An IPv6 address in the compressed text form Node's sockets report (`::7f00:1`). */
+function ipv6Text(address: string): string {
+  return new URL(`http://[${address}]/`).hostname.slice(1, -1);
+}

@@ -1,0 +1,79 @@
+import type { Knex } from 'knex';
+import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Config } from '../../common/config';
+import { TooManyRequestsError } from '../../common/errors';
+import { fingerprint } from '../../common/secrets';
+import type { AppContext } from '../context';
+import { setRateLimitHeaders } from '../middlewares/rateLimit';
+import { keysOf } from './keys';
+
+const TABLE = 'rate_limit_counters';
+export const ACCOUNT_LOCKED = 'too many failed sign-ins for this account; try again later';
+
+const limiters = new WeakMap<Knex, Map<string, RateLimiterPostgres>>();
+
+/** One limiter per database and setting, sharing the counters of `rate_limit_counters` (keyPrefix). */
+function limiterFor(knex: Knex, points: number, duration: number): RateLimiterPostgres {
+  let byId = limiters.get(knex);
+  if (!byId) {
+    byId = new Map();
+    limiters.set(knex, byId);
+  }
+  const id = `${points}/${duration}`;
+  let limiter = byId.get(id);
+  if (!limiter) {
+    limiter = new RateLimiterPostgres({
+      storeClient: knex,
+      storeType: 'knex',
+      tableName: TABLE,
+      tableCreated: true, // db/migrations/20261122000300_platform.ts
+      clearExpiredByTimeout: false, // the request limiter of the process sweeps the shared table
+      keyPrefix: 'signInFailures',
+      points,
+      duration,
+    });
+    byId.set(id, limiter);
+  }
+  return limiter;
+}
+
+/**
+ * Failed sign-ins counted per account (OWASP credential stuffing: a limit per account, on top of the
+ * per-address bucket, so guesses spread over many addresses still stop). The account is the e-mail address as
+ * sign-in compares it (trimmed, case-insensitive), known or not, so an unknown address is counted and
+ * answered exactly like a registered one; only an HMAC fingerprint of it is stored.
+ *
+ * An attempt takes a point *before* the password is verified (one atomic upsert in PostgreSQL), so parallel
+ * guesses cannot overrun the limit; an attempt whose password was right gives its point back, so only
+ * failures count. Once `failuresPerAccount` points are taken in the window, every attempt — the right
+ * password too — answers 429 with Retry-After until the window (fixed, from the first failure) ends.
+ */
+export class SignInAttempt {
+  private constructor(
+    private readonly limiter: RateLimiterPostgres,
+    private readonly key: string,
+  ) {}
+
+  /** Takes the attempt's point, or throws 429 (with Retry-After and X-RateLimit-*) when the account is locked. */
+  static async begin(ctx: AppContext, email: string): Promise<SignInAttempt> {
+    const config: Config = ctx.deps.config;
+    const { failuresPerAccount: points, failureWindowSeconds: duration } = config.signIn;
+    const limiter = limiterFor(ctx.deps.knex, points, duration);
+    const key = fingerprint(keysOf(config).signInAccount, email.trim().toLowerCase());
+    try {
+      await limiter.consume(key);
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      const resetSeconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+      // the limit that refused this answer, in the spec's headers
+      setRateLimitHeaders(ctx, { allowed: false, limit: points, remaining: 0, resetSeconds });
+      throw new TooManyRequestsError(ACCOUNT_LOCKED, resetSeconds);
+    }
+    return new SignInAttempt(limiter, key);
+  }
+
+  /** The password was right: this attempt is not a failure and gives its point back. */
+  async succeeded(): Promise<void> {
+    await this.limiter.reward(this.key);
+  }
+}

@@ -1,0 +1,151 @@
+import { expect } from 'chai';
+import type { Knex } from 'knex';
+import { endSessionsOf } from '../../api/auth/sessions';
+import { createApiKey, createCompany, createPerson, createTeam, signIn } from '../helpers/factories';
+import { testEnv } from '../helpers/env';
+import { call, expectErrorBody } from '../helpers/http';
+import { tokenFromMail } from '../helpers/mailbox';
+
+const patchPerson = (adminToken: string, id: string, json: Record<string, string>) =>
+  call('PATCH', `/employees/${id}`, { token: adminToken, json });
+
+/** Waits (bounded) until some backend of this database waits on a lock, i.e. the request is parked on one. */
+async function untilLockWait(knex: Knex, done: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && !done()) {
+    const { rows } = (await knex.raw(
+      `select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock'`,
+    )) as { rows: Array<{ n: number }> };
+    if (rows[0].n > 0) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('sessions end when a person loses access (issue 10, item 11)', () => {
+  it('disabling ends every session: old access and refresh tokens stay refused after re-enabling', async () => {
+    const team = await createTeam({ plan: 'basic' });
+    const { employee, adminToken } = team;
+    const sessions = [await signIn(employee), await signIn(employee)];
+    const key = await createApiKey(employee, ['files:read']);
+    const other = await signIn(team.admin);
+
+    expect((await patchPerson(adminToken, employee.id, { status: 'disabled' })).status).to.equal(200);
+    expect((await patchPerson(adminToken, employee.id, { status: 'active' })).status).to.equal(200);
+
+    expectErrorBody(await call('GET', '/_test/whoami', { token: team.employeeToken }), 401);
+    for (const pair of sessions) {
+      // the access token is well within its 15 minutes, the refresh token within its 30 days
+      expectErrorBody(await call('GET', '/_test/whoami', { token: pair.accessToken }), 401);
+      expectErrorBody(
+        await call('POST', '/auth/refresh', { json: { refreshToken: pair.refreshToken } }),
+        401,
+      );
+    }
+    // the admin's own session is untouched; the person signs in again; API keys follow the person's status
+    expect((await call('GET', '/_test/whoami', { token: other.accessToken })).status).to.equal(200);
+    const again = await call('POST', '/auth/login', {
+      json: { email: employee.email, password: employee.password },
+    });
+    expect(again.status).to.equal(200);
+    expect((await call('GET', '/_test/whoami', { token: again.body.accessToken })).status).to.equal(200);
+    expect((await call('GET', '/_test/whoami', { token: key })).status).to.equal(200);
+
+    // audited: one session.ended per session with the reason, by the admin, and the change itself
+    const { knex } = testEnv();
+    const ended = (await knex('auditLog')
+      .where({ companyId: employee.companyId, action: 'session.ended' })
+      .whereRaw(`details->>'reason' = 'person_disabled'`)
+      .select('actorPersonId as personId', 'resourceId')) as Array<{ personId: string; resourceId: string }>;
+    // createTeam's session of the employee, and the two above
+    expect(ended.map((e) => e.personId)).to.deep.equal([team.admin.id, team.admin.id, team.admin.id]);
+    const open = (await knex('sessions').where({ personId: employee.id }).whereNull('endedAt')) as unknown[];
+    expect(open).to.have.lengthOf(1); // the new sign-in only
+    const updated = (await knex('auditLog')
+      .where({ resourceId: employee.id, action: 'person.updated' })
+      .orderBy('createdAt')
+      .first()) as { details: { endedSessions?: number } };
+    expect(updated.details.endedSessions).to.equal(3);
+  });
+
+  it('a password reset token mailed before the disable does not work after re-enabling', async () => {
+    const team = await createTeam({ plan: 'basic' });
+    expect(
+      (await call('POST', '/auth/forgot-password', { json: { email: team.employee.email } })).status,
+    ).to.equal(202);
+    const token = await tokenFromMail(team.employee.email, /Reset/);
+    await patchPerson(team.adminToken, team.employee.id, { status: 'disabled' });
+    await patchPerson(team.adminToken, team.employee.id, { status: 'active' });
+    expectErrorBody(
+      await call('POST', '/auth/reset-password', { json: { token, password: 'a brand new password' } }),
+      401,
+    );
+  });
+
+  it('a sign-in that verified the password while the person was being disabled gets no session', async () => {
+    const { knex } = testEnv();
+    const company = await createCompany();
+    const admin = await createPerson(company);
+    const person = await createPerson(company, { role: 'employee' });
+    // the disable, as PATCH /employees/{id} makes it, held open: status changed, sessions ended, not committed
+    const trx = await knex.transaction();
+    let login: Promise<{ status: number; body: { accessToken?: string } }> | undefined;
+    try {
+      await trx('people').where({ id: person.id }).forUpdate().first();
+      await trx('people').where({ id: person.id }).update({ status: 'disabled' });
+      await endSessionsOf(trx, person.id, 'person_disabled', { companyId: company.id, personId: admin.id });
+      let answered = false;
+      login = call('POST', '/auth/login', { json: { email: person.email, password: person.password } }).then(
+        (r) => {
+          answered = true;
+          return r;
+        },
+      );
+      // the sign-in reads the committed (active) person, verifies the password, then either waits for the
+      // disable to commit (the fix) or finishes at once (the defect)
+      await untilLockWait(knex, () => answered);
+      await trx.commit();
+    } catch (err) {
+      await trx.rollback();
+      throw err;
+    }
+    const answer = await login;
+    await knex('people').where({ id: person.id }).update({ status: 'active' });
+    if (answer.status === 200) {
+      // a session begun for a person being disabled must not come back with re-enabling
+      expectErrorBody(await call('GET', '/_test/whoami', { token: answer.body.accessToken }), 401);
+    } else {
+      expect(answer.status).to.equal(403);
+    }
+    const open = (await knex('sessions').where({ personId: person.id }).whereNull('endedAt')) as unknown[];
+    expect(open).to.have.lengthOf(0);
+  });
+
+  it('a sign-in with the old password racing a password reset gets no session', async () => {
+    const { knex } = testEnv();
+    const company = await createCompany();
+    const person = await createPerson(company);
+    const trx = await knex.transaction();
+    let login: Promise<{ status: number }> | undefined;
+    try {
+      await trx('people').where({ id: person.id }).update({ passwordHash: 'changed' });
+      await endSessionsOf(trx, person.id, 'password_reset', { companyId: company.id, personId: person.id });
+      let answered = false;
+      login = call('POST', '/auth/login', { json: { email: person.email, password: person.password } }).then(
+        (r) => {
+          answered = true;
+          return r;
+        },
+      );
+      await untilLockWait(knex, () => answered);
+      await trx.commit();
+    } catch (err) {
+      await trx.rollback();
+      throw err;
+    }
+    const answer = await login;
+    expect(answer.status).to.equal(401);
+    const open = (await knex('sessions').where({ personId: person.id }).whereNull('endedAt')) as unknown[];
+    expect(open).to.have.lengthOf(0);
+  });
+});
