@@ -50,6 +50,50 @@ export default tseslint.config(
     },
   },
   {
+    // Layers (issue 11), files, plans and webhooks: db/ imports nothing above it (db/models/ApiKey.ts still takes the
+    // Scope type from api/routing, until the identity capability moves); domain code sees no Koa, no adapter
+    // and no workflow code, only the shared workflow definitions.
+    files: ['db/**/*.ts'],
+    ignores: ['db/models/ApiKey.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/api/**', '**/domain/**', '**/workflows/**', '**/activities/**', '**/worker/**'],
+              message: 'db/ imports nothing above it (models, migrations, unit of work only).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['domain/files/**/*.ts', 'domain/plans/**/*.ts', 'domain/webhooks/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['koa', 'koa-*', '@koa/*', 'busboy'],
+              message: 'domain code never sees an HTTP request.',
+            },
+            {
+              group: ['**/api/**', '**/activities/**', '**/worker/**'],
+              message: 'adapters call the domain, not the reverse.',
+            },
+            {
+              group: ['**/workflows/*', '!**/workflows/shared', '!**/workflows/definitions'],
+              message: 'workflow code is for the sandbox: import workflows/definitions/* instead.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Workflow code runs inside Temporal's deterministic sandbox: Node built-ins are not available there.
     files: ['workflows/**/*.ts', 'domain/webhooks/policy.ts'],
     rules: {
@@ -60,29 +104,6 @@ export default tseslint.config(
             name,
             message: 'Node built-ins cannot be used in workflow code (Temporal sandbox).',
           })),
-        },
-      ],
-    },
-  },
-  {
-    // Layers of the webhooks capability (issue 11): the domain takes no Koa and no workflow code, only the
-    // shared workflow definitions; workflow code imports only the SDK, shared definitions and activity types.
-    files: ['domain/webhooks/**/*.ts'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: ['koa', 'koa-*', '@koa/*'], message: 'domain code never sees an HTTP request.' },
-            {
-              group: ['**/api/**', '**/activities/**', '**/worker/**'],
-              message: 'adapters call the domain, not the reverse.',
-            },
-            {
-              group: ['**/workflows/*', '!**/workflows/shared', '!**/workflows/definitions'],
-              message: 'workflow code is for the sandbox: import workflows/definitions/* instead.',
-            },
-          ],
         },
       ],
     },

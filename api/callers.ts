@@ -1,4 +1,4 @@
-import type { PlanName } from '../common/plans';
+import type { PlanName } from '../domain/plans/plans';
 import { constantTimeEqual, fingerprint } from '../common/secrets';
 import type { Role, Scope } from './routing';
 import { isApiKeyToken, parseKey } from './auth/apiKeys';

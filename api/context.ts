@@ -5,7 +5,7 @@ import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import type { Storage } from '../common/storage';
 import type { Mailer } from '../common/mailer';
-import type { PlanName } from '../common/plans';
+import type { PlanName } from '../domain/plans/plans';
 import type { Role, RouteSpec, Scope } from './routing';
 
 /** Everything the API needs from outside; app.ts builds the Koa app from this and never listens. */

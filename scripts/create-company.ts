@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { hashPassword, PASSWORD_MIN_LENGTH } from '../api/auth/passwords';
 import { loadConfig } from '../common/config';
-import { PLAN_NAMES, type PlanName } from '../common/plans';
+import { PLAN_NAMES, type PlanName } from '../domain/plans/plans';
 import { recordAudit } from '../db/audit';
 import { createKnex, migrateLatest } from '../db/knex';
 

@@ -8,7 +8,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { keysOf } from '../auth/keys';
-import type { PlanName } from '../../common/plans';
+import type { PlanName } from '../../domain/plans/plans';
 import { generateKey } from '../auth/apiKeys';
 import type { Role, Scope } from '../routing';
 

@@ -4,9 +4,10 @@
  * (db/transaction.ts `transact`), writes its audit entry there, and never sees an HTTP request.
  */
 import { randomUUID } from 'node:crypto';
-import { BadRequestError, ConflictError, NotFoundError, PaymentRequiredError } from '../../common/errors';
+import { BadRequestError, NotFoundError } from '../../common/errors';
 import type { Config } from '../../common/config';
-import { NO_PLAN_MESSAGE, planLimits, type PlanName } from '../../common/plans';
+import { PlanLimitError, requirePlan } from '../plans/errors';
+import { planLimits, type PlanName } from '../plans/plans';
 import { auditActor, recordAudit } from '../../db/audit';
 import type { WebhookEndpoint } from '../../db/models';
 import type { EventType, UnitOfWork } from '../../db/transaction';
@@ -60,7 +61,8 @@ export interface EndpointWithSecret {
 }
 
 /**
- * Registers an endpoint within the plan's number of endpoints (409 over it, 402 without a plan), with a new
+ * Registers an endpoint within the plan's number of endpoints (PlanLimitError over it, PlanRequiredError
+ * without a plan: 409 and 402 over HTTP), with a new
  * signing secret stored encrypted.
  */
 export async function createEndpoint(
@@ -78,13 +80,13 @@ export async function createEndpoint(
     .first<{ plan: PlanName | null } | undefined>('plan');
   if (!company) throw new NotFoundError();
   // the route's plan guard answered 402 already; this read, under the lock, sees a plan dropped since
-  if (!company.plan) throw new PaymentRequiredError(NO_PLAN_MESSAGE);
-  const limit = planLimits(company.plan).webhookEndpoints;
+  const plan = requirePlan(company.plan);
+  const limit = planLimits(plan).webhookEndpoints;
   if (limit !== null) {
     const count = await endpointsOf(actor, trx).resultSize();
     if (count >= limit) {
-      throw new ConflictError(
-        `the ${company.plan} plan allows ${limit} webhook endpoint${limit === 1 ? '' : 's'}; delete one or change the plan`,
+      throw new PlanLimitError(
+        `the ${plan} plan allows ${limit} webhook endpoint${limit === 1 ? '' : 's'}; delete one or change the plan`,
       );
     }
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ConflictError, NotFoundError } from '../../../common/errors';
-import { planLimits } from '../../../common/plans';
+import { planLimits } from '../../../domain/plans/plans';
 import { recordAudit } from '../../../db/audit';
 import { isUniqueViolation } from '../../../db/errors';
 import { invitationMail, mailAfterCommit } from '../../auth/mails';

@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import { NotFoundError } from '../../../common/errors';
-import { PLAN_NAMES, PLANS, periodBounds, periodKey, type PlanName } from '../../../common/plans';
+import { PLAN_NAMES, PLANS, periodBounds, periodKey, type PlanName } from '../../../domain/plans/plans';
 import { recordAudit } from '../../../db/audit';
 import { Company } from '../../../db/models';
-import { filesUsed } from '../../../db/quota';
+import { filesUsed } from '../../../domain/plans/quota';
 import { namedSchema } from '../../openapi';
 import { route } from '../../routing';
 

@@ -3,8 +3,9 @@
  * webhook endpoint limits; the rest are this service's choices (README "Plans and limits").
  * `null` means no limit.
  */
-export const PLAN_NAMES = ['free', 'basic', 'premium'] as const;
-export type PlanName = (typeof PLAN_NAMES)[number];
+import { PLAN_NAMES, type PlanName } from '../../db/models/Company';
+
+export { PLAN_NAMES, type PlanName };
 
 export interface PlanLimits {
   /** API-key requests per minute, shared by every key of the company */
