@@ -30,22 +30,24 @@ export function assertMayManage(actor: Actor): void {
 /** Where a query runs: the unit of work's transaction, or the connection pool for a read. */
 export type Db = Knex | Knex.Transaction;
 
+/** `forUpdate` locks the row for the unit of work's change. */
+type Lock = { forUpdate?: boolean };
+
+/** A row found, or 404: absent and of another company look the same. */
+function found<T>(row: T | undefined, message: string): T {
+  if (!row) throw new NotFoundError(message);
+  return row;
+}
+
 /** The company's endpoints (a query, to be paged by the caller). */
 export function endpointsOf(actor: Actor, db: Db) {
   return WebhookEndpoint.scoped(actor.companyId, db);
 }
 
 /** One endpoint of the actor's company (404 otherwise); `forUpdate` locks it for a change. */
-export async function endpointFor(
-  actor: Actor,
-  id: string,
-  db: Db,
-  options: { forUpdate?: boolean } = {},
-): Promise<WebhookEndpoint> {
+export async function endpointFor(actor: Actor, id: string, db: Db, options: Lock = {}) {
   const query = endpointsOf(actor, db).findById(id);
-  const endpoint = await (options.forUpdate ? query.forUpdate() : query);
-  if (!endpoint) throw new NotFoundError('webhook endpoint not found');
-  return endpoint;
+  return found(await (options.forUpdate ? query.forUpdate() : query), 'webhook endpoint not found');
 }
 
 /** The endpoint a ping or redelivery goes to: it must exist in the company and be active (409). */
@@ -64,7 +66,5 @@ export function deliveriesOf(actor: Actor, db: Db) {
 
 /** One delivery of the actor's company (404 otherwise). */
 export async function deliveryFor(actor: Actor, id: string, db: Db): Promise<WebhookDelivery> {
-  const delivery = await deliveriesOf(actor, db).findById(id);
-  if (!delivery) throw new NotFoundError('delivery not found');
-  return delivery;
+  return found(await deliveriesOf(actor, db).findById(id), 'delivery not found');
 }
