@@ -1,3 +1,4 @@
+import { actingStatement } from '../db/unitOfWork';
 import type { PlanName } from '../domain/plans/plans';
 import { constantTimeEqual, fingerprint } from '../common/secrets';
 import type { Role, Scope } from './routing';
@@ -58,19 +59,23 @@ export function bearerToken(ctx: AppContext): string | null {
 
 /** The key named by `identifier`, with its owner and company, read afresh. */
 async function readKeyRow(ctx: AppContext, identifier: string): Promise<ApiKeyRow | undefined> {
-  return (await ctx.deps
-    .knex('apiKeys as k')
-    .join('people as p', 'p.id', 'k.personId')
-    .join('companies as c', 'c.id', 'k.companyId')
-    .where('k.identifier', identifier)
-    .first(
-      'k.id as apiKeyId',
-      'k.secretFingerprint',
-      'k.scopes',
-      'k.revokedAt',
-      'k.lastUsedAt',
-      ...CALLER_COLUMNS,
-    )) as ApiKeyRow | undefined;
+  // the key's company is not known yet: the named system task that may look a key up in any company
+  // (one statement: its connection is set to the task when taken from the pool, db/knex.ts)
+  return (await actingStatement({ system: 'api-key-lookup' }, () =>
+    ctx.deps
+      .knex('apiKeys as k')
+      .join('people as p', 'p.id', 'k.personId')
+      .join('companies as c', 'c.id', 'k.companyId')
+      .where('k.identifier', identifier)
+      .first(
+        'k.id as apiKeyId',
+        'k.secretFingerprint',
+        'k.scopes',
+        'k.revokedAt',
+        'k.lastUsedAt',
+        ...CALLER_COLUMNS,
+      ),
+  )) as ApiKeyRow | undefined;
 }
 
 /**

@@ -2,7 +2,8 @@ import type Router from '@koa/router';
 import type { AppContext } from './context';
 import { BadRequestError } from '../common/errors';
 import type { BucketName } from '../domain/plans/plans';
-import { bodyAjv, compile, describeErrors, queryAjv } from './validation';
+import type { SystemTask } from '../db/unitOfWork';
+import { bodyAjv, coerceParameters, compile, describeErrors, nulProblems, queryAjv } from './validation';
 
 export type Role = 'admin' | 'employee';
 export const SCOPES = [
@@ -21,7 +22,15 @@ export type Scope = (typeof SCOPES)[number];
  * (closed by default).
  */
 export type Access =
-  | { public: true }
+  | {
+      public: true;
+      /**
+       * The named cross-company task (db/unitOfWork.ts SYSTEM_TASKS) the route's units of work act as: a
+       * public route knows no company until it has looked one up (by address, token or key). Without it a
+       * public route sees no tenant row.
+       */
+      system?: SystemTask;
+    }
   | {
       public?: false;
       roles: readonly Role[];
@@ -76,16 +85,23 @@ export interface RouteSpec {
 }
 
 const NO_QUERY: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
+const ANY_PARAMS: JsonSchema = { type: 'object' };
 
-function validateQuery(spec: RouteSpec, query: Record<string, unknown>): string[] {
-  const validate = compile(queryAjv, spec.query ?? NO_QUERY);
-  return validate(query) ? [] : describeErrors('query', validate.errors ?? []);
-}
-
-function validateParams(spec: RouteSpec, params: Record<string, string>): string[] {
-  if (!spec.params) return [];
-  const validate = compile(queryAjv, spec.params);
-  return validate(params) ? [] : describeErrors('path', validate.errors ?? []);
+/**
+ * Validates and converts one part of a request (query or path): NUL characters first, then the plain
+ * numbers and booleans converted (api/validation.ts coerceParameters), then the schema. Returns the
+ * converted values (defaults filled in) and every problem.
+ */
+function validateParameters(
+  where: 'query' | 'path',
+  schema: JsonSchema,
+  raw: Record<string, unknown>,
+): { values: Record<string, unknown>; problems: string[] } {
+  const nul = nulProblems(where, raw);
+  const values = coerceParameters(schema, raw);
+  const validate = compile(queryAjv, schema);
+  const problems = validate(values) ? [] : describeErrors(where, validate.errors ?? []);
+  return { values, problems: [...nul, ...problems] };
 }
 
 function validateBody(spec: RouteSpec, body: unknown): string[] {
@@ -99,7 +115,8 @@ function validateBody(spec: RouteSpec, body: unknown): string[] {
     return ['this endpoint takes no request body'];
   }
   const validate = compile(bodyAjv, spec.body);
-  return validate(body ?? {}) ? [] : describeErrors('body', validate.errors ?? []);
+  const nul = nulProblems('body', body);
+  return [...nul, ...(validate(body ?? {}) ? [] : describeErrors('body', validate.errors ?? []))];
 }
 
 /** Builds the middleware a route runs before its handler, from the route's spec (e.g. its access rule). */
@@ -131,16 +148,23 @@ export function mountRoutes(
     const chain = before.map((make) => make(spec));
     const stackSize = router.stack.length;
     router[spec.method](spec.path, ...chain, async (ctx: AppContext) => {
-      const query = { ...(ctx.query as Record<string, unknown>) };
-      const params = { ...(ctx.params as Record<string, string>) };
+      const query = validateParameters('query', spec.query ?? NO_QUERY, { ...ctx.query });
+      // a route without a params schema still gets the NUL rule
+      const params = validateParameters('path', spec.params ?? ANY_PARAMS, {
+        ...(ctx.params as Record<string, string>),
+      });
       const body: unknown = ctx.request.body;
       const problems = [
-        ...validateParams(spec, params),
-        ...validateQuery(spec, query),
+        ...params.problems,
+        ...query.problems,
         ...(spec.multipart ? [] : validateBody(spec, body)),
       ];
       if (problems.length > 0) throw new BadRequestError(problems.length === 1 ? problems[0] : problems);
-      const reply = await spec.handler(ctx, { body: body ?? {}, query, params });
+      const reply = await spec.handler(ctx, {
+        body: body ?? {},
+        query: query.values,
+        params: params.values as Record<string, string>,
+      });
       for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
       ctx.status = reply.status ?? 200;
       if (reply.body !== undefined) ctx.body = reply.body;

@@ -32,6 +32,7 @@ import {
 import { consumeOneTimeToken, issueOneTimeToken, TOKEN_LIFETIME_SECONDS } from './oneTimeTokens';
 import { keysOf } from './keys';
 import { startSession, type TokenPair } from './sessions';
+import { unitOfWork } from '../../db/unitOfWork';
 
 export const PENDING_AUTHORIZATION_SECONDS = 600;
 export const EXCHANGE_CODE_SECONDS = TOKEN_LIFETIME_SECONDS.oauth_exchange;
@@ -191,7 +192,7 @@ export async function completeGoogleSignIn(
   const subject = claims.sub;
   const email = typeof claims.email === 'string' ? claims.email.trim() : '';
 
-  return knex.transaction(async (trx) => {
+  return unitOfWork(knex, async (trx) => {
     // a recorded subject wins (Google addresses can change); otherwise the verified address, once
     let person = (await personAccounts(trx).where('p.googleSubject', subject).first()) as
       PersonAccount | undefined;
@@ -237,7 +238,7 @@ export async function exchangeCode(
   state: string,
   correlationId?: string,
 ): Promise<TokenPair> {
-  const outcome = await knex.transaction(async (trx): Promise<ExchangeOutcome> => {
+  const outcome = await unitOfWork(knex, async (trx): Promise<ExchangeOutcome> => {
     // spent here, whatever follows: the UPDATE commits even when the answer is a refusal
     const row = await consumeOneTimeToken(trx, config.secretKey, 'oauth_exchange', code);
     const bound = typeof row?.data.stateFingerprint === 'string' ? row.data.stateFingerprint : '';

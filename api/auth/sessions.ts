@@ -5,6 +5,7 @@ import { deriveKey, fingerprint } from '../../common/secrets';
 import { UnauthorizedError } from '../../common/errors';
 import { recordAudit } from '../../db/audit';
 import { refuseInactive } from './accountState';
+import { unitOfWork } from '../../db/unitOfWork';
 
 export const ACCESS_TOKEN_SECONDS = 900;
 /** Sign-in's one answer for a wrong password and an unknown address (rule 2). */
@@ -153,7 +154,7 @@ export async function rotateRefreshToken(
   token: string,
   correlationId?: string,
 ): Promise<RefreshOutcome> {
-  return knex.transaction(async (trx) => {
+  return unitOfWork(knex, async (trx) => {
     const row = (await trx('refreshTokens as rt')
       .join('sessions as s', 's.id', 'rt.sessionId')
       .join('people as p', 'p.id', 's.personId')

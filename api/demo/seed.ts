@@ -11,6 +11,7 @@ import { keysOf } from '../auth/keys';
 import type { PlanName } from '../../domain/plans/plans';
 import { generateKey } from '../auth/apiKeys';
 import type { Role, Scope } from '../routing';
+import { unitOfWork } from '../../db/unitOfWork';
 
 export const DEMO_COMPANY_NAME = 'Demo Company';
 export const DEMO_PLAN: PlanName = 'premium';
@@ -137,7 +138,7 @@ export async function seedDemoCompany(
       .pluck('name')) as string[];
     if (steps.every((s) => applied.includes(s.name))) return existing;
   }
-  return knex.transaction(async (trx) => {
+  return unitOfWork(knex, async (trx) => {
     await trx.raw('select pg_advisory_xact_lock(?)', [DEMO_LOCK]);
     let companyId = (
       (await trx('companies').where({ isDemo: true }).select('id').first()) as { id: string } | undefined

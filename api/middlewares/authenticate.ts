@@ -5,6 +5,7 @@ import { accessClaimsFor, bearerToken, CALLER_COLUMNS, verifiedKeyFor, type Call
 import type { AppContext, Principal } from '../context';
 import { mayHoldScope } from '../policies/scopes';
 import type { RouteMiddlewareFactory } from '../routing';
+import { actingAs, actingStatement } from '../../db/unitOfWork';
 
 /** Rule 7: one message for every reason a request is not authenticated. */
 export const UNAUTHENTICATED = 'invalid or missing credentials';
@@ -23,13 +24,17 @@ async function sessionPrincipal(ctx: AppContext, knex: Knex, token: string): Pro
   const claims = await accessClaimsFor(ctx, token);
   if (!claims) throw new UnauthorizedError(UNAUTHENTICATED);
   // person, role, person status and company status are read afresh on every request
-  const row = (await knex('sessions as s')
-    .join('people as p', 'p.id', 's.personId')
-    .join('companies as c', 'c.id', 'p.companyId')
-    .where({ 's.id': claims.sessionId, 's.personId': claims.personId, 'p.companyId': claims.companyId })
-    .whereNull('s.endedAt')
-    .select(...CALLER_COLUMNS, 's.demo')
-    .first()) as (CallerRow & { demo: boolean }) | undefined;
+  // the signed token names the company: the lookup already acts for it (one statement: its connection is
+  // set to the company when taken from the pool, db/knex.ts)
+  const row = (await actingStatement({ companyId: claims.companyId }, () =>
+    knex('sessions as s')
+      .join('people as p', 'p.id', 's.personId')
+      .join('companies as c', 'c.id', 'p.companyId')
+      .where({ 's.id': claims.sessionId, 's.personId': claims.personId, 'p.companyId': claims.companyId })
+      .whereNull('s.endedAt')
+      .select(...CALLER_COLUMNS, 's.demo')
+      .first(),
+  )) as (CallerRow & { demo: boolean }) | undefined;
   if (!row || row.personStatus !== 'active') throw new UnauthorizedError(UNAUTHENTICATED);
   const principal: Principal = {
     kind: 'session',
@@ -50,14 +55,16 @@ async function keyPrincipal(ctx: AppContext, knex: Knex, token: string): Promise
 
   // lastUsedAt is written at most about once a minute per key, so busy keys do not contend on one row
   if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > LAST_USED_WRITE_INTERVAL_S * 1000) {
-    await knex('apiKeys')
-      .where({ id: row.apiKeyId })
-      .where((q) =>
-        q
-          .whereNull('lastUsedAt')
-          .orWhere('lastUsedAt', '<', knex.raw(`now() - interval '${LAST_USED_WRITE_INTERVAL_S} seconds'`)),
-      )
-      .update({ lastUsedAt: knex.fn.now() });
+    await actingStatement({ companyId: row.companyId }, () =>
+      knex('apiKeys')
+        .where({ id: row.apiKeyId })
+        .where((q) =>
+          q
+            .whereNull('lastUsedAt')
+            .orWhere('lastUsedAt', '<', knex.raw(`now() - interval '${LAST_USED_WRITE_INTERVAL_S} seconds'`)),
+        )
+        .update({ lastUsedAt: knex.fn.now() }),
+    );
   }
   const principal: Principal = {
     kind: 'key',
@@ -81,7 +88,8 @@ async function keyPrincipal(ctx: AppContext, knex: Knex, token: string): Promise
 export const authenticate: RouteMiddlewareFactory = (spec) => {
   const access = spec.access;
   return async (ctx, next) => {
-    if (access.public) return next();
+    // a public route acts as its named system task, or as no one (no tenant row visible)
+    if (access.public) return access.system ? actingAs({ system: access.system }, next) : next();
     const token = bearerToken(ctx);
     if (!token) throw new UnauthorizedError(UNAUTHENTICATED);
     const { knex } = ctx.deps;
@@ -101,7 +109,8 @@ export const authenticate: RouteMiddlewareFactory = (spec) => {
       throw new ForbiddenError('the demo is read-only');
 
     ctx.state.auth = principal;
-    return next();
+    // the request's units of work (db/unitOfWork.ts) act for the principal's company
+    return actingAs({ companyId: principal.companyId }, next);
   };
 };
 

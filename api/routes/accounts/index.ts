@@ -13,6 +13,7 @@ import { endSessionsOf, startSession } from '../../auth/sessions';
 import type { AppContext } from '../../context';
 import { route } from '../../routing';
 import { tokenPairSchema } from '../../schemas';
+import { unitOfWork } from '../../../db/unitOfWork';
 
 /** Answer for every invalid, used or expired e-mailed token (one message, like rule 7). */
 const INVALID_TOKEN = 'invalid or expired token';
@@ -36,7 +37,7 @@ async function mailNewToken(
   mail: (config: Config, to: string, token: string) => Mail,
 ): Promise<void> {
   const { knex, config } = ctx.deps;
-  const issued = await knex.transaction((trx) =>
+  const issued = await unitOfWork(knex, (trx) =>
     issueOneTimeToken(trx, config.secretKey, { companyId: person.companyId, personId: person.id, purpose }),
   );
   await mailAfterCommit(ctx, mail(config, person.email, issued.token), { wait: false });
@@ -48,7 +49,7 @@ export const accountRoutes = [
     path: '/auth/register',
     summary: 'Register a new company with its first admin; an activation mail is sent',
     tag: 'Accounts',
-    access: { public: true },
+    access: { public: true, system: 'register' },
     bucket: 'register',
     // it creates something: a retry with the same Idempotency-Key (scoped to the client address, since
     // there is no company yet) replays the 201 instead of answering 409
@@ -88,7 +89,7 @@ export const accountRoutes = [
       const personId = randomUUID();
       let activation: { token: string };
       try {
-        activation = await knex.transaction(async (trx) => {
+        activation = await unitOfWork(knex, async (trx) => {
           await trx('companies').insert({
             id: companyId,
             name: body.companyName,
@@ -127,7 +128,7 @@ export const accountRoutes = [
     path: '/auth/activate',
     summary: 'Activate an account with the mailed token',
     tag: 'Accounts',
-    access: { public: true },
+    access: { public: true, system: 'account-tokens' },
     bucket: 'register',
     body: { type: 'object', additionalProperties: false, required: ['token'], properties: { token } },
     responses: {
@@ -139,7 +140,7 @@ export const accountRoutes = [
     },
     handler: async (ctx, { body }: { body: { token: string } }) => {
       const { knex, config } = ctx.deps;
-      await knex.transaction(async (trx) => {
+      await unitOfWork(knex, async (trx) => {
         const used = await consumeOneTimeToken(trx, config.secretKey, 'activation', body.token);
         if (!used?.personId) throw new UnauthorizedError(INVALID_TOKEN);
         const updated = await trx('people')
@@ -163,7 +164,7 @@ export const accountRoutes = [
     path: '/auth/resend-activation',
     summary: 'Send the activation mail again (earlier activation tokens stop working)',
     tag: 'Accounts',
-    access: { public: true },
+    access: { public: true, system: 'account-tokens' },
     bucket: 'forgotPassword',
     body: { type: 'object', additionalProperties: false, required: ['email'], properties: { email } },
     responses: accepted,
@@ -185,7 +186,7 @@ export const accountRoutes = [
     path: '/auth/forgot-password',
     summary: 'Mail a password reset token',
     tag: 'Accounts',
-    access: { public: true },
+    access: { public: true, system: 'account-tokens' },
     bucket: 'forgotPassword',
     body: { type: 'object', additionalProperties: false, required: ['email'], properties: { email } },
     responses: accepted,
@@ -202,7 +203,7 @@ export const accountRoutes = [
     path: '/auth/reset-password',
     summary: 'Set a new password with the mailed token; every session of the person ends',
     tag: 'Accounts',
-    access: { public: true },
+    access: { public: true, system: 'account-tokens' },
     bucket: 'register',
     body: {
       type: 'object',
@@ -217,7 +218,7 @@ export const accountRoutes = [
     handler: async (ctx, { body }: { body: { token: string; password: string } }) => {
       const { knex, config } = ctx.deps;
       const passwordHash = await hashPassword(body.password);
-      await knex.transaction(async (trx) => {
+      await unitOfWork(knex, async (trx) => {
         const used = await consumeOneTimeToken(trx, config.secretKey, 'password_reset', body.token);
         if (!used?.personId) throw new UnauthorizedError(INVALID_TOKEN);
         const updated = await trx('people')
@@ -246,7 +247,7 @@ export const accountRoutes = [
     path: '/auth/accept-invite',
     summary: 'Accept an invitation: creates the login and signs the person in',
     tag: 'Authentication',
-    access: { public: true },
+    access: { public: true, system: 'account-tokens' },
     bucket: 'register',
     body: {
       type: 'object',
@@ -262,7 +263,7 @@ export const accountRoutes = [
     handler: async (ctx, { body }: { body: { token: string; password: string } }) => {
       const { knex, config } = ctx.deps;
       const passwordHash = await hashPassword(body.password);
-      const pair = await knex.transaction(async (trx) => {
+      const pair = await unitOfWork(knex, async (trx) => {
         const used = await consumeOneTimeToken(trx, config.secretKey, 'invitation', body.token);
         if (!used?.personId) throw new UnauthorizedError(INVALID_TOKEN);
         const company = (await trx('companies').where({ id: used.companyId }).first()) as { status: string };

@@ -8,6 +8,7 @@ import { principalOf } from '../../middlewares/authenticate';
 import { mayHoldScope } from '../../policies/scopes';
 import { route, SCOPES, type Scope } from '../../routing';
 import { pageEnvelopeSchema, pageQuerySchema, uuidParams } from '../../schemas';
+import { unitOfWork } from '../../../db/unitOfWork';
 
 const apiKeySchema = {
   type: 'object',
@@ -83,7 +84,7 @@ export const apiKeyRoutes = [
         throw new ForbiddenError(`only admins may give the scopes ${refused.join(', ')}`);
       const { knex, config } = ctx.deps;
       const created = generateKey(keysOf(config).apiKey);
-      const row = await knex.transaction(async (trx) => {
+      const row = await unitOfWork(knex, async (trx) => {
         const [inserted] = (await trx('apiKeys')
           .insert({
             id: randomUUID(),
@@ -138,7 +139,7 @@ export const apiKeyRoutes = [
     },
     handler: async (ctx, { params }: { params: { id: string } }) => {
       const auth = principalOf(ctx);
-      await ctx.deps.knex.transaction(async (trx) => {
+      await unitOfWork(ctx.deps.knex, async (trx) => {
         const q = trx('apiKeys').where({ id: params.id, companyId: auth.companyId }).forUpdate();
         if (auth.role !== 'admin') void q.where({ personId: auth.personId });
         const key = (await q.first()) as (ApiKeyRow & { revokedAt: Date | null }) | undefined;

@@ -13,6 +13,7 @@ import {
 import { principalOf, UNAUTHENTICATED } from '../../middlewares/authenticate';
 import { route } from '../../routing';
 import { tokenPairSchema } from '../../schemas';
+import { unitOfWork } from '../../../db/unitOfWork';
 
 const loginBody = {
   type: 'object',
@@ -37,7 +38,7 @@ export const authRoutes = [
     path: '/auth/login',
     summary: 'Sign in with email and password',
     tag: 'Authentication',
-    access: { public: true },
+    access: { public: true, system: 'sign-in' },
     bucket: 'signIn',
     body: loginBody,
     responses: {
@@ -61,7 +62,7 @@ export const authRoutes = [
       if (!person || !ok) throw new UnauthorizedError(INVALID_CREDENTIALS);
       await attempt.succeeded();
       refuseInactive(person);
-      const pair = await knex.transaction((trx) =>
+      const pair = await unitOfWork(knex, (trx) =>
         startSession(trx, keysOf(config).session, person, {
           method: 'password',
           correlationId: ctx.state.correlationId,
@@ -77,7 +78,7 @@ export const authRoutes = [
     path: '/auth/refresh',
     summary: 'Exchange a refresh token for a new pair (the old refresh token stops working)',
     tag: 'Authentication',
-    access: { public: true },
+    access: { public: true, system: 'sign-in' },
     body: refreshBody,
     responses: {
       200: { description: 'a new token pair', schema: tokenPairSchema },
@@ -113,7 +114,7 @@ export const authRoutes = [
     handler: async (ctx, { body }: { body: { refreshToken: string } }) => {
       const { knex, config } = ctx.deps;
       const auth = principalOf(ctx);
-      await knex.transaction(async (trx) => {
+      await unitOfWork(knex, async (trx) => {
         const sessions = new Set([auth.sessionId!]);
         // the refresh token's session is ended too when it belongs to the same person
         const owned = await ownSessionOfRefreshToken(

@@ -1,6 +1,7 @@
 import { recordAudit } from '../../../db/audit';
 import { principalOf } from '../../middlewares/authenticate';
 import { route } from '../../routing';
+import { unitOfWork } from '../../../db/unitOfWork';
 
 const companySchema = {
   type: 'object',
@@ -59,7 +60,7 @@ export const companyRoutes = [
     responses: { 200: { description: 'the company', schema: companySchema } },
     handler: async (ctx, { body }: { body: { name?: string } }) => {
       const auth = principalOf(ctx);
-      const company = await ctx.deps.knex.transaction(async (trx) => {
+      const company = await unitOfWork(ctx.deps.knex, async (trx) => {
         const [row] = (await trx('companies')
           .where({ id: auth.companyId })
           .update({ ...body, updatedAt: trx.fn.now() })

@@ -4,6 +4,7 @@ import { keysOf } from '../../auth/keys';
 import { startSession } from '../../auth/sessions';
 import { route } from '../../routing';
 import { tokenPairSchema } from '../../schemas';
+import { unitOfWork } from '../../../db/unitOfWork';
 
 export const demoRoutes = [
   route({
@@ -11,7 +12,7 @@ export const demoRoutes = [
     path: '/demo/sessions',
     summary: 'Open the demo: a read-only session on the demo company (every write answers 403)',
     tag: 'Demo',
-    access: { public: true },
+    access: { public: true, system: 'demo' },
     bucket: 'demo',
     responses: {
       201: { description: 'the token pair of a new read-only demo session', schema: tokenPairSchema },
@@ -23,7 +24,7 @@ export const demoRoutes = [
       const { knex, config } = ctx.deps;
       if (!config.demoEnabled) throw new NotFoundError('the demo is not enabled on this service');
       const demo = await seedDemoCompany(knex, config.secretKey);
-      const pair = await knex.transaction(async (trx) => {
+      const pair = await unitOfWork(knex, async (trx) => {
         const company = (await trx('companies').where({ id: demo.companyId }).select('status').first()) as {
           status: string;
         };

@@ -12,6 +12,7 @@ import { pageList, type PageQuery } from '../../lists';
 import { principalOf } from '../../middlewares/authenticate';
 import { route, type Role } from '../../routing';
 import { pageEnvelopeSchema, pageQuerySchema, uuidParams } from '../../schemas';
+import { unitOfWork } from '../../../db/unitOfWork';
 
 const personSchema = {
   type: 'object',
@@ -114,7 +115,7 @@ export const peopleRoutes = [
       const { knex, config } = ctx.deps;
       let result: { person: PersonRow; token: string; expiresAt: Date; companyName: string };
       try {
-        result = await knex.transaction(async (trx) => {
+        result = await unitOfWork(knex, async (trx) => {
           const company = await lockCompany(trx, auth.companyId);
           // a company without a plan yet gets the Free limits
           const limit = planLimits(company.plan ?? 'free').people;
@@ -222,7 +223,7 @@ export const peopleRoutes = [
       { params, body }: { params: { id: string }; body: { role?: Role; status?: 'active' | 'disabled' } },
     ) => {
       const auth = principalOf(ctx);
-      const updated = await ctx.deps.knex.transaction(async (trx) => {
+      const updated = await unitOfWork(ctx.deps.knex, async (trx) => {
         await lockCompany(trx, auth.companyId);
         const person = await findPerson(trx, auth, params.id);
         if (body.status && person.status === 'not_activated') {
@@ -283,7 +284,7 @@ export const peopleRoutes = [
     },
     handler: async (ctx, { params }: { params: { id: string } }) => {
       const auth = principalOf(ctx);
-      await ctx.deps.knex.transaction(async (trx) => {
+      await unitOfWork(ctx.deps.knex, async (trx) => {
         await lockCompany(trx, auth.companyId);
         const person = await findPerson(trx, auth, params.id);
         if (person.role === 'admin' && person.status === 'active') {

@@ -6,6 +6,7 @@ import { Company } from '../../../db/models';
 import { filesUsed } from '../../../domain/plans/quota';
 import { namedSchema } from '../../openapi';
 import { route } from '../../routing';
+import { unitOfWork } from '../../../db/unitOfWork';
 
 const limitOrNone = { type: ['integer', 'null'], minimum: 0, description: 'null: no limit' } as const;
 
@@ -136,7 +137,7 @@ export const subscriptionRoutes = [
     handler: async (ctx, { body }) => {
       const auth = ctx.state.auth!;
       const chosen = (body as { plan: PlanName }).plan;
-      const result = await ctx.deps.knex.transaction(async (trx) => {
+      const result = await unitOfWork(ctx.deps.knex, async (trx) => {
         const company = await Company.query(trx).findById(auth.companyId).forUpdate();
         if (!company) throw new NotFoundError();
         if (company.plan !== chosen) {
