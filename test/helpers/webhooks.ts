@@ -22,7 +22,7 @@ import { createApp } from '../../api/app';
 import { atEnd, startWorker, testEnv, workflowBundle } from './env';
 import { createCompany, type TestCompany } from './factories';
 import { eventually } from './temporal';
-import { deliveryWorkflowId } from '../../common/webhookDeliveryStart';
+import { deliveryWorkflowId } from '../../workflows/definitions/webhooks';
 
 export interface ReceivedRequest {
   n: number;
