@@ -5,6 +5,34 @@ import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
+/** Workflow code: no Node built-ins, activity types only, and none of `more` (plus common, db, api). */
+function sandboxImports(more) {
+  return {
+    'no-restricted-imports': 'off',
+    '@typescript-eslint/no-restricted-imports': [
+      'error',
+      {
+        paths: nodeBuiltins.map((name) => ({
+          name,
+          message: 'Node built-ins cannot be used in workflow code (Temporal sandbox).',
+        })),
+        patterns: [
+          {
+            group: ['**/activities/**'],
+            allowTypeImports: true,
+            message: 'workflow code imports activity types only.',
+          },
+          {
+            group: ['**/common/**', '**/db/**', '**/api/**', ...more],
+            message:
+              'workflow code imports only @temporalio/workflow, shared definitions and activity types.',
+          },
+        ],
+      },
+    ],
+  };
+}
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.local/**', 'eslint.config.mjs'] },
   ...tseslint.configs.recommendedTypeChecked,
@@ -22,7 +50,7 @@ export default tseslint.config(
     },
   },
   {
-    // Layers (issue 11), files and plans: db/ imports nothing above it (db/models/ApiKey.ts still takes the
+    // Layers (issue 11), every capability under domain/: db/ imports nothing above it (db/models/ApiKey.ts still takes the
     // Scope type from api/routing, until the identity capability moves); domain code sees no Koa, no adapter
     // and no workflow code, only the shared workflow definitions.
     files: ['db/**/*.ts'],
@@ -67,7 +95,7 @@ export default tseslint.config(
   },
   {
     // Workflow code runs inside Temporal's deterministic sandbox: Node built-ins are not available there.
-    files: ['workflows/**/*.ts'],
+    files: ['workflows/**/*.ts', 'domain/webhooks/policy.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -79,6 +107,33 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    // activities start and signal workflows through the shared definitions, never through workflow code
+    files: ['activities/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/workflows/*', '!**/workflows/shared', '!**/workflows/definitions'],
+              allowTypeImports: true,
+              message: 'import the shared workflow definitions (workflows/definitions/*), not workflow code.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['workflows/webhook*.ts'],
+    rules: sandboxImports(['**/domain/**']),
+  },
+  {
+    // the shared definitions re-export the delivery policy (domain/webhooks/policy.ts, sandbox-safe)
+    files: ['workflows/definitions/**/*.ts'],
+    rules: sandboxImports([]),
   },
   {
     files: ['test/**/*.ts', 'bench/**/*.ts'],

@@ -37,7 +37,7 @@ import { createMailer } from '../common/mailer';
 import { deriveKey } from '../common/secrets';
 import { createStorage } from '../common/storage';
 import { createTemporalClient } from '../common/temporal';
-import { generateWebhookSecret, webhookSecretBox } from '../common/webhookSecret';
+import { generateWebhookSecret, webhookSecretBox } from '../domain/webhooks/secret';
 import { createKnex, migrateLatest } from '../db/knex';
 import { runBuild, type BuildExtension } from '../domain/reports/build';
 import { qualityExtension } from '../domain/rules/extension';
