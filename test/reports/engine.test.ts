@@ -252,6 +252,15 @@ describe('reports: the analysis engine', () => {
       expect(fast.profile, JSON.stringify(content)).to.deep.equal(slow.profile);
       expect(fastRows).to.deep.equal(slowRows);
     }
+    // null words in a numeric column (nan casts to NaN in DuckDB: it must count as null, not as a number)
+    const nan = (await analyse('id,amount\n1,2.5\n2,nan\n3, NaN \n4,NA\n5,-1\n', 'csv')).profile.sheets[0];
+    expect(nan.columnProfiles[1]).to.include({
+      inferredType: 'decimal',
+      nulls: 3,
+      min: -1,
+      max: 2.5,
+      mean: 0.75,
+    });
     const wide = await analyse(contents[2], 'csv');
     expect(wide.profile.sheets[0].columns).to.equal(4);
     expect(wide.profile.sheets[0].columnProfiles[3]).to.include({ nonNull: 1, min: 'extra' });
