@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import ExcelJS from 'exceljs';
 import { headerNames, type HeaderCell } from '../../files/headerNames';
-import { BLANK_MARK, normalizeText } from './csvText';
+import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
 import { literal } from './sql';
 import {
   AnalysisFailure,
@@ -84,6 +84,69 @@ class Progress {
   }
 }
 
+/** DuckDB's reader of the copy, every column VARCHAR (an empty cell is NULL), short rows padded with NULLs. */
+function readCsvSql(
+  copy: string,
+  delimiter: string,
+  columns: LoadedColumn[],
+  strict: boolean,
+  parallel = true,
+): string {
+  const spec = columns.map((c) => `${literal(c.ident.slice(1, -1))}: 'VARCHAR'`).join(', ');
+  return `read_csv(${literal(copy)}, delim=${literal(delimiter)}, quote='"', escape='"', header=true,
+    auto_detect=false, columns={${spec}}, null_padding=true, strict_mode=${strict}, max_line_size=${MAX_RECORD_BYTES},
+    ignore_errors=false, parallel=${parallel})`;
+}
+
+/** Creates `table` from the copy (row numbers from `firstRow`), with DuckDB's progress polled as rows. */
+async function createFromCsv(
+  conn: DuckDBConnection,
+  table: string,
+  read: string,
+  firstRow: number,
+  expectedRows: number,
+  opts: LoadOptions,
+  progress: Progress,
+): Promise<void> {
+  const polling = setInterval(() => {
+    // DuckDB's own progress of the read, as rows of the file
+    const p = conn.progress;
+    if (p.percentage > 0 && expectedRows > 0) {
+      progress.state.rowsRead = Math.floor((expectedRows * Math.min(100, p.percentage)) / 100);
+      progress.tick();
+    }
+  }, PROGRESS_EVERY_MS);
+  const abort = () => conn.interrupt();
+  opts.signal?.addEventListener('abort', abort);
+  try {
+    await conn.run(
+      `CREATE TABLE ${table} AS SELECT (row_number() OVER () + ${firstRow - 1})::BIGINT AS ${ROW_NUMBER_COLUMN}, * FROM ${read}`,
+    );
+  } finally {
+    clearInterval(polling);
+    opts.signal?.removeEventListener('abort', abort);
+  }
+}
+
+async function countRows(conn: DuckDBConnection, table: string): Promise<number> {
+  const count = await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${table}`);
+  return Number(count.getRowObjectsJson()[0].n);
+}
+
+function tooManyColumns(width: number, opts: LoadOptions): AnalysisFailure {
+  return new AnalysisFailure(
+    'too_many_columns',
+    `a row has ${width} cells; at most ${opts.maxColumns} columns are accepted`,
+  );
+}
+
+function tooManyRows(rows: number, opts: LoadOptions): AnalysisFailure {
+  return new AnalysisFailure(
+    'too_many_rows',
+    `the sheet has ${rows} rows; at most ${opts.maxRows} are accepted`,
+  );
+}
+
 async function loadText(
   conn: DuckDBConnection,
   source: LoadSource,
@@ -91,15 +154,19 @@ async function loadText(
   progress: Progress,
 ): Promise<LoadedSheet[]> {
   const delimiter = source.delimiter ?? (source.format === 'tsv' ? '\t' : ',');
+  const download = path.join(opts.workDir, `load-${randomUUID()}.raw`);
   const copy = path.join(opts.workDir, `load-${randomUUID()}.csv`);
+  const table = `${opts.tablePrefix ?? ''}sheet_0`;
+  const sheetName = source.format === 'tsv' ? 'TSV' : 'CSV';
   try {
+    // 1. the object, downloaded once to a local file; Buffer-level checks tell whether DuckDB can read
+    // it as it is (the fast path) or the normalising pass must write a copy first
     const stream = await source.open();
     let facts;
     try {
-      facts = await normalizeText(
+      facts = await downloadChecked(
         stream,
-        copy,
-        delimiter,
+        download,
         (bytes) => {
           progress.state.bytesRead = bytes;
           progress.tick();
@@ -109,25 +176,66 @@ async function loadText(
     } finally {
       stream.destroy();
     }
+
+    // 2. the fast path: DuckDB's parallel reader on the download, in strict mode, so a row wider than the
+    // header, a quote never closed or a quoted line break (with padding) is an error that sends the file
+    // down the normalising path instead (nothing is dropped)
+    if (facts.plain) {
+      const header = splitRecord(facts.headerLine, delimiter);
+      const width = header.length;
+      if (width <= opts.maxColumns) {
+        const columns = columnsOf(headerNames(header, width));
+        let loaded = false;
+        try {
+          await createFromCsv(
+            conn,
+            table,
+            readCsvSql(download, delimiter, columns, true),
+            2,
+            0,
+            opts,
+            progress,
+          );
+          loaded = true;
+        } catch {
+          if (opts.signal?.aborted) throw opts.signal.reason;
+          await conn.run(`DROP TABLE IF EXISTS ${table}`);
+        }
+        if (loaded) {
+          const rows = await countRows(conn, table);
+          if (rows > opts.maxRows) throw tooManyRows(rows, opts);
+          progress.state.rowsRead += rows;
+          progress.tick(true);
+          return [
+            {
+              name: sheetName,
+              index: 0,
+              table,
+              rowCount: rows,
+              rowNumberColumn: ROW_NUMBER_COLUMN,
+              columns,
+              warnings: headerWarnings(header, width),
+            },
+          ];
+        }
+      }
+    }
+
+    // 3. the normalising pass over the download (BOM, bare CR, blank lines kept as rows, the widest row)
+    const local = createReadStream(download, { highWaterMark: 1024 * 1024 });
+    try {
+      facts = await normalizeText(local, copy, delimiter, () => undefined, opts.signal);
+    } finally {
+      local.destroy();
+    }
     if (facts.unterminatedQuote) {
       throw new AnalysisFailure('unparsable_file', 'the file ends inside a quoted field');
     }
     const width = Math.max(facts.maxFields, facts.header.length);
-    if (width > opts.maxColumns) {
-      throw new AnalysisFailure(
-        'too_many_columns',
-        `a row has ${width} cells; at most ${opts.maxColumns} columns are accepted`,
-      );
-    }
-    if (facts.dataRows > opts.maxRows) {
-      throw new AnalysisFailure(
-        'too_many_rows',
-        `the sheet has ${facts.dataRows} rows; at most ${opts.maxRows} are accepted`,
-      );
-    }
+    if (width > opts.maxColumns) throw tooManyColumns(width, opts);
+    if (facts.dataRows > opts.maxRows) throw tooManyRows(facts.dataRows, opts);
     const names = headerNames(facts.header, width);
     const columns = columnsOf(names);
-    const table = `${opts.tablePrefix ?? ''}sheet_0`;
     const warnings = headerWarnings(facts.header, width);
     if (facts.widerRows > 0) {
       warnings.push({
@@ -142,38 +250,36 @@ async function loadText(
         `CREATE TABLE ${table} (${ROW_NUMBER_COLUMN} BIGINT${columns.map((c) => `, ${c.ident} VARCHAR`).join('')})`,
       );
     } else {
-      const spec = columns.map((c) => `${literal(c.ident.slice(1, -1))}: 'VARCHAR'`).join(', ');
-      const read = `read_csv(${literal(copy)}, delim=${literal(delimiter)}, quote='"', escape='"', header=true,
-        auto_detect=false, columns={${spec}}, null_padding=true, strict_mode=false, max_line_size=${MAX_RECORD_BYTES},
-        ignore_errors=false)`;
-      const polling = setInterval(() => {
-        // DuckDB's own progress of the read, as rows of the file
-        const p = conn.progress;
-        if (p.percentage > 0) {
-          progress.state.rowsRead = Math.floor((facts.dataRows * Math.min(100, p.percentage)) / 100);
-          progress.tick();
+      // DuckDB's parallel reader refuses padded short rows together with quoted line breaks: then the
+      // file is read again by one thread
+      let read = false;
+      for (const parallel of [true, false]) {
+        try {
+          await createFromCsv(
+            conn,
+            table,
+            readCsvSql(copy, delimiter, columns, false, parallel),
+            firstRow,
+            facts.dataRows,
+            opts,
+            progress,
+          );
+          read = true;
+          break;
+        } catch {
+          if (opts.signal?.aborted) throw opts.signal.reason;
+          await conn.run(`DROP TABLE IF EXISTS ${table}`);
         }
-      }, PROGRESS_EVERY_MS);
-      const abort = () => conn.interrupt();
-      opts.signal?.addEventListener('abort', abort);
-      try {
-        await conn.run(
-          `CREATE TABLE ${table} AS SELECT (row_number() OVER () + ${firstRow - 1})::BIGINT AS ${ROW_NUMBER_COLUMN}, * FROM ${read}`,
-        );
-      } catch {
-        if (opts.signal?.aborted) throw opts.signal.reason;
+      }
+      if (!read) {
         throw new AnalysisFailure(
           'unparsable_file',
           `the file cannot be read as ${source.format.toUpperCase()}`,
         );
-      } finally {
-        clearInterval(polling);
-        opts.signal?.removeEventListener('abort', abort);
       }
       // blank lines were written as one-cell rows holding the mark: make them rows of nulls
       await conn.run(`UPDATE ${table} SET c1 = NULL WHERE c1 = ${literal(BLANK_MARK)}`);
-      const count = await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${table}`);
-      const loadedRows = Number(count.getRowObjectsJson()[0].n);
+      const loadedRows = await countRows(conn, table);
       if (loadedRows !== facts.dataRows) {
         throw new AnalysisFailure(
           'unparsable_file',
@@ -185,7 +291,7 @@ async function loadText(
     progress.tick(true);
     return [
       {
-        name: source.format === 'tsv' ? 'TSV' : 'CSV',
+        name: sheetName,
         index: 0,
         table,
         rowCount: facts.dataRows,
@@ -196,6 +302,7 @@ async function loadText(
     ];
   } finally {
     await rm(copy, { force: true });
+    await rm(download, { force: true });
   }
 }
 
