@@ -47,7 +47,8 @@ describe('quality rules and sensitive data in the report pass (end to end)', fun
     const connection = await NativeConnection.connect({ address: config.temporal.address });
     const worker = await createWorker({
       config,
-      knex: testEnv().knex,
+      // the application role, as the real worker: the build acts under row-level security
+      knex: testEnv().appKnex,
       logger,
       connection,
       workflowBundle: await workflowBundle(),
