@@ -1,9 +1,9 @@
 import type { PlanName } from '../common/plans';
 import { constantTimeEqual, fingerprint } from '../common/secrets';
-import type { Role, Scope } from './routing';
-import { isApiKeyToken, parseKey } from './auth/apiKeys';
-import { keysOf } from './auth/keys';
-import { verifyAccessToken, type AccessClaims } from './auth/sessions';
+import { isApiKeyToken, parseKey } from '../domain/identity/keyFormat';
+import { keysOf } from '../domain/identity/keys';
+import type { Role, Scope } from '../domain/identity/scopes';
+import { verifyAccessToken, type AccessClaims } from '../domain/identity/sessions';
 import type { AppContext } from './context';
 
 /**

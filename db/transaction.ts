@@ -27,6 +27,8 @@ export interface NewEvent {
 
 export interface UnitOfWork {
   trx: Knex.Transaction;
+  /** the request's correlation id (transact's option): stamped on the events and the audit entries */
+  correlationId?: string;
   /** Writes the event into the outbox in this transaction: it exists if and only if the change commits. */
   emit: (event: NewEvent) => Promise<string>;
   /** Runs after a successful commit (e.g. start a workflow); never runs when the transaction rolls back. */
@@ -60,6 +62,7 @@ export async function transact<T>(
   const result = await knex.transaction(async (trx) => {
     const uow: UnitOfWork = {
       trx,
+      correlationId: options.correlationId,
       emit: async (event) => {
         const id = randomUUID();
         await OutboxEvent.query(trx).insert({

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { hashPassword, PASSWORD_MIN_LENGTH } from '../api/auth/passwords';
+import { hashPassword, PASSWORD_MIN_LENGTH } from '../domain/identity/passwords';
 import { loadConfig } from '../common/config';
 import { PLAN_NAMES, type PlanName } from '../common/plans';
 import { recordAudit } from '../db/audit';

@@ -1,13 +1,14 @@
 import type { Knex } from 'knex';
 import { ForbiddenError, UnauthorizedError } from '../../common/errors';
-import { isApiKeyToken } from '../auth/apiKeys';
+import { isApiKeyToken } from '../../domain/identity/keyFormat';
+import { mayHoldScope } from '../../domain/identity/scopes';
+import { UNAUTHENTICATED } from '../../domain/identity/signIn';
 import { accessClaimsFor, bearerToken, CALLER_COLUMNS, verifiedKeyFor, type CallerRow } from '../callers';
 import type { AppContext, Principal } from '../context';
-import { mayHoldScope } from '../policies/scopes';
 import type { RouteMiddlewareFactory } from '../routing';
 
-/** Rule 7: one message for every reason a request is not authenticated. */
-export const UNAUTHENTICATED = 'invalid or missing credentials';
+/** Rule 7: one message for every reason a request is not authenticated (the identity domain's). */
+export { UNAUTHENTICATED };
 
 const LAST_USED_WRITE_INTERVAL_S = 60;
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

@@ -1,5 +1,10 @@
 import { AppError } from '../../../common/errors';
-import { completeGoogleSignIn, exchangeCode, MESSAGES, startGoogleSignIn } from '../../auth/google';
+import {
+  completeGoogleSignIn,
+  exchangeCode,
+  MESSAGES,
+  startGoogleSignIn,
+} from '../../../domain/identity/google';
 import type { AppContext } from '../../context';
 import { route, type Reply } from '../../routing';
 import { tokenPairSchema } from '../../schemas';

@@ -3,7 +3,7 @@ import { jwtVerify, SignJWT } from 'jose';
 import type { Knex } from 'knex';
 import { deriveKey, fingerprint } from '../../common/secrets';
 import { UnauthorizedError } from '../../common/errors';
-import { recordAudit } from '../../db/audit';
+import { recordAudit } from '../audit/record';
 import { refuseInactive } from './accountState';
 
 export const ACCESS_TOKEN_SECONDS = 900;

@@ -21,7 +21,7 @@ import {
   UnauthorizedError,
 } from '../../common/errors';
 import { constantTimeEqual, fingerprint } from '../../common/secrets';
-import { recordAudit } from '../../db/audit';
+import { recordAudit } from '../audit/record';
 import {
   ACCOUNT_MESSAGES,
   personAccounts,

@@ -7,10 +7,13 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { keysOf } from '../auth/keys';
+import { ForbiddenError, NotFoundError } from '../../common/errors';
+import { keysOf } from './keys';
 import type { PlanName } from '../../common/plans';
-import { generateKey } from '../auth/apiKeys';
-import type { Role, Scope } from '../routing';
+import type { IdentityDeps, RunUnitOfWork } from './deps';
+import { startSession, type TokenPair } from './sessions';
+import { generateKey } from './keyFormat';
+import type { Role, Scope } from './scopes';
 
 export const DEMO_COMPANY_NAME = 'Demo Company';
 export const DEMO_PLAN: PlanName = 'premium';
@@ -176,5 +179,30 @@ export async function seedDemoCompany(
       await trx('demoSeedSteps').insert({ companyId: demo.companyId, name: step.name });
     }
     return demo;
+  });
+}
+
+/**
+ * Opens the demo: a new read-only session on the demo company (created and seeded on first use). 404 when
+ * the demo is not enabled, 403 when an operator has suspended the demo company.
+ */
+export async function openDemo(
+  deps: Pick<IdentityDeps, 'knex' | 'config'>,
+  run: RunUnitOfWork,
+): Promise<TokenPair> {
+  const { knex, config } = deps;
+  if (!config.demoEnabled) throw new NotFoundError('the demo is not enabled on this service');
+  const demo = await seedDemoCompany(knex, config.secretKey);
+  return run(async (uow) => {
+    const company = (await uow.trx('companies').where({ id: demo.companyId }).select('status').first()) as {
+      status: string;
+    };
+    if (company.status !== 'active') throw new ForbiddenError('the demo is closed');
+    return startSession(
+      uow.trx,
+      keysOf(config).session,
+      { id: demo.visitorId, companyId: demo.companyId },
+      { method: 'demo', demo: true, correlationId: uow.correlationId },
+    );
   });
 }
