@@ -29,30 +29,20 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}
 const layer = (name) => `^(\\.\\./)+${name}(/.*)?$`;
 /** workflows/ except the shared definitions (workflows/shared.ts, workflows/definitions/). */
 const WORKFLOW_CODE_REGEX = '^(\\.\\./)+workflows(/(?!shared$|definitions(/|$)).*)?$';
+/** A restriction of the relative imports of top-level folder `name`, with its message. */
+const ban = (name, message) => ({ regex: layer(name), message });
 const HTTP = {
   group: ['koa', 'koa-*', '@koa/*', 'busboy'],
   message: 'only the HTTP adapter (api/) sees HTTP requests (Koa, multipart parsing).',
 };
-const API = {
-  regex: layer('api'),
-  message: 'api/ is an adapter: nothing below it or beside it imports it.',
-};
-const ACTIVITIES = {
-  regex: layer('activities'),
-  message: 'activities/ is an adapter: call the domain, not the Temporal activities.',
-};
-const WORKER = {
-  regex: layer('worker'),
-  message: 'worker/ is the composition root: nothing imports it.',
-};
-const DOMAIN = {
-  regex: layer('domain'),
-  message: 'this layer is below the domain and cannot import it.',
-};
-const DB = {
-  regex: layer('db'),
-  message: 'common/ is infrastructure: it does not import the database layer.',
-};
+const API = ban('api', 'api/ is an adapter: nothing below it or beside it imports it.');
+const ACTIVITIES = ban(
+  'activities',
+  'activities/ is an adapter: call the domain, not the Temporal activities.',
+);
+const WORKER = ban('worker', 'worker/ is the composition root: nothing imports it.');
+const DOMAIN = ban('domain', 'this layer is below the domain and cannot import it.');
+const DB = ban('db', 'common/ is infrastructure: it does not import the database layer.');
 /** Workflow code (the sandbox); the shared definitions (workflows/shared.ts, workflows/definitions/) are allowed. */
 const WORKFLOW_CODE = {
   regex: WORKFLOW_CODE_REGEX,

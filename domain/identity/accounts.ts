@@ -78,23 +78,53 @@ export async function register(
   return { companyId, personId, status: 'not_activated' };
 }
 
-/** Activates the account the mailed token belongs to (401 for an invalid, used or expired token). */
-export async function activate(deps: IdentityDeps, uow: UnitOfWork, token: string): Promise<void> {
-  const { trx } = uow;
-  const used = await consumeOneTimeToken(trx, deps.config.secretKey, 'activation', token);
+/** Uses an e-mailed token of `purpose` once: its person and company, or 401 for an invalid, used or expired one. */
+async function useToken(
+  deps: IdentityDeps,
+  uow: UnitOfWork,
+  purpose: 'activation' | 'password_reset' | 'invitation',
+  token: string,
+): Promise<{ personId: string; companyId: string }> {
+  const used = await consumeOneTimeToken(uow.trx, deps.config.secretKey, purpose, token);
   if (!used?.personId) throw new UnauthorizedError(INVALID_TOKEN);
-  const updated = await trx('people')
-    .where({ id: used.personId, status: 'not_activated' })
-    .update({ status: 'active', updatedAt: trx.fn.now() });
+  return { personId: used.personId, companyId: used.companyId };
+}
+
+/** Changes the token's person while they still have `status`; 401 like an invalid token otherwise. */
+async function changeOwnAccount(
+  uow: UnitOfWork,
+  person: { personId: string },
+  status: 'not_activated' | 'active',
+  change: Record<string, unknown>,
+): Promise<void> {
+  const updated = await uow
+    .trx('people')
+    .where({ id: person.personId, status })
+    .update({ ...change, updatedAt: uow.trx.fn.now() });
   if (updated === 0) throw new UnauthorizedError(INVALID_TOKEN);
-  await recordAudit(trx, {
-    companyId: used.companyId,
-    personId: used.personId,
-    action: 'person.activated',
+}
+
+/** The audit entry of a change a person made to their own account with an e-mailed token. */
+async function auditOwnChange(
+  uow: UnitOfWork,
+  person: { personId: string; companyId: string },
+  action: string,
+): Promise<void> {
+  await recordAudit(uow.trx, {
+    companyId: person.companyId,
+    personId: person.personId,
+    action,
     resourceType: 'person',
-    resourceId: used.personId,
+    resourceId: person.personId,
     correlationId: uow.correlationId,
   });
+}
+
+/** Activates the account the mailed token belongs to (401 for an invalid, used or expired token). */
+export async function activate(deps: IdentityDeps, uow: UnitOfWork, token: string): Promise<void> {
+  const used = await useToken(deps, uow, 'activation', token);
+  await changeOwnAccount(uow, used, 'not_activated', { status: 'active' });
+  await auditOwnChange(uow, used, 'person.activated');
 }
 
 /**
@@ -144,26 +174,14 @@ export async function resetPassword(
 ): Promise<void> {
   const passwordHash = await hashPassword(input.password);
   await run(async (uow) => {
-    const { trx } = uow;
-    const used = await consumeOneTimeToken(trx, deps.config.secretKey, 'password_reset', input.token);
-    if (!used?.personId) throw new UnauthorizedError(INVALID_TOKEN);
-    const updated = await trx('people')
-      .where({ id: used.personId, status: 'active' })
-      .update({ passwordHash, updatedAt: trx.fn.now() });
-    if (updated === 0) throw new UnauthorizedError(INVALID_TOKEN);
-    await endSessionsOf(trx, used.personId, 'password_reset', {
+    const used = await useToken(deps, uow, 'password_reset', input.token);
+    await changeOwnAccount(uow, used, 'active', { passwordHash });
+    await endSessionsOf(uow.trx, used.personId, 'password_reset', {
       companyId: used.companyId,
       personId: used.personId,
       correlationId: uow.correlationId,
     });
-    await recordAudit(trx, {
-      companyId: used.companyId,
-      personId: used.personId,
-      action: 'person.password_reset',
-      resourceType: 'person',
-      resourceId: used.personId,
-      correlationId: uow.correlationId,
-    });
+    await auditOwnChange(uow, used, 'person.password_reset');
   });
 }
 
@@ -176,22 +194,11 @@ export async function acceptInvitation(
   const passwordHash = await hashPassword(input.password);
   return run(async (uow) => {
     const { trx } = uow;
-    const used = await consumeOneTimeToken(trx, deps.config.secretKey, 'invitation', input.token);
-    if (!used?.personId) throw new UnauthorizedError(INVALID_TOKEN);
+    const used = await useToken(deps, uow, 'invitation', input.token);
     const company = (await trx('companies').where({ id: used.companyId }).first()) as { status: string };
     if (company.status !== 'active') throw new ForbiddenError('the company is not active');
-    const updated = await trx('people')
-      .where({ id: used.personId, status: 'not_activated' })
-      .update({ status: 'active', passwordHash, updatedAt: trx.fn.now() });
-    if (updated === 0) throw new UnauthorizedError(INVALID_TOKEN);
-    await recordAudit(trx, {
-      companyId: used.companyId,
-      personId: used.personId,
-      action: 'invitation.accepted',
-      resourceType: 'person',
-      resourceId: used.personId,
-      correlationId: uow.correlationId,
-    });
+    await changeOwnAccount(uow, used, 'not_activated', { status: 'active', passwordHash });
+    await auditOwnChange(uow, used, 'invitation.accepted');
     return startSession(
       trx,
       keysOf(deps.config).session,
