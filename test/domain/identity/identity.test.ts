@@ -9,6 +9,7 @@ import type { Mail } from '../../../common/mailer';
 import { transact } from '../../../db/transaction';
 import type { Actor } from '../../../domain/identity/access';
 import { apiKeysList, createApiKey, revokeApiKey } from '../../../domain/identity/apiKeys';
+import { verifyApiKey } from '../../../domain/identity/authentication';
 import type { IdentityDeps } from '../../../domain/identity/deps';
 import { invitePerson, peopleList, removePerson, updatePerson } from '../../../domain/identity/people';
 import { createCompany, createPerson, signIn, type TestPerson } from '../../helpers/factories';
@@ -131,7 +132,14 @@ describe('identity domain: commands without an HTTP request', () => {
       (e: unknown) => e,
     );
     expect(notHis).to.be.instanceOf(NotFoundError);
-    await transact(knex, (uow) => revokeApiKey(actorOf(admin), uow, ownKey.id));
+    // authentication without a request (an MCP or GraphQL adapter verifies keys the same way)
+    const verified = await verifyApiKey({ knex, config }, key);
+    expect(verified).to.include({ apiKeyId: adminKey.id, personId: admin.id, role: 'admin' });
+    expect(
+      await verifyApiKey({ knex, config }, `${key.slice(0, -1)}${key.endsWith('x') ? 'y' : 'x'}`),
+    ).to.equal(null);
+    await transact(knex, (uow) => revokeApiKey(actorOf(admin), uow, adminKey.id));
+    expect(await verifyApiKey({ knex, config }, key)).to.equal(null);
     expect(await apiKeysList(actorOf(admin), knex)).to.have.length(1);
   });
 });
