@@ -51,16 +51,11 @@ export async function signIn(
 
 /** A new pair for a refresh token (rotation); 403 for a suspended company, 401 for anything else. */
 export async function refreshSession(
-  deps: Pick<IdentityDeps, 'knex' | 'config'>,
+  deps: Pick<IdentityDeps, 'config'>,
+  run: RunUnitOfWork,
   refreshToken: string,
-  correlationId?: string,
 ): Promise<TokenPair> {
-  const outcome = await rotateRefreshToken(
-    deps.knex,
-    keysOf(deps.config).session,
-    refreshToken,
-    correlationId,
-  );
+  const outcome = await rotateRefreshToken(run, keysOf(deps.config).session, refreshToken);
   if (outcome.ok) return outcome.pair;
   if (outcome.reason === 'company_suspended') throw new ForbiddenError('the company is suspended');
   throw new UnauthorizedError(UNAUTHENTICATED);

@@ -61,7 +61,7 @@ export const authRoutes = [
       403: { description: 'the company is suspended' },
     },
     handler: async (ctx, { body }: { body: { refreshToken: string } }) => {
-      return { body: await refreshSession(ctx.deps, body.refreshToken, ctx.state.correlationId) };
+      return { body: await refreshSession(ctx.deps, unitsOfWork(ctx), body.refreshToken) };
     },
   }),
   route({
