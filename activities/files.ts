@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { startMissingReports } from '../common/files/reportStarts';
-import { sweepOrphanObjects, type SweepResult } from '../common/files/sweep';
+import { startMissingReports } from '../domain/files/reportStarts';
+import { sweepOrphanObjects, type SweepResult } from '../domain/files/sweep';
 import type { Storage } from '../common/storage';
 
 export interface FileActivityDeps {

@@ -1,4 +1,4 @@
-import type { PlanName } from '../common/plans';
+import type { PlanName } from '../domain/plans/plans';
 import { verifyApiKey, type ApiKeyRow } from '../domain/identity/authentication';
 import { isApiKeyToken } from '../domain/identity/keyFormat';
 import { keysOf } from '../domain/identity/keys';

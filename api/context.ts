@@ -5,7 +5,7 @@ import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import type { Storage } from '../common/storage';
 import type { Mailer } from '../common/mailer';
-import type { PlanName } from '../common/plans';
+import type { PlanName } from '../domain/plans/plans';
 import type { Role, Scope } from '../domain/identity/scopes';
 import type { RouteSpec } from './routing';
 

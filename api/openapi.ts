@@ -3,7 +3,7 @@
  * describe them here, and every route's `access` becomes its security requirement (session token, API key
  * with its scope) and `x-roles`. Served at GET /openapi.json and rendered at GET /docs.
  */
-import { BUCKETS, type BucketName } from '../common/plans';
+import { BUCKETS, type BucketName } from '../domain/plans/plans';
 import { IDEMPOTENCY_TTL_SECONDS } from './middlewares/idempotency';
 import { cursorMetaSchema, pageMetaSchema } from './lists';
 import type { JsonSchema, RouteSpec } from './routing';

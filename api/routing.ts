@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { AppContext } from './context';
 import { BadRequestError } from '../common/errors';
-import type { BucketName } from '../common/plans';
+import type { BucketName } from '../domain/plans/plans';
 import type { Role, Scope } from '../domain/identity/scopes';
 import { bodyAjv, compile, describeErrors, queryAjv } from './validation';
 
@@ -54,7 +54,7 @@ export interface RouteSpec {
   /** Documented responses: status code → schema (or none for no body). */
   responses: Record<number, { description: string; schema?: JsonSchema; contentType?: string }>;
   /**
-   * A separate per-minute bucket (common/plans.ts BUCKETS) this route counts against instead of the main
+   * A separate per-minute bucket (domain/plans/plans.ts BUCKETS) this route counts against instead of the main
    * request budget: signIn, register, forgotPassword, demo, plan.
    */
   bucket?: BucketName;

@@ -17,6 +17,17 @@ export class AppError extends Error {
   readonly messages: string | string[];
 }
 
+/**
+ * A refusal by the domain's rules that names no HTTP status (a quota used up, no plan chosen): the API's
+ * error mapper (api/middlewares/errors.ts) picks the status from the class; other adapters pick their own.
+ */
+export class DomainError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
 export class BadRequestError extends AppError {
   constructor(message: string | string[]) {
     super(400, message);

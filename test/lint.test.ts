@@ -57,7 +57,7 @@ const CASES: Array<[string, string, string | null]> = [
   ['workflows/x.ts', "import type { ReportActivities } from '../activities/reports';", null],
   ['workflows/x.ts', "import { Connection } from '@temporalio/client';", 'only @temporalio/workflow'],
   ['workflows/x.ts', "import { readFile } from 'node:fs';", 'Node built-ins'],
-  ['workflows/x.ts', "import { PLANS } from '../common/plans';", 'no infrastructure'],
+  ['workflows/x.ts', "import { loadConfig } from '../common/config';", 'no infrastructure'],
   ['workflows/x.ts', "import type { Scope } from '../domain/identity/scopes';", 'no domain code'],
   ['workflows/x.ts', "import { proxyActivities } from '@temporalio/workflow';", null],
   ['workflows/definitions/x.ts', "import type { Scope } from '../../domain/identity/scopes';", null],

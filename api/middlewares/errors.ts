@@ -8,8 +8,9 @@ import {
   UniqueViolationError,
   ValidationError as ObjectionValidationError,
 } from 'objection';
-import { AppError } from '../../common/errors';
+import { AppError, type DomainError } from '../../common/errors';
 import { pgErrorCode } from '../../db/errors';
+import { PlanLimitError, PlanRequiredError, QuotaExceededError } from '../../domain/plans/errors';
 import type { AppContext } from '../context';
 
 interface Mapped {
@@ -28,10 +29,20 @@ interface HttpLikeError {
   limit?: number;
 }
 
+/** The HTTP status of each typed domain refusal (domain errors name no status themselves). */
+const DOMAIN_STATUS: ReadonlyArray<[new (...args: never[]) => DomainError, number]> = [
+  [QuotaExceededError, 402],
+  [PlanRequiredError, 402],
+  [PlanLimitError, 409],
+];
+
 /** Maps any thrown value to a status and a message safe to show; unknown errors become a generic 500. */
 export function mapError(err: unknown): Mapped {
   if (err instanceof AppError)
     return { status: err.statusCode, message: err.messages, headers: err.headers, details: err.details };
+  for (const [type, status] of DOMAIN_STATUS) {
+    if (err instanceof type) return { status, message: err.message };
+  }
   if (err instanceof UniqueViolationError) return { status: 409, message: 'already exists' };
   if (err instanceof ForeignKeyViolationError)
     return { status: 409, message: 'refers to something that does not exist' };

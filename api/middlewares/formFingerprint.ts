@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
 import { BadRequestError, PayloadTooLargeError } from '../../common/errors';
-import { MAX_FILE_BYTES } from '../../common/files/formats';
-import { TOO_LARGE } from '../../common/files/inspect';
+import { MAX_FILE_BYTES } from '../../domain/files/formats';
+import { TOO_LARGE } from '../../domain/files/inspect';
 
 /** The multipart limits of an upload form (api/routes/files/upload.ts reads the same form). */
 export const UPLOAD_FORM_LIMITS = {

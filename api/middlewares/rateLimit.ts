@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import ipaddr from 'ipaddr.js';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { TooManyRequestsError } from '../../common/errors';
-import { BUCKETS, PLANS, REQUEST_BUDGETS } from '../../common/plans';
+import { BUCKETS, PLANS, REQUEST_BUDGETS } from '../../domain/plans/plans';
 import type { AppContext } from '../context';
 import { identifyCaller, type CallerIdentity } from '../callers';
 import { findRoute, type RouteSpec } from '../routing';

@@ -1,8 +1,9 @@
 import { BaseModel } from './base';
 
 export type CompanyStatus = 'active' | 'suspended';
-import type { PlanName } from '../../common/plans';
-export type { PlanName };
+/** The plans a company may have chosen: the values the companies_plan_check constraint allows. */
+export const PLAN_NAMES = ['free', 'basic', 'premium'] as const;
+export type PlanName = (typeof PLAN_NAMES)[number];
 
 export class Company extends BaseModel {
   static override tableName = 'companies';

@@ -1,5 +1,8 @@
-import type { FileFormat } from '../../common/files/formats';
 import { TenantModel } from './base';
+
+/** The stored formats: the values the file_versions_format_check constraint allows (domain/files/formats.ts). */
+export type FileFormat = 'xlsx' | 'csv' | 'tsv';
+export const FILE_FORMATS: readonly FileFormat[] = ['xlsx', 'csv', 'tsv'];
 
 /** Version n of a file: one object in MinIO holding one upload's bytes. */
 export class FileVersion extends TenantModel {
@@ -12,7 +15,7 @@ export class FileVersion extends TenantModel {
   format!: FileFormat;
   contentType!: string;
   delimiter!: string | null;
-  /** CSV/TSV: the line-ending rule it was counted with (common/files/lineEndings.ts); null for XLSX */
+  /** CSV/TSV: the line-ending rule it was counted with (domain/files/lineEndings.ts); null for XLSX */
   lineEndings!: string | null;
   /** bigint comes back from pg as a string */
   sizeBytes!: number | string;

@@ -1,12 +1,11 @@
 export { BaseModel, TenantModel } from './base';
-export { Company, type CompanyStatus, type PlanName } from './Company';
+export { Company, PLAN_NAMES, type CompanyStatus, type PlanName } from './Company';
 export { Person, type Role, type PersonStatus } from './Person';
 export { OutboxEvent } from './OutboxEvent';
 export { Session } from './Session';
 export { ApiKey } from './ApiKey';
 export { File, type Visibility } from './File';
-export { FileVersion } from './FileVersion';
-export type { FileFormat } from '../../common/files/formats';
+export { FileVersion, FILE_FORMATS, type FileFormat } from './FileVersion';
 export { Dataset } from './Dataset';
 export { Report } from './Report';
 export { WebhookEndpoint, type WebhookDisabledReason } from './WebhookEndpoint';

@@ -4,7 +4,7 @@
  */
 import type { Knex } from 'knex';
 import { ConflictError, NotFoundError } from '../../common/errors';
-import type { PlanName } from '../../common/plans';
+import type { PlanName } from '../plans/plans';
 import type { Role, Scope } from './scopes';
 
 /** Who acts: the part of the API's principal (api/context.ts) the identity domain reads. */

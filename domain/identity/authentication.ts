@@ -4,7 +4,7 @@
  * API's route table: api/middlewares/authenticate.ts); nothing here is cached beyond the call.
  */
 import type { Knex } from 'knex';
-import type { PlanName } from '../../common/plans';
+import type { PlanName } from '../plans/plans';
 import { constantTimeEqual, fingerprint } from '../../common/secrets';
 import { parseKey } from './keyFormat';
 import { keysOf } from './keys';

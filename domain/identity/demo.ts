@@ -9,7 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ForbiddenError, NotFoundError } from '../../common/errors';
 import { keysOf } from './keys';
-import type { PlanName } from '../../common/plans';
+import type { PlanName } from '../plans/plans';
 import type { IdentityDeps, RunUnitOfWork } from './deps';
 import { startSession, type TokenPair } from './sessions';
 import { generateKey } from './keyFormat';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ConflictError } from '../../common/errors';
-import { planLimits } from '../../common/plans';
+import { planLimits } from '../plans/plans';
 import type { UnitOfWork } from '../../db/transaction';
 import { recordAudit } from '../audit/record';
 import {

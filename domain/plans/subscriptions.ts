@@ -3,9 +3,9 @@
  * current billing period; choosing or changing the plan (audited).
  */
 import { NotFoundError } from '../../common/errors';
-import { PLAN_NAMES, PLANS, periodBounds, periodKey, type PlanName } from '../../common/plans';
+import { PLAN_NAMES, PLANS, periodBounds, periodKey, type PlanName } from './plans';
 import { Company } from '../../db/models';
-import { filesUsed } from '../../db/quota';
+import { filesUsed } from './quota';
 import type { UnitOfWork } from '../../db/transaction';
 import type { Knex } from 'knex';
 import { auditActor, recordAudit } from '../audit/record';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { periodKey } from '../../common/plans';
+import { periodKey } from '../../domain/plans/plans';
 import { testEnv } from '../helpers/env';
 import { createTeam } from '../helpers/factories';
 import { call } from '../helpers/http';

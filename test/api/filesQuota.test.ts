@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { periodKey, PLANS } from '../../common/plans';
+import { periodKey, PLANS } from '../../domain/plans/plans';
 import { call, expectErrorBody } from '../helpers/http';
 import { testEnv } from '../helpers/env';
 import { createTeam } from '../helpers/factories';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import ExcelJS from 'exceljs';
 import { loadConfig } from '../../common/config';
-import { downloadLink } from '../../common/files/downloads';
+import { downloadLink } from '../../domain/files/downloads';
 import { COMPANY_ID } from '../../workflows/shared';
 import { call, expectErrorBody } from '../helpers/http';
 import { startWorker, testEnv } from '../helpers/env';

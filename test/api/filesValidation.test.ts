@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import * as Minio from 'minio';
 import { createApp } from '../../api/app';
-import { MAX_FILE_BYTES } from '../../common/files/formats';
+import { MAX_FILE_BYTES } from '../../domain/files/formats';
 import type { Storage } from '../../common/storage';
 import { call, expectErrorBody } from '../helpers/http';
 import { testEnv } from '../helpers/env';

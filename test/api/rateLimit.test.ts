@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { createApp } from '../../api/app';
 import { routes } from '../../api/routes';
-import { BUCKETS, type BucketName } from '../../common/plans';
+import { BUCKETS, type BucketName } from '../../domain/plans/plans';
 import knexFactory from 'knex';
 import { addressSubject, chooseBudget } from '../../api/middlewares/rateLimit';
 import { resolveClientAddress } from '../../api/middlewares/clientAddress';

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import { requirePlan } from '../../api/middlewares/plan';
-import { PaymentRequiredError } from '../../common/errors';
-import { PLANS, periodKey } from '../../common/plans';
+import { NO_PLAN_MESSAGE, requirePlan } from '../../api/middlewares/plan';
+import { mapError } from '../../api/middlewares/errors';
+import { PlanRequiredError } from '../../domain/plans/errors';
+import { PLANS, periodKey } from '../../domain/plans/plans';
 import { apiClient } from '../helpers/client';
 import { createApiKey, createTeam } from '../helpers/factories';
 import { expectErrorBody } from '../helpers/http';
@@ -31,9 +32,8 @@ describe('plans and subscriptions', () => {
   it('requirePlan gives the plan, or 402 without one, from a context or a principal', () => {
     const principal = { kind: 'session', personId: 'p', companyId: 'c', role: 'admin', demo: false } as const;
     expect(requirePlan({ ...principal, companyPlan: 'basic' })).to.equal('basic');
-    expect(() => requirePlan({ ...principal, companyPlan: null }))
-      .to.throw(PaymentRequiredError)
-      .with.property('statusCode', 402);
+    expect(() => requirePlan({ ...principal, companyPlan: null })).to.throw(PlanRequiredError);
+    expect(mapError(new PlanRequiredError())).to.include({ status: 402, message: NO_PLAN_MESSAGE });
     expect(requirePlan({ state: { auth: { ...principal, companyPlan: 'free' } } } as never)).to.equal('free');
   });
 

@@ -1,6 +1,6 @@
 /** Test data: a fresh company per test (and a second one to prove isolation), people, sessions and keys. */
 import { randomUUID } from 'node:crypto';
-import type { PlanName } from '../../common/plans';
+import type { PlanName } from '../../domain/plans/plans';
 import { deriveKey } from '../../common/secrets';
 import { hashPassword } from '../../domain/identity/passwords';
 import { generateKey } from '../../domain/identity/keyFormat';

@@ -15,7 +15,7 @@ import { loadConfig, type Config } from '../../common/config';
 import { generateWebhookSecret, webhookSecretBox } from '../../common/webhookSecret';
 import { verifyWebhook } from '../../common/webhookSignature';
 import { WebhookDelivery, WebhookEndpoint } from '../../db/models';
-import type { PlanName } from '../../common/plans';
+import type { PlanName } from '../../domain/plans/plans';
 import { ensureOutboxDispatcher } from '../../worker/worker';
 import type { Resolver } from '../../common/webhookTargets';
 import { createApp } from '../../api/app';

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import { COMPANY_ID, workflowId, workflowIdentity } from '../../workflows/shared';
+import { REPORT_WORKFLOW, reportStart } from '../../workflows/definitions/reports';
+import { reportWorkflow } from '../../workflows/report';
 
 describe('workflow ids and search attributes', () => {
   it('builds readable, deterministic ids that name the object', () => {
@@ -25,5 +27,14 @@ describe('workflow ids and search attributes', () => {
     expect(identity.workflowId).to.equal('report:f1:1');
     expect(identity.typedSearchAttributes.get(COMPANY_ID)).to.equal('company-1');
     expect(identity.memo).to.deep.equal({ correlationId: 'req-1' });
+  });
+
+  it('the report definitions name the report workflow and build its start', () => {
+    expect(REPORT_WORKFLOW).to.equal(reportWorkflow.name);
+    const input = { companyId: 'c1', fileId: 'f1', fileVersionId: 'v-id', version: 2 };
+    const start = reportStart(input, { taskQueue: 'q', correlationId: 'req-2' });
+    expect(start).to.deep.include({ workflowId: 'report:f1:v2', taskQueue: 'q', args: [input] });
+    expect(start.typedSearchAttributes.get(COMPANY_ID)).to.equal('c1');
+    expect(start.memo).to.deep.equal({ correlationId: 'req-2' });
   });
 });

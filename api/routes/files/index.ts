@@ -1,17 +1,22 @@
 import { MAX_DOWNLOAD_LINK_SECONDS } from '../../../common/config';
-import { NotFoundError } from '../../../common/errors';
-import { downloadLink } from '../../../common/files/downloads';
-import { FILE_FORMATS } from '../../../common/files/formats';
-import { previewStream } from '../../../common/files/preview';
-import { previewStoredXlsx } from '../../../common/files/xlsxPreview';
-import { auditActor, recordAudit } from '../../../db/audit';
-import { FileVersion, type File, type Visibility } from '../../../db/models';
+import type { Visibility } from '../../../db/models';
 import { transact } from '../../../db/transaction';
-import type { AppContext } from '../../context';
+import {
+  changeVisibility,
+  deleteFile,
+  getFile,
+  getVersion,
+  listFiles,
+  listVersions,
+  previewVersion,
+  versionDownloadLink,
+} from '../../../domain/files/files';
+import { FILE_FORMATS } from '../../../domain/files/formats';
+import { presentFile, presentVersion } from '../../../domain/files/present';
 import { route } from '../../routing';
 import { uuidParams } from '../../schemas';
 import { principalOf } from '../../middlewares/authenticate';
-import { fileToManage, visibleFiles } from './access';
+import { filesDeps } from './deps';
 import {
   cursorEnvelope,
   cursorList,
@@ -20,8 +25,8 @@ import {
   pageList,
   pageQuerySchema,
 } from '../../lists';
-import { fileSchema, presentFile, presentVersion, versionSchema } from './present';
 import { upload } from './upload';
+import { fileSchema, versionSchema } from './schemas';
 
 const TAG = 'Files';
 const read = { roles: ['admin', 'employee'], keyScope: 'files:read' } as const;
@@ -62,23 +67,6 @@ const errors = {
   415: { description: 'the body is not multipart/form-data' },
 };
 
-async function findFile(ctx: AppContext, id: string): Promise<File> {
-  const file = await visibleFiles(principalOf(ctx), ctx.deps.knex).findById(id);
-  if (!file) throw new NotFoundError('file not found');
-  return file;
-}
-
-/** A version of a file the caller may see, in one query (the file's visibility rule stays visibleFiles). */
-async function findVersion(ctx: AppContext, id: string, version: number): Promise<FileVersion> {
-  const auth = principalOf(ctx);
-  const { knex } = ctx.deps;
-  const row = await FileVersion.scoped(auth.companyId, knex)
-    .findOne({ 'fileVersions.fileId': id, 'fileVersions.version': version })
-    .whereExists(visibleFiles(auth, knex).select(1).whereColumn('files.id', 'fileVersions.fileId'));
-  if (!row) throw new NotFoundError('file version not found');
-  return row;
-}
-
 export const filesRoutes = [
   route({
     method: 'post',
@@ -116,7 +104,7 @@ export const filesRoutes = [
     handler: async (ctx, { query }: { query: { cursor?: string; limit: number } }) => {
       const auth = principalOf(ctx);
       return {
-        body: await cursorList(visibleFiles(auth, ctx.deps.knex), query, {
+        body: await cursorList(listFiles(auth, ctx.deps.knex), query, {
           list: 'files',
           companyId: auth.companyId,
           secretKey: ctx.deps.config.secretKey,
@@ -134,7 +122,7 @@ export const filesRoutes = [
     params: uuidParams,
     responses: { 200: { description: 'the file', schema: fileSchema }, 404: { description: 'not found' } },
     handler: async (ctx, { params }: { params: { id: string } }) => {
-      return { body: presentFile(await findFile(ctx, params.id)) };
+      return { body: presentFile(await getFile(principalOf(ctx), ctx.deps.knex, params.id)) };
     },
   }),
   route({
@@ -156,20 +144,11 @@ export const filesRoutes = [
       404: { description: 'not found' },
     },
     handler: async (ctx, { params, body }: { params: { id: string }; body: { visibility: Visibility } }) => {
-      const auth = principalOf(ctx);
-      const file = await transact(ctx.deps.knex, async ({ trx }) => {
-        const current = await fileToManage(auth, trx, params.id);
-        if (current.visibility === body.visibility) return current;
-        const updated = await current.$query(trx).patchAndFetch({ visibility: body.visibility });
-        await recordAudit(trx, {
-          ...auditActor(auth, ctx.state.correlationId),
-          action: 'file.visibility_changed',
-          resourceType: 'file',
-          resourceId: current.id,
-          details: { from: current.visibility, to: body.visibility },
-        });
-        return updated;
-      });
+      const file = await transact(
+        ctx.deps.knex,
+        (uow) => changeVisibility(principalOf(ctx), uow, params.id, body.visibility),
+        { correlationId: ctx.state.correlationId },
+      );
       return { body: presentFile(file) };
     },
   }),
@@ -186,30 +165,9 @@ export const filesRoutes = [
       404: { description: 'not found' },
     },
     handler: async (ctx, { params }: { params: { id: string } }) => {
-      const auth = principalOf(ctx);
-      const { storage } = ctx.deps;
-      const keys = await transact(ctx.deps.knex, async ({ trx }) => {
-        const file = await fileToManage(auth, trx, params.id);
-        const versions = await FileVersion.scoped(auth.companyId, trx)
-          .where({ fileId: file.id })
-          .select('objectKey');
-        // rows first (versions, dataset and reports go by cascade), objects after commit: a failure in
-        // between leaves an unreferenced object for the sweep, never a row without its bytes
-        await file.$query(trx).delete();
-        await recordAudit(trx, {
-          ...auditActor(auth, ctx.state.correlationId),
-          action: 'file.deleted',
-          resourceType: 'file',
-          resourceId: file.id,
-          details: { originalName: file.originalName, versions: versions.length },
-        });
-        return versions.map((v) => v.objectKey);
+      await transact(ctx.deps.knex, (uow) => deleteFile(filesDeps(ctx), principalOf(ctx), uow, params.id), {
+        correlationId: ctx.state.correlationId,
       });
-      try {
-        if (keys.length > 0) await storage.client.removeObjects(storage.bucket, keys);
-      } catch (err) {
-        ctx.state.log.error({ err, fileId: params.id }, 'objects of a deleted file were not removed');
-      }
       return { status: 204 };
     },
   }),
@@ -253,11 +211,7 @@ export const filesRoutes = [
       ctx,
       { params, query }: { params: { id: string }; query: { page: number; limit: number } },
     ) => {
-      const auth = principalOf(ctx);
-      const file = await findFile(ctx, params.id);
-      const versions = FileVersion.scoped(auth.companyId, ctx.deps.knex)
-        .where({ fileId: file.id })
-        .orderBy('version', 'desc');
+      const { versions } = await listVersions(principalOf(ctx), ctx.deps.knex, params.id);
       return { body: await pageList(versions, query, presentVersion) };
     },
   }),
@@ -273,7 +227,7 @@ export const filesRoutes = [
       404: { description: 'not found' },
     },
     handler: async (ctx, { params }: { params: { id: string; version: number } }) => ({
-      body: presentVersion(await findVersion(ctx, params.id, params.version)),
+      body: presentVersion(await getVersion(principalOf(ctx), ctx.deps.knex, params.id, params.version)),
     }),
   }),
   route({
@@ -311,27 +265,8 @@ export const filesRoutes = [
       ctx,
       { params, query }: { params: { id: string; version: number }; query: { rows: number } },
     ) => {
-      const version = await findVersion(ctx, params.id, params.version);
-      const { storage, config } = ctx.deps;
-      const options = { rows: query.rows, maxColumns: 100, maxCellChars: 1000 };
-      const preview =
-        version.format === 'xlsx'
-          ? await previewStoredXlsx(
-              storage.client,
-              storage.bucket,
-              version.objectKey,
-              Number(version.sizeBytes),
-              options,
-              { maxEntries: config.files.xlsxMaxEntries },
-            )
-          : await previewStream(
-              await storage.client.getObject(storage.bucket, version.objectKey),
-              version.format,
-              version.delimiter,
-              options,
-            );
       return {
-        body: { fileId: version.fileId, version: version.version, format: version.format, ...preview },
+        body: await previewVersion(ctx.deps, principalOf(ctx), params.id, params.version, query.rows),
       };
     },
   }),
@@ -365,10 +300,11 @@ export const filesRoutes = [
       ctx,
       { params, query }: { params: { id: string; version: number }; query: { expiresIn?: number } },
     ) => {
-      const version = await findVersion(ctx, params.id, params.version);
-      const expiresIn = query.expiresIn ?? ctx.deps.config.files.downloadLinkTtlSeconds;
-      const link = await downloadLink(ctx.deps.config, version.objectKey, version.originalName, expiresIn);
-      return { body: { ...link, expiresIn } };
+      const { knex, config } = ctx.deps;
+      const auth = principalOf(ctx);
+      return {
+        body: await versionDownloadLink({ knex, config }, auth, params.id, params.version, query.expiresIn),
+      };
     },
   }),
 ];

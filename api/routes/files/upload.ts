@@ -1,53 +1,49 @@
+/**
+ * The HTTP side of an upload: refusals that need no byte of the body, then the multipart form streamed
+ * (busboy → the domain's inspector: byte count, format, dialect, sha256 → object upload into MinIO), then
+ * the upload command of the files domain (domain/files/upload.ts), which checks the quota, writes the
+ * rows, audits, emits `file.uploaded` and starts the report.
+ */
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
-import type { Knex } from 'knex';
+import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../../../common/errors';
+import type { Visibility } from '../../../db/models';
+import { MAX_FILE_BYTES } from '../../../domain/files/formats';
+import { TOO_LARGE, type UploadInspector } from '../../../domain/files/inspect';
 import {
-  BadRequestError,
-  NotFoundError,
-  ConflictError,
-  PayloadTooLargeError,
-  UnsupportedMediaTypeError,
-} from '../../../common/errors';
-import { CONTENT_TYPES, MAX_FILE_BYTES } from '../../../common/files/formats';
-import { TOO_LARGE, UploadInspector } from '../../../common/files/inspect';
-import { streamToObject } from '../../../common/files/objectUpload';
-import { inspectStoredXlsx } from '../../../common/files/xlsx';
-import { uuidv7 } from '../../../common/ids';
-import { periodKey, planLimits, type PlanName } from '../../../common/plans';
-import { auditActor, recordAudit } from '../../../db/audit';
-import { Dataset, File, FileVersion, type Visibility } from '../../../db/models';
-import { countUpload, filesUsed, quotaExceeded } from '../../../db/quota';
-import { transact } from '../../../db/transaction';
-import { reportWorkflow } from '../../../workflows/report';
-import { workflowIdentity } from '../../../workflows/shared';
+  completeUpload,
+  discardUpload,
+  openUpload,
+  storeUpload,
+  uploadInspector,
+  uploadTarget,
+  type ReceivedUpload,
+  type UploadResult,
+  type UploadSlot,
+} from '../../../domain/files/upload';
 import type { AppContext } from '../../context';
 import { principalOf } from '../../middlewares/authenticate';
 import { FormFingerprint, UPLOAD_FORM_LIMITS } from '../../middlewares/formFingerprint';
-import { requirePlan } from '../../middlewares/plan';
-import { visibleFiles } from './access';
+import { filesDeps } from './deps';
 
 /** Room for the multipart envelope (boundaries, part headers, small fields) around a 25 MB file. */
 const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
 const VISIBILITIES: readonly Visibility[] = ['private', 'company'];
 
-interface Received {
-  fileName: string;
-  visibility?: Visibility;
-  inspector: UploadInspector;
-  size: number;
+interface Received extends ReceivedUpload {
   /** the form's fingerprint (fields, file name, content sha256), for Idempotency-Key */
   fingerprint: string;
 }
 
 /**
  * Reads the multipart form: exactly one part `file` (streamed through the inspector into MinIO under
- * `objectKey`) and, for a new file, an optional field `visibility`. Resolves once the form is read and
- * the object is stored; rejects with the first problem, after which the object does not exist.
+ * the slot's object key) and, for a new file, an optional field `visibility`. Resolves once the form is
+ * read and the object is stored; rejects with the first problem, after which the object does not exist.
  */
-function receive(ctx: AppContext, objectKey: string, allowVisibility: boolean): Promise<Received> {
+function receive(ctx: AppContext, slot: UploadSlot): Promise<Received> {
   const req: IncomingMessage = ctx.req;
-  const { storage, config } = ctx.deps;
+  const allowVisibility = !slot.existing;
   return new Promise<Received>((resolve, reject) => {
     let settled = false;
     let bb: busboy.Busboy;
@@ -87,22 +83,14 @@ function receive(ctx: AppContext, objectKey: string, allowVisibility: boolean): 
         problems.push(`form: unknown part "${name}" (the file goes in the part "file")`);
         return;
       }
-      const inspector = new UploadInspector(info.filename || 'upload', {
-        maxRows: config.files.maxRows,
-        maxColumns: config.files.maxColumns,
-      });
+      const inspector = uploadInspector(ctx.deps, info.filename || 'upload');
       inspecting = inspector;
       stream.on('error', (err: Error) => inspector.destroy(err));
       stream.on('limit', () => inspector.destroy(new PayloadTooLargeError(TOO_LARGE)));
       stream.pipe(inspector);
       upload = (async () => {
         try {
-          // the content type is known once the first 64 KB are seen; the uploader reads those first
-          const { size } = await streamToObject(storage.client, storage.bucket, objectKey, inspector, {
-            partBytes: config.files.uploadPartBytes,
-            maxInFlight: config.files.uploadPartsInFlight,
-            contentType: () => CONTENT_TYPES[inspector.sniffed?.format ?? 'csv'],
-          });
+          const { size } = await storeUpload(ctx.deps, slot, inspector);
           form.file(name, info.filename, inspector.contentSha256);
           return { fileName: info.filename || 'upload', inspector, size };
         } catch (err) {
@@ -155,16 +143,6 @@ function receive(ctx: AppContext, objectKey: string, allowVisibility: boolean): 
   });
 }
 
-async function removeObject(ctx: AppContext, key: string): Promise<void> {
-  const { storage } = ctx.deps;
-  try {
-    await storage.client.removeObject(storage.bucket, key);
-  } catch (err) {
-    // the key names the version id that never committed: the orphan sweep finds it later
-    ctx.state.log.error({ err, objectKey: key }, 'could not remove the object of a failed upload');
-  }
-}
-
 /** Refusals that need no byte of the body: wrong content type, Content-Length over 25 MB. */
 function checkRequest(ctx: AppContext): void {
   if (!ctx.is('multipart/form-data')) {
@@ -179,160 +157,24 @@ function checkRequest(ctx: AppContext): void {
   }
 }
 
-/** Quick refusal before reading the body when the quota is already used up (the transaction decides). */
-async function checkQuotaEarly(knex: Knex, companyId: string, plan: PlanName): Promise<void> {
-  const limits = planLimits(plan);
-  if (limits.billsExcessFiles) return;
-  const key = periodKey();
-  if ((await filesUsed(knex, companyId, key)) >= limits.filesPerPeriod) throw quotaExceeded(plan, key);
-}
-
-function checkVersionLimit(plan: PlanName, file: File): void {
-  const max = planLimits(plan).versionsPerFile;
-  if (max !== null && file.currentVersion >= max) {
-    throw new ConflictError(
-      `the file has ${file.currentVersion} versions: the ${plan} plan keeps at most ${max} versions of a file`,
-    );
-  }
-}
-
-export interface UploadResult {
-  file: File;
-  version: FileVersion;
-}
-
 /**
- * An upload, all or nothing: the bytes stream into MinIO under a key naming the new version id; then ONE
- * transaction counts the quota, writes the file/dataset/version rows, the `file.uploaded` event and the
- * audit record. If the transaction fails, the object is removed; if MinIO fails, no row was written.
- * After commit the report workflow of the version starts.
- * `fileId` absent: a new file (version 1); present: a new version of that file.
+ * An upload over HTTP. `fileId` absent: a new file (version 1); present: a new version of that file.
+ * The order of refusals: 404 (a file the caller may not see), 415/413 (the request), then the domain's
+ * 402/409 (plan, versions, quota), then the body's problems.
  */
 export async function upload(ctx: AppContext, fileId?: string): Promise<UploadResult> {
-  const auth = principalOf(ctx);
-  const { knex, storage, config, temporal } = ctx.deps;
-  // a file the caller may not see is "not found" whatever else is wrong with the request
-  const existing = fileId ? await visibleFiles(auth, knex).findById(fileId) : undefined;
-  if (fileId && !existing) throw new NotFoundError('file not found');
+  const actor = principalOf(ctx);
+  const deps = filesDeps(ctx);
+  const existing = fileId ? await uploadTarget(actor, deps.knex, fileId) : undefined;
   checkRequest(ctx);
-  const plan = requirePlan(auth);
-  if (existing) checkVersionLimit(plan, existing);
-  await checkQuotaEarly(knex, auth.companyId, plan);
-
-  const newFileId = existing?.id ?? uuidv7();
-  const versionId = uuidv7();
-  const objectKey = storage.key('files', auth.companyId, newFileId, versionId);
-  const started = Date.now();
-  const timings: Record<string, number> = {};
+  const slot = await openUpload(deps, actor, existing);
+  let received: Received;
   try {
-    const received = await receive(ctx, objectKey, !existing);
-    ctx.state.bodyFingerprint = received.fingerprint;
-    timings.receivedMs = Date.now() - started;
-    const sniffed = received.inspector.sniffed!;
-    let rowCount = received.inspector.dataRows;
-    let columnCount = sniffed.columns ?? null;
-    if (sniffed.format === 'xlsx') {
-      const facts = await inspectStoredXlsx(storage.client, storage.bucket, objectKey, received.size, {
-        maxUnpackedBytes: config.files.xlsxMaxUnpackedBytes,
-        maxEntries: config.files.xlsxMaxEntries,
-        maxCompressionRatio: config.files.xlsxMaxCompressionRatio,
-        maxSharedStringsBytes: config.files.xlsxMaxSharedStringsBytes,
-        maxSharedStrings: config.files.xlsxMaxSharedStrings,
-        maxRows: config.files.maxRows,
-        maxColumns: config.files.maxColumns,
-      });
-      rowCount = facts.rows;
-      columnCount = facts.columns;
-      timings.inspectedMs = Date.now() - started;
-    }
-    const result = await transact(
-      knex,
-      async ({ trx, emit, afterCommit }) => {
-        let file: File;
-        let version: number;
-        if (existing) {
-          const locked = await visibleFiles(auth, trx).findById(existing.id).forUpdate();
-          if (!locked) throw new NotFoundError('file not found');
-          checkVersionLimit(plan, locked);
-          version = locked.currentVersion + 1;
-          file = await locked.$query(trx).patchAndFetch({ currentVersion: version });
-        } else {
-          version = 1;
-          file = await File.scoped(auth.companyId, trx).insertAndFetch({
-            id: newFileId,
-            datasetId: uuidv7(),
-            originalName: received.fileName,
-            uploadedByPersonId: auth.personId,
-            uploadedByApiKeyId: auth.apiKeyId ?? null,
-            visibility: received.visibility ?? 'private',
-            currentVersion: 1,
-          });
-          await Dataset.scoped(auth.companyId, trx).insert({ id: file.datasetId, fileId: file.id });
-        }
-        const quota = await countUpload(trx, { companyId: auth.companyId, plan }, emit);
-        const row = await FileVersion.scoped(auth.companyId, trx).insertAndFetch({
-          id: versionId,
-          fileId: file.id,
-          datasetId: file.datasetId,
-          version,
-          originalName: received.fileName,
-          format: sniffed.format,
-          contentType: CONTENT_TYPES[sniffed.format],
-          delimiter: sniffed.delimiter ?? null,
-          lineEndings: sniffed.lineEndings ?? null,
-          sizeBytes: received.size,
-          objectKey,
-          rowCount,
-          columnCount,
-          uploadedByPersonId: auth.personId,
-          uploadedByApiKeyId: auth.apiKeyId ?? null,
-        });
-        await emit({
-          companyId: auth.companyId,
-          type: 'file.uploaded',
-          data: { fileId: file.id, datasetId: file.datasetId, version },
-        });
-        await recordAudit(trx, {
-          ...auditActor(auth, ctx.state.correlationId),
-          action: existing ? 'file.version_uploaded' : 'file.uploaded',
-          resourceType: 'file',
-          resourceId: file.id,
-          details: { version, sizeBytes: received.size, format: sniffed.format, filesUsed: quota.filesUsed },
-        });
-        afterCommit(() => {
-          // not awaited: the answer does not wait for Temporal; a start that fails is logged, the upload
-          // stays saved and the hourly file sweep starts the report later (startMissingReports)
-          temporal.workflow
-            .start(reportWorkflow, {
-              ...workflowIdentity({
-                kind: 'report',
-                parts: [file.id, `v${version}`],
-                companyId: auth.companyId,
-                taskQueue: config.temporal.taskQueue,
-                correlationId: ctx.state.correlationId,
-              }),
-              args: [{ companyId: auth.companyId, fileId: file.id, fileVersionId: row.id, version }],
-            })
-            .catch((err: unknown) =>
-              ctx.state.log.error(
-                { err, fileId: file.id, version },
-                'report workflow did not start after upload',
-              ),
-            );
-        });
-        timings.committingMs = Date.now() - started;
-        return { file, version: row };
-      },
-      { correlationId: ctx.state.correlationId },
-    );
-    timings.savedMs = Date.now() - started;
-    ctx.state.log.debug(
-      { fileId: newFileId, versionId, sizeBytes: received.size, ...timings },
-      'upload saved',
-    );
-    return result;
+    received = await receive(ctx, slot);
   } catch (err) {
-    await removeObject(ctx, objectKey);
+    await discardUpload(deps, slot);
     throw err;
   }
+  ctx.state.bodyFingerprint = received.fingerprint;
+  return completeUpload(deps, slot, received, { correlationId: ctx.state.correlationId });
 }

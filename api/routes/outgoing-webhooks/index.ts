@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Model, PartialModelObject } from 'objection';
-import { planLimits, type PlanName } from '../../../common/plans';
+import { planLimits, type PlanName } from '../../../domain/plans/plans';
 import { BadRequestError, ConflictError, NotFoundError, PaymentRequiredError } from '../../../common/errors';
 import { startDeliveryWorkflows } from '../../../common/webhookDeliveryStart';
 import { generateWebhookSecret, webhookSecretBox } from '../../../common/webhookSecret';

@@ -1,4 +1,4 @@
-import type { PlanName } from '../../../common/plans';
+import type { PlanName } from '../../../domain/plans/plans';
 import { choosePlan, listPlans, subscriptionOf } from '../../../domain/plans/subscriptions';
 import { principalOf } from '../../middlewares/authenticate';
 import { namedSchema } from '../../openapi';

@@ -1,14 +1,14 @@
 import { expect } from 'chai';
-import { startMissingReports } from '../../common/files/reportStarts';
-import { sweepOrphanObjects } from '../../common/files/sweep';
-import { uuidv7 } from '../../common/ids';
-import { startWorker, testEnv } from '../helpers/env';
-import { ensureFileOrphanSweepSchedule } from '../../worker/worker';
-import { fileOrphanSweepWorkflow } from '../../workflows/fileOrphanSweep';
-import { workflowIdentity } from '../../workflows/shared';
-import { createTeam } from '../helpers/factories';
-import { eventually } from '../helpers/temporal';
-import { csv, objectsOf, uploadFile } from '../helpers/files';
+import { startMissingReports } from '../../../domain/files/reportStarts';
+import { sweepOrphanObjects } from '../../../domain/files/sweep';
+import { uuidv7 } from '../../../common/ids';
+import { startWorker, testEnv } from '../../helpers/env';
+import { ensureFileOrphanSweepSchedule } from '../../../worker/worker';
+import { fileOrphanSweepWorkflow } from '../../../workflows/fileOrphanSweep';
+import { workflowIdentity } from '../../../workflows/shared';
+import { createTeam } from '../../helpers/factories';
+import { eventually } from '../../helpers/temporal';
+import { csv, objectsOf, uploadFile } from '../../helpers/files';
 
 describe('orphan sweep (real MinIO and PostgreSQL)', function () {
   this.timeout(30_000);

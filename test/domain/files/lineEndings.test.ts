@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { UploadInspector } from '../../common/files/inspect';
-import { LINE_ENDINGS, countLines } from '../../common/files/lineEndings';
-import { previewStream } from '../../common/files/preview';
-import { fieldCounts, sniff } from '../../common/files/sniff';
+import { UploadInspector } from '../../../domain/files/inspect';
+import { LINE_ENDINGS, countLines } from '../../../domain/files/lineEndings';
+import { previewStream } from '../../../domain/files/preview';
+import { fieldCounts, sniff } from '../../../domain/files/sniff';
 
 const limits = { maxRows: 1000, maxColumns: 10 };
 const previewOptions = { rows: 10, maxColumns: 10, maxCellChars: 100 };

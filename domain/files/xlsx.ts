@@ -1,7 +1,7 @@
 import { PassThrough, Readable } from 'node:stream';
 import type * as Minio from 'minio';
 import * as yauzl from 'yauzl';
-import { BadRequestError } from '../errors';
+import { BadRequestError } from '../../common/errors';
 import { NOT_A_SPREADSHEET } from './sniff';
 
 export interface XlsxLimits {

@@ -1,6 +1,6 @@
 import * as Minio from 'minio';
-import type { Config } from '../config';
-import { s3Client } from '../storage';
+import type { Config } from '../../common/config';
+import { s3Client } from '../../common/storage';
 
 const presigners = new WeakMap<Config, Minio.Client>();
 

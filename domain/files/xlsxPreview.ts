@@ -2,7 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type * as Minio from 'minio';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import type * as yauzl from 'yauzl';
-import { BadRequestError } from '../errors';
+import { BadRequestError } from '../../common/errors';
 import { plainCell, shapePreview, type CellValue, type Preview, type PreviewOptions } from './preview';
 import { NOT_A_SPREADSHEET } from './sniff';
 import {

@@ -59,7 +59,7 @@ export function shapePreview(table: CellValue[][], options: PreviewOptions, more
 async function previewText(source: Readable, delimiter: string, options: PreviewOptions): Promise<Preview> {
   const parser = parse({
     delimiter,
-    // the one line-ending rule (common/files/lineEndings.ts): \r\n, \n and bare \r, mixed or not
+    // the one line-ending rule (domain/files/lineEndings.ts): \r\n, \n and bare \r, mixed or not
     record_delimiter: [...RECORD_DELIMITERS],
     bom: true,
     relax_column_count: true,
@@ -88,7 +88,7 @@ async function previewText(source: Readable, delimiter: string, options: Preview
 
 /**
  * The first rows and the columns of a stored CSV/TSV version, read as a stream and stopped early.
- * XLSX: common/files/xlsxPreview.ts (ranged reads of the stored object, shared strings read as needed).
+ * XLSX: domain/files/xlsxPreview.ts (ranged reads of the stored object, shared strings read as needed).
  */
 export async function previewStream(
   source: Readable,

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
-import { BadRequestError, PayloadTooLargeError } from '../errors';
+import { BadRequestError, PayloadTooLargeError } from '../../common/errors';
 import { MAX_FILE_BYTES, type SheetLimits } from './formats';
 import { LineCounter } from './lineEndings';
 import { incompleteUtf8Tail, NOT_A_SPREADSHEET, sniff, SNIFF_BYTES, type Sniffed } from './sniff';
@@ -17,7 +17,7 @@ export const TOO_LARGE = `the file is larger than 25 MB (${MAX_FILE_BYTES} bytes
 export class UploadInspector extends Transform {
   bytes = 0;
   sniffed?: Sniffed;
-  /** lines seen (CSV/TSV) by the rule of common/files/lineEndings.ts; a last line without a break counts too */
+  /** lines seen (CSV/TSV) by the rule of domain/files/lineEndings.ts; a last line without a break counts too */
   private readonly lines = new LineCounter();
   private held: Buffer[] = [];
   private heldBytes = 0;

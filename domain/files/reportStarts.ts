@@ -1,7 +1,18 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { reportWorkflow } from '../../workflows/report';
-import { workflowIdentity } from '../../workflows/shared';
+import { REPORT_WORKFLOW, reportStart, type ReportWorkflowInput } from '../../workflows/definitions/reports';
+
+/**
+ * Starts the report workflow of one version (`report:<fileId>:v<n>`). Rejects with
+ * WorkflowExecutionAlreadyStartedError when that workflow was started already.
+ */
+export async function startReport(
+  temporal: Client,
+  input: ReportWorkflowInput,
+  params: { taskQueue: string; correlationId?: string },
+): Promise<void> {
+  await temporal.workflow.start(REPORT_WORKFLOW, reportStart(input, params));
+}
 
 /**
  * Starts the report workflow `report:<fileId>:v<n>` again for versions that have no `reports` row some minutes
@@ -34,15 +45,11 @@ export async function startMissingReports(
   let reportsRunning = 0;
   for (const v of versions) {
     try {
-      await temporal.workflow.start(reportWorkflow, {
-        ...workflowIdentity({
-          kind: 'report',
-          parts: [v.fileId, `v${v.version}`],
-          companyId: v.companyId,
-          taskQueue,
-        }),
-        args: [{ companyId: v.companyId, fileId: v.fileId, fileVersionId: v.id, version: v.version }],
-      });
+      await startReport(
+        temporal,
+        { companyId: v.companyId, fileId: v.fileId, fileVersionId: v.id, version: v.version },
+        { taskQueue },
+      );
       reportsStarted++;
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

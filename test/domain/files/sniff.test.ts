@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { UploadInspector } from '../../common/files/inspect';
-import { fieldCounts, incompleteUtf8Tail, sniff } from '../../common/files/sniff';
-import { columnNumber, parseDimension } from '../../common/files/xlsx';
-import { uuidv7 } from '../../common/ids';
+import { UploadInspector } from '../../../domain/files/inspect';
+import { fieldCounts, incompleteUtf8Tail, sniff } from '../../../domain/files/sniff';
+import { columnNumber, parseDimension } from '../../../domain/files/xlsx';
+import { uuidv7 } from '../../../common/ids';
 
 const limits = { maxRows: 1000, maxColumns: 10 };
 

@@ -1,39 +1,6 @@
-import { FILE_FORMATS } from '../../../common/files/formats';
-import type { File, FileVersion } from '../../../db/models';
+import { FILE_FORMATS } from '../../../domain/files/formats';
 
-const iso = (d: Date | string) => new Date(d).toISOString();
-
-/** Output fields listed one by one, so the model never leaks (e.g. object keys). */
-export function presentFile(file: File) {
-  return {
-    id: file.id,
-    originalName: file.originalName,
-    datasetId: file.datasetId,
-    visibility: file.visibility,
-    currentVersion: file.currentVersion,
-    uploadedBy: file.uploadedByPersonId,
-    createdAt: iso(file.createdAt),
-    updatedAt: iso(file.updatedAt ?? file.createdAt),
-  };
-}
-
-export function presentVersion(version: FileVersion) {
-  return {
-    id: version.id,
-    fileId: version.fileId,
-    datasetId: version.datasetId,
-    version: version.version,
-    originalName: version.originalName,
-    format: version.format,
-    contentType: version.contentType,
-    sizeBytes: Number(version.sizeBytes),
-    rowCount: version.rowCount,
-    columnCount: version.columnCount,
-    uploadedBy: version.uploadedByPersonId,
-    createdAt: iso(version.createdAt),
-  };
-}
-
+/** Response schemas of the files routes: the shapes domain/files/present.ts produces. */
 const uuid = { type: 'string', format: 'uuid' } as const;
 const timestamp = { type: 'string', format: 'date-time' } as const;
 

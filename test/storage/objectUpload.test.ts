@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Readable } from 'node:stream';
-import { streamToObject } from '../../common/files/objectUpload';
+import { streamToObject } from '../../common/objectUpload';
 import { testEnv } from '../helpers/env';
 
 async function readObject(key: string): Promise<Buffer> {

@@ -1,15 +1,7 @@
 import type { Knex } from 'knex';
-import { PaymentRequiredError } from '../common/errors';
-import { periodKey, planLimits, type PlanName } from '../common/plans';
-import type { NewEvent } from './transaction';
-
-/** The 402 of a used-up quota: names the quota, the plan and the period. */
-export function quotaExceeded(plan: PlanName, key: string): PaymentRequiredError {
-  const limit = planLimits(plan).filesPerPeriod;
-  return new PaymentRequiredError(
-    `file quota reached: ${limit} files per billing period on the ${plan} plan (period ${key}); upgrade the plan to upload more`,
-  );
-}
+import type { NewEvent } from '../../db/transaction';
+import { QuotaExceededError } from './errors';
+import { periodKey, planLimits, type PlanName } from './plans';
 
 /** Uploads counted for the company in the billing period `key` (0 before the first). */
 export async function filesUsed(
@@ -20,6 +12,17 @@ export async function filesUsed(
   const usage = (await db('fileUsage').where({ companyId, periodKey: key }).first('filesUsed')) as
     { filesUsed: number } | undefined;
   return Number(usage?.filesUsed ?? 0);
+}
+
+/**
+ * Quick refusal before an upload reads its body when the quota is already used up (the upload's
+ * transaction decides, through countUpload).
+ */
+export async function checkQuotaEarly(db: Knex, companyId: string, plan: PlanName): Promise<void> {
+  const limits = planLimits(plan);
+  if (limits.billsExcessFiles) return;
+  const key = periodKey();
+  if ((await filesUsed(db, companyId, key)) >= limits.filesPerPeriod) throw new QuotaExceededError(plan, key);
 }
 
 export const QUOTA_THRESHOLDS = [80, 100] as const;
@@ -38,7 +41,7 @@ export interface QuotaUse {
  *
  * One statement does the check and the increment: the row lock taken by INSERT … ON CONFLICT DO UPDATE
  * serialises concurrent uploads, and the WHERE makes the update a no-op at the limit, so two uploads at
- * the edge can never both pass. Free and Basic answer 402 at the limit; Premium keeps counting (billing
+ * the edge can never both pass. Free and Basic refuse at the limit (QuotaExceededError, 402 over HTTP); Premium keeps counting (billing
  * reads files_used over the quota). The 80% and 100% thresholds are announced once per period
  * (quota_notices holds the proof), through `emit` in the same transaction.
  */
@@ -61,7 +64,7 @@ export async function countUpload(
   // raw results keep the database's column names (the mapper converts only the outer object)
   const row = (result as { rows: Array<{ files_used: number }> }).rows[0];
   if (!row) {
-    throw quotaExceeded(params.plan, key);
+    throw new QuotaExceededError(params.plan, key);
   }
   const filesUsed = Number(row.files_used);
   for (const threshold of QUOTA_THRESHOLDS) {

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { inspectStoredXlsx, type XlsxLimits } from '../../common/files/xlsx';
-import { previewStoredXlsx } from '../../common/files/xlsxPreview';
-import { testEnv } from '../helpers/env';
-import { CONTENT_TYPES_XML, sheetXml, WORKBOOK_XML, xlsx, zip } from '../helpers/files';
+import { inspectStoredXlsx, type XlsxLimits } from '../../../domain/files/xlsx';
+import { previewStoredXlsx } from '../../../domain/files/xlsxPreview';
+import { testEnv } from '../../helpers/env';
+import { CONTENT_TYPES_XML, sheetXml, WORKBOOK_XML, xlsx, zip } from '../../helpers/files';
 
 const limits: XlsxLimits = {
   maxUnpackedBytes: 400 * 1024 * 1024,

@@ -3,8 +3,9 @@
  * webhook endpoint limits; the rest are this service's choices (README "Plans and limits").
  * `null` means no limit.
  */
-export const PLAN_NAMES = ['free', 'basic', 'premium'] as const;
-export type PlanName = (typeof PLAN_NAMES)[number];
+import { PLAN_NAMES, type PlanName } from '../../db/models/Company';
+
+export { PLAN_NAMES, type PlanName };
 
 export interface PlanLimits {
   /** API-key requests per minute, shared by every key of the company */
@@ -57,6 +58,9 @@ export const PLANS: Readonly<Record<PlanName, PlanLimits>> = {
     excessFileCents: 5,
   },
 };
+
+/** The answer (402) to work that needs a plan while the company has none. */
+export const NO_PLAN_MESSAGE = 'choose a plan first (PATCH /subscriptions/me)';
 
 export function planLimits(plan: PlanName): PlanLimits {
   return PLANS[plan];

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { BadRequestError } from '../errors';
+import { BadRequestError } from '../../common/errors';
 import type { Delimiter, FileFormat, SheetLimits } from './formats';
 import { hasLineBreak, isLineBreak, LINE_ENDINGS, type LineEndings } from './lineEndings';
 
@@ -13,7 +13,7 @@ export interface Sniffed {
   delimiter?: Delimiter;
   /** CSV/TSV: the header's column count */
   columns?: number;
-  /** CSV/TSV: the line-ending rule the file is read with (common/files/lineEndings.ts) */
+  /** CSV/TSV: the line-ending rule the file is read with (domain/files/lineEndings.ts) */
   lineEndings?: LineEndings;
 }
 
@@ -46,7 +46,7 @@ function hasBinaryControl(buf: Buffer): boolean {
 
 /**
  * Field counts of the first complete records, quote-aware (a quoted field may hold delimiters and newlines).
- * Records end as common/files/lineEndings.ts says: \r\n, \n or a bare \r.
+ * Records end as domain/files/lineEndings.ts says: \r\n, \n or a bare \r.
  */
 export function fieldCounts(
   text: string,
@@ -95,7 +95,7 @@ function preferredDelimiters(name: string): Delimiter[] {
 
 /**
  * Decides from the first bytes what a file is. `complete` says the sample is the whole file.
- * XLSX is only a candidate here: its zip directory is checked once stored (common/files/xlsx.ts).
+ * XLSX is only a candidate here: its zip directory is checked once stored (domain/files/xlsx.ts).
  * Throws BadRequestError (400) naming what is wrong.
  */
 export function sniff(sample: Buffer, complete: boolean, name: string, limits: SheetLimits): Sniffed {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Storage } from '../storage';
+import type { Storage } from '../../common/storage';
 
 export interface SweepResult {
   objectsRemoved: number;

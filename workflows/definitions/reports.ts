@@ -1,0 +1,33 @@
+/**
+ * The contract between the report workflow and the code that starts it (the files domain after an upload,
+ * the hourly sweep, tests): the workflow's name, id and input. Both sides import this module, never each
+ * other. Imported inside the workflow sandbox: no Node built-ins here.
+ */
+import type { ReportRequest } from '../../activities/reports';
+import { workflowIdentity, type WorkflowStartIdentity } from '../shared';
+
+/** Workflow type name, as started by name from outside the sandbox (workflows/report.ts). */
+export const REPORT_WORKFLOW = 'reportWorkflow';
+
+export type ReportWorkflowInput = ReportRequest;
+
+/**
+ * The start options of the report workflow of one version: id `report:<fileId>:v<version>` (deterministic,
+ * so a second start of the same version is refused as already started), task queue, CompanyId and the
+ * correlation id, and its input.
+ */
+export function reportStart(
+  input: ReportWorkflowInput,
+  params: { taskQueue: string; correlationId?: string },
+): WorkflowStartIdentity & { args: [ReportWorkflowInput] } {
+  return {
+    ...workflowIdentity({
+      kind: 'report',
+      parts: [input.fileId, `v${input.version}`],
+      companyId: input.companyId,
+      taskQueue: params.taskQueue,
+      correlationId: params.correlationId,
+    }),
+    args: [input],
+  };
+}
