@@ -6,6 +6,7 @@ import { correlation } from './middlewares/correlation';
 import { errors } from './middlewares/errors';
 import { idempotency } from './middlewares/idempotency';
 import { jsonBody } from './middlewares/body';
+import { methodNotAllowed } from './middlewares/methods';
 import { authenticate } from './middlewares/authenticate';
 import { planGuard } from './middlewares/plan';
 import { rateLimit, RequestCounters } from './middlewares/rateLimit';
@@ -48,7 +49,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): ServiceApp {
     app.use(rateLimit(router, new RequestCounters(deps.knex)) as Koa.Middleware<AppState>);
   }
   app.use(jsonBody(deps.config.jsonBodyLimitBytes) as Koa.Middleware<AppState>);
+  app.use(methodNotAllowed(router) as Koa.Middleware<AppState>);
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true }));
   return Object.assign(app, { router });
 }

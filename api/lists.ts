@@ -13,6 +13,7 @@ import { raw, type QueryBuilder, type Model } from 'objection';
 import { BadRequestError } from '../common/errors';
 import { deriveKey, openBox, sealBox } from '../common/secrets';
 import type { JsonSchema } from './routing';
+import { MAX_INT4 } from './validation';
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
@@ -29,7 +30,13 @@ export const pageQuerySchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    page: { type: 'integer', minimum: 1, default: 1, description: 'page number, from 1' },
+    page: {
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_INT4,
+      default: 1,
+      description: `page number, from 1 (at most ${MAX_INT4})`,
+    },
     limit: limitSchema,
   },
 } as const;

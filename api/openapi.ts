@@ -57,6 +57,11 @@ const STANDARD_ERRORS: Record<number, { name: string; description: string }> = {
   },
   404: { name: 'NotFound', description: 'does not exist or the caller may not see it' },
   409: { name: 'Conflict', description: 'clash with the current state' },
+  413: { name: 'PayloadTooLarge', description: 'the JSON body is over the size limit (after decompression)' },
+  415: {
+    name: 'UnsupportedMediaType',
+    description: 'the body is not JSON, or its Content-Encoding is not gzip, deflate, br or identity',
+  },
   422: { name: 'Unprocessable', description: 'the request cannot be processed as sent' },
   429: { name: 'TooManyRequests', description: 'request budget or bucket used for this minute' },
   500: { name: 'ServerError', description: 'unexpected failure; the correlationId identifies the request' },
@@ -142,6 +147,9 @@ function responses(spec: RouteSpec): Doc {
   if (!spec.access.public) [401, 403].forEach((c) => standard.add(c));
   if (spec.needsPlan) standard.add(402);
   if (spec.idempotent) [409, 422].forEach((c) => standard.add(c));
+  // every POST, PUT and PATCH goes through the JSON body parser (multipart routes document their own)
+  if (spec.body || (spec.method !== 'get' && spec.method !== 'delete' && !spec.multipart))
+    [413, 415].forEach((c) => standard.add(c));
   for (const code of standard) {
     if (!(String(code) in out))
       out[String(code)] = { $ref: `#/components/responses/${STANDARD_ERRORS[code].name}` };
@@ -238,7 +246,13 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version?: str
         'Multi-tenant data-analysis service. Every request carries `Authorization: Bearer <token>`: a ' +
         'session access token (a JWT from POST /auth/login) or an API key (`svc_live_...`). Every answer ' +
         'carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (seconds until the window ' +
-        'resets). Failures use the ErrorBody schema.',
+        'resets). Failures use the ErrorBody schema.\n\n' +
+        'Rules for every operation: a NUL character (`\\u0000`) in any string of a body, query or path ' +
+        'is 400 naming where it is; integer query and path parameters are plain decimal integers within the ' +
+        'bounds their schema states (`Infinity`, `1e400`, `0x10` are 400). A JSON body may be sent with ' +
+        'Content-Encoding gzip, deflate or br; one that does not decompress is 400, another coding 415. A path ' +
+        'answers every method it does not have with 405, the error body and an `Allow` header (OPTIONS: 204 ' +
+        'with `Allow`); an unknown path is 404 whatever the method.',
     },
     servers: [{ url: '/' }],
     tags: [...new Set(routes.map((r) => r.tag))].sort().map((name) => ({ name })),

@@ -3,7 +3,7 @@ import type { AppContext } from './context';
 import { BadRequestError } from '../common/errors';
 import type { BucketName } from '../domain/plans/plans';
 import type { Role, Scope } from '../domain/identity/scopes';
-import { bodyAjv, compile, describeErrors, queryAjv } from './validation';
+import { bodyAjv, coerceParameters, compile, describeErrors, nulProblems, queryAjv } from './validation';
 
 // roles and scopes belong to the identity domain; re-exported for the route files that name them
 export { SCOPES, type Role, type Scope } from '../domain/identity/scopes';
@@ -68,16 +68,23 @@ export interface RouteSpec {
 }
 
 const NO_QUERY: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
+const ANY_PARAMS: JsonSchema = { type: 'object' };
 
-function validateQuery(spec: RouteSpec, query: Record<string, unknown>): string[] {
-  const validate = compile(queryAjv, spec.query ?? NO_QUERY);
-  return validate(query) ? [] : describeErrors('query', validate.errors ?? []);
-}
-
-function validateParams(spec: RouteSpec, params: Record<string, string>): string[] {
-  if (!spec.params) return [];
-  const validate = compile(queryAjv, spec.params);
-  return validate(params) ? [] : describeErrors('path', validate.errors ?? []);
+/**
+ * Validates and converts one part of a request (query or path): NUL characters first, then the plain
+ * numbers and booleans converted (api/validation.ts coerceParameters), then the schema. Returns the
+ * converted values (defaults filled in) and every problem.
+ */
+function validateParameters(
+  where: 'query' | 'path',
+  schema: JsonSchema,
+  raw: Record<string, unknown>,
+): { values: Record<string, unknown>; problems: string[] } {
+  const nul = nulProblems(where, raw);
+  const values = coerceParameters(schema, raw);
+  const validate = compile(queryAjv, schema);
+  const problems = validate(values) ? [] : describeErrors(where, validate.errors ?? []);
+  return { values, problems: [...nul, ...problems] };
 }
 
 function validateBody(spec: RouteSpec, body: unknown): string[] {
@@ -91,7 +98,8 @@ function validateBody(spec: RouteSpec, body: unknown): string[] {
     return ['this endpoint takes no request body'];
   }
   const validate = compile(bodyAjv, spec.body);
-  return validate(body ?? {}) ? [] : describeErrors('body', validate.errors ?? []);
+  const nul = nulProblems('body', body);
+  return [...nul, ...(validate(body ?? {}) ? [] : describeErrors('body', validate.errors ?? []))];
 }
 
 /** Builds the middleware a route runs before its handler, from the route's spec (e.g. its access rule). */
@@ -123,16 +131,23 @@ export function mountRoutes(
     const chain = before.map((make) => make(spec));
     const stackSize = router.stack.length;
     router[spec.method](spec.path, ...chain, async (ctx: AppContext) => {
-      const query = { ...(ctx.query as Record<string, unknown>) };
-      const params = { ...(ctx.params as Record<string, string>) };
+      const query = validateParameters('query', spec.query ?? NO_QUERY, { ...ctx.query });
+      // a route without a params schema still gets the NUL rule
+      const params = validateParameters('path', spec.params ?? ANY_PARAMS, {
+        ...(ctx.params as Record<string, string>),
+      });
       const body: unknown = ctx.request.body;
       const problems = [
-        ...validateParams(spec, params),
-        ...validateQuery(spec, query),
+        ...params.problems,
+        ...query.problems,
         ...(spec.multipart ? [] : validateBody(spec, body)),
       ];
       if (problems.length > 0) throw new BadRequestError(problems.length === 1 ? problems[0] : problems);
-      const reply = await spec.handler(ctx, { body: body ?? {}, query, params });
+      const reply = await spec.handler(ctx, {
+        body: body ?? {},
+        query: query.values,
+        params: params.values as Record<string, string>,
+      });
       for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
       ctx.status = reply.status ?? 200;
       if (reply.body !== undefined) ctx.body = reply.body;

@@ -2,14 +2,16 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 
 /**
- * One ajv for bodies (strict types) and one for query strings (coerces "20" to 20). Both list every
- * mistake; schemas are compiled once and cached by object identity.
+ * The ajv instances (bodies; query and path): strict types (strict mode includes strictNumbers, so NaN and
+ * ±Infinity are never numbers), every mistake listed; schemas are compiled once and cached by object
+ * identity. Query strings and path parameters are text: `coerceParameters` turns the plain ones into
+ * numbers and booleans first (ajv's own coercion takes "Infinity", "1e400", "0x10" and " 5" as numbers).
  */
-function build(coerce: boolean): Ajv {
+function build(): Ajv {
   const ajv = new Ajv({
     allErrors: true,
     strict: true,
-    coerceTypes: coerce ? 'array' : false,
+    coerceTypes: false,
     useDefaults: true,
     removeAdditional: false,
   });
@@ -20,8 +22,79 @@ function build(coerce: boolean): Ajv {
   return ajv;
 }
 
-export const bodyAjv = build(false);
-export const queryAjv = build(true);
+/** Bodies. */
+export const bodyAjv = build();
+/** Query strings and path parameters, after coerceParameters (ajv itself never coerces). */
+export const queryAjv = build();
+
+type JsonSchemaObject = Record<string, unknown>;
+
+/**
+ * The largest PostgreSQL `integer` (2^31 - 1): the upper bound of page numbers and version numbers, so a
+ * larger one is refused by the schema (400 naming the parameter) instead of by the database.
+ */
+export const MAX_INT4 = 2_147_483_647;
+
+/** A plain integer: optional minus sign and decimal digits only. */
+const PLAIN_INTEGER = /^-?[0-9]+$/;
+/** A plain decimal number: no exponent, no hexadecimal, no spaces, no Infinity. */
+const PLAIN_NUMBER = /^-?[0-9]+(\.[0-9]+)?$/;
+
+function typesOf(schema: unknown): string[] {
+  const type = (schema as { type?: unknown } | undefined)?.type;
+  return Array.isArray(type) ? (type as string[]) : typeof type === 'string' ? [type] : [];
+}
+
+/**
+ * Query and path values arrive as text. Those whose schema takes an integer, a number or a boolean are
+ * converted when they are written plainly (`20`, `-3`, `0.5`, `true`); anything else stays text, so the
+ * schema refuses it (`query.limit must be integer`) instead of coercing `Infinity` or `1e400`. A number too
+ * large to be exact fails the schema's maximum; every integer parameter has one.
+ */
+export function coerceParameters(
+  schema: JsonSchemaObject | undefined,
+  values: Record<string, unknown>,
+): Record<string, unknown> {
+  const props = (schema?.properties ?? {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(values)) {
+    const types = typesOf(props[name]);
+    if (typeof value !== 'string') out[name] = value;
+    else if (types.includes('integer') && PLAIN_INTEGER.test(value)) out[name] = Number(value);
+    else if (types.includes('number') && PLAIN_NUMBER.test(value)) out[name] = Number(value);
+    else if (types.includes('boolean') && (value === 'true' || value === 'false'))
+      out[name] = value === 'true';
+    else out[name] = value;
+  }
+  return out;
+}
+
+const NUL = '\u0000';
+
+/**
+ * PostgreSQL text cannot hold the NUL character: one rule for every string of every request (body at any
+ * depth, field names included, query strings and path parameters), applied before any route's schema.
+ */
+export function nulProblems(where: string, value: unknown): string[] {
+  const problems: string[] = [];
+  const visit = (v: unknown, at: string) => {
+    if (typeof v === 'string') {
+      if (v.includes(NUL)) problems.push(`${at} must not contain the NUL character (\\u0000)`);
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => visit(item, `${at}[${i}]`));
+    } else if (v && typeof v === 'object') {
+      for (const [k, item] of Object.entries(v as Record<string, unknown>)) {
+        if (k.includes(NUL)) {
+          problems.push(`${at} (a field name) must not contain the NUL character (\\u0000)`);
+          continue;
+        }
+        visit(item, `${at}.${k}`);
+      }
+    }
+  };
+  visit(value, where);
+  return [...new Set(problems)];
+}
 
 const cache = new WeakMap<object, Map<Ajv, ValidateFunction>>();
 

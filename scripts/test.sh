@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite: install, local services, type check (tsc strict), ESLint, Prettier, then mocha
-# against the real PostgreSQL, Temporal and MinIO. Each run uses its own database, bucket prefix and task queue.
+# against the real PostgreSQL, Temporal and MinIO, then the API fuzzer (schemathesis over /openapi.json,
+# scripts/fuzz.ts). Each run uses its own database, bucket prefix and task queue.
+# FUZZ=0 leaves the fuzzer out (e.g. when running a few mocha files: scripts/test.sh dist/test/api/x.test.js).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install.sh
 bash scripts/services.sh start
+[ "${FUZZ:-1}" = 0 ] || bash scripts/install-fuzzer.sh >/dev/null
 
 echo "[test] eslint"
 npx eslint .
@@ -15,3 +18,8 @@ echo "[test] mocha"
 # with no arguments the whole suite; otherwise only the files named (e.g. dist/test/api/files.test.js)
 if [ $# -eq 0 ]; then set -- 'dist/test/**/*.test.js'; fi
 npx mocha "$@"
+if [ "${FUZZ:-1}" != 0 ]; then
+  echo "[test] fuzz (schemathesis)"
+  eval "$(bash scripts/services.sh env)"
+  node dist/scripts/fuzz.js
+fi

@@ -1,11 +1,24 @@
 import { koaBody } from 'koa-body';
 import type { Next } from 'koa';
-import { UnsupportedMediaTypeError } from '../../common/errors';
+import { BadRequestError, UnsupportedMediaTypeError } from '../../common/errors';
 import type { AppContext } from '../context';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
+/** Content codings a JSON body may arrive in (decompressed while read, within the same size limit). */
+const ENCODINGS = new Set(['identity', 'gzip', 'deflate', 'br']);
 
-/** JSON bodies only, size-limited; a body of another type is refused (multipart uploads have their own parser). */
+/** An error the parser raised itself (size, JSON, charset) carries an HTTP status; a zlib one does not. */
+function hasHttpStatus(err: unknown): boolean {
+  const e = err as { status?: unknown; statusCode?: unknown } | undefined;
+  return typeof e?.status === 'number' || typeof e?.statusCode === 'number';
+}
+
+/**
+ * JSON bodies only, size-limited (after decompression); a body of another type is refused (multipart
+ * uploads have their own parser). Content-Encoding: gzip, deflate or br is decompressed while read; a body
+ * so labelled that does not decompress is 400, another coding 415, and a compressed multipart upload 415
+ * (uploads are streamed as sent).
+ */
 export function jsonBody(limitBytes: number) {
   const parse = koaBody({
     json: true,
@@ -18,15 +31,39 @@ export function jsonBody(limitBytes: number) {
     patchNode: false,
   });
   return async (ctx: AppContext, next: Next) => {
+    const hasBody =
+      WITH_BODY.has(ctx.method) &&
+      (Boolean(ctx.request.length) || ctx.request.get('Transfer-Encoding') !== '');
+    const encoding = (ctx.request.get('Content-Encoding') || 'identity').trim().toLowerCase();
+    if (hasBody && !ENCODINGS.has(encoding)) {
+      throw new UnsupportedMediaTypeError(
+        `unsupported content encoding "${encoding}": send gzip, deflate, br or identity`,
+      );
+    }
     if (
       WITH_BODY.has(ctx.method) &&
       ctx.request.length &&
       !ctx.is('application/json', 'application/*+json')
     ) {
       if (!ctx.is('multipart/form-data')) throw new UnsupportedMediaTypeError('unsupported content type');
+      if (encoding !== 'identity') {
+        throw new UnsupportedMediaTypeError(
+          `unsupported content encoding "${encoding}" for multipart/form-data: send the form uncompressed`,
+        );
+      }
       await next();
       return;
     }
-    await parse(ctx, next);
+    // the decompressor (inflation) knows lower-case names only
+    if (ctx.req.headers['content-encoding'] !== undefined) ctx.req.headers['content-encoding'] = encoding;
+    try {
+      await parse(ctx, async () => undefined);
+    } catch (err) {
+      if (encoding !== 'identity' && !hasHttpStatus(err)) {
+        throw new BadRequestError(`the request body is not valid ${encoding} data`);
+      }
+      throw err;
+    }
+    await next();
   };
 }

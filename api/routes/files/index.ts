@@ -14,6 +14,7 @@ import {
 import { FILE_FORMATS } from '../../../domain/files/formats';
 import { presentFile, presentVersion } from '../../../domain/files/present';
 import { route } from '../../routing';
+import { MAX_INT4 } from '../../validation';
 import { uuidParams } from '../../schemas';
 import { principalOf } from '../../middlewares/authenticate';
 import { filesDeps } from './deps';
@@ -36,7 +37,10 @@ const versionParams = {
   type: 'object',
   additionalProperties: false,
   required: ['id', 'version'],
-  properties: { id: { type: 'string', format: 'uuid' }, version: { type: 'integer', minimum: 1 } },
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    version: { type: 'integer', minimum: 1, maximum: MAX_INT4 },
+  },
 } as const;
 
 const uploadForm = (withVisibility: boolean) => ({

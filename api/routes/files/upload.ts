@@ -26,6 +26,7 @@ import type { AppContext } from '../../context';
 import { principalOf } from '../../middlewares/authenticate';
 import { FormFingerprint, UPLOAD_FORM_LIMITS } from '../../middlewares/formFingerprint';
 import { filesDeps } from './deps';
+import { nulProblems } from '../../validation';
 
 /** Room for the multipart envelope (boundaries, part headers, small fields) around a 25 MB file. */
 const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
@@ -78,6 +79,7 @@ function receive(ctx: AppContext, slot: UploadSlot): Promise<Received> {
     };
 
     bb.on('file', (name: string, stream: Readable, info: busboy.FileInfo) => {
+      problems.push(...nulProblems('form.file (its file name)', info.filename ?? ''));
       if (name !== 'file') {
         stream.resume();
         problems.push(`form: unknown part "${name}" (the file goes in the part "file")`);
@@ -102,6 +104,7 @@ function receive(ctx: AppContext, slot: UploadSlot): Promise<Received> {
       upload.catch((err: unknown) => fail(err instanceof Error ? err : new Error(String(err))));
     });
     bb.on('field', (name: string, value: string, info: busboy.FieldInfo) => {
+      problems.push(...nulProblems(`form.${name}`, value));
       form.field(name, value);
       if (name === 'visibility' && allowVisibility) {
         if (info.valueTruncated || !VISIBILITIES.includes(value as Visibility)) {
