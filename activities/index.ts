@@ -8,6 +8,20 @@ import type { Resolver } from '../common/webhookTargets';
 import { createOutboxActivities, type FanOut } from './outbox';
 import { createReportActivities } from './reports';
 import { createWebhookActivities, createWebhookFanOut } from './webhooks';
+import { actingAs, type SystemTask } from '../db/unitOfWork';
+
+/** The same activities, each run as the named system task (its queries may cross companies). */
+function asSystemTask<A extends Record<string, (...args: never[]) => Promise<unknown>>>(
+  task: SystemTask,
+  activities: A,
+): A {
+  return Object.fromEntries(
+    Object.entries(activities).map(([name, fn]) => [
+      name,
+      (...args: never[]) => actingAs({ system: task }, () => fn(...args)),
+    ]),
+  ) as A;
+}
 
 export interface ActivityDeps {
   config: Config;
@@ -38,29 +52,42 @@ export function createActivities(deps: ActivityDeps) {
           eagerStart: deps.temporalIsWorkerConnection,
         })
       : undefined;
+  const webhookActivities = createWebhookActivities({
+    config: deps.config,
+    knex: deps.knex,
+    logger: deps.logger,
+    temporal: deps.temporal,
+    resolver: deps.webhookResolver,
+  });
+  const { deleteExpiredWebhookDeliveries: _retention, ...deliveryActivities } = webhookActivities; // eslint-disable-line @typescript-eslint/unbound-method
+  // Every activity acts under row-level security (db/unitOfWork.ts): the cross-company ones as their named
+  // system task, the report ones for the company of their request.
   return {
-    ...createOutboxActivities({
-      knex: deps.knex,
-      logger: deps.logger,
-      batchSize: deps.config.outbox.batchSize,
-      idleWaitMs: deps.config.outbox.idleWaitMs,
-      fanOut: deps.fanOut ?? webhooks?.fanOut,
-      sweep: webhooks ? () => webhooks.startLeftBehind() : undefined,
-    }),
-    ...createWebhookActivities({
-      config: deps.config,
-      knex: deps.knex,
-      logger: deps.logger,
-      temporal: deps.temporal,
-      resolver: deps.webhookResolver,
+    ...asSystemTask(
+      'outbox-dispatch',
+      createOutboxActivities({
+        knex: deps.knex,
+        logger: deps.logger,
+        batchSize: deps.config.outbox.batchSize,
+        idleWaitMs: deps.config.outbox.idleWaitMs,
+        fanOut: deps.fanOut ?? webhooks?.fanOut,
+        sweep: webhooks ? () => webhooks.startLeftBehind() : undefined,
+      }),
+    ),
+    ...asSystemTask('webhook-delivery', deliveryActivities),
+    ...asSystemTask('webhook-retention', {
+      deleteExpiredWebhookDeliveries: () => webhookActivities.deleteExpiredWebhookDeliveries(),
     }),
     ...createReportActivities({ knex: deps.knex }),
-    ...createFileActivities({
-      knex: deps.knex,
-      storage: deps.storage ?? createStorage(deps.config),
-      temporal: deps.temporal,
-      taskQueue: deps.config.temporal.taskQueue,
-    }),
+    ...asSystemTask(
+      'file-sweep',
+      createFileActivities({
+        knex: deps.knex,
+        storage: deps.storage ?? createStorage(deps.config),
+        temporal: deps.temporal,
+        taskQueue: deps.config.temporal.taskQueue,
+      }),
+    ),
   };
 }
 

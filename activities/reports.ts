@@ -3,6 +3,7 @@ import { Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { ForeignKeyViolationError } from 'objection';
 import { Report } from '../db/models';
+import { withCompany } from '../db/unitOfWork';
 
 export interface ReportRequest {
   companyId: string;
@@ -25,25 +26,27 @@ export function createReportActivities(deps: ReportDeps) {
       request: ReportRequest,
     ): Promise<{ reportId: string | null; status: string }> {
       const workflowId = Context.current().info.workflowExecution?.workflowId ?? null;
+      // one unit of work acting for the request's company (row-level security)
+      let report: Report | undefined;
       try {
-        await Report.scoped(request.companyId, deps.knex)
-          .insert({
-            id: randomUUID(),
-            fileId: request.fileId,
-            fileVersionId: request.fileVersionId,
-            version: request.version,
-            status: 'requested',
-            workflowId,
-          })
-          .onConflict('fileVersionId')
-          .ignore();
+        report = await withCompany(deps.knex, request.companyId, async (trx) => {
+          await Report.scoped(request.companyId, trx)
+            .insert({
+              id: randomUUID(),
+              fileId: request.fileId,
+              fileVersionId: request.fileVersionId,
+              version: request.version,
+              status: 'requested',
+              workflowId,
+            })
+            .onConflict('fileVersionId')
+            .ignore();
+          return Report.scoped(request.companyId, trx).findOne({ fileVersionId: request.fileVersionId });
+        });
       } catch (err) {
         if (err instanceof ForeignKeyViolationError) return { reportId: null, status: 'file_deleted' };
         throw err;
       }
-      const report = await Report.scoped(request.companyId, deps.knex).findOne({
-        fileVersionId: request.fileVersionId,
-      });
       return { reportId: report?.id ?? null, status: report?.status ?? 'file_deleted' };
     },
   };

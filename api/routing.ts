@@ -3,6 +3,7 @@ import type { AppContext } from './context';
 import { BadRequestError } from '../common/errors';
 import type { BucketName } from '../domain/plans/plans';
 import type { Role, Scope } from '../domain/identity/scopes';
+import type { SystemTask } from '../db/unitOfWork';
 import { bodyAjv, coerceParameters, compile, describeErrors, nulProblems, queryAjv } from './validation';
 
 // roles and scopes belong to the identity domain; re-exported for the route files that name them
@@ -13,7 +14,15 @@ export { SCOPES, type Role, type Scope } from '../domain/identity/scopes';
  * (closed by default).
  */
 export type Access =
-  | { public: true }
+  | {
+      public: true;
+      /**
+       * The named cross-company task (db/unitOfWork.ts SYSTEM_TASKS) the route's units of work act as: a
+       * public route knows no company until it has looked one up (by address, token or key). Without it a
+       * public route sees no tenant row.
+       */
+      system?: SystemTask;
+    }
   | {
       public?: false;
       roles: readonly Role[];

@@ -1,7 +1,7 @@
 /** API process entry: `node dist/api/server.js`. */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadConfig, ConfigError } from '../common/config';
+import { loadConfig, ConfigError, serviceStartProblems } from '../common/config';
 import { createLogger } from '../common/logger';
 import { createStorage } from '../common/storage';
 import { createMailer } from '../common/mailer';
@@ -11,8 +11,10 @@ import { createApp } from './app';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  const refused = serviceStartProblems(config);
+  if (refused.length > 0) throw new ConfigError(refused);
   const logger = createLogger(config.logLevel, 'api');
-  const knex = createKnex(config.databaseUrl, config.databasePoolMax);
+  const knex = createKnex(config.databaseUrl, config.databasePoolMax, { actAs: config.databaseAppRole });
   const temporal = createTemporalClient(config);
   const storage = createStorage(config);
   const mailer = createMailer(config, logger);

@@ -3,7 +3,9 @@
  * address) costs on an authenticated list call. One run starts two in-process servers on loopback over one
  * fresh database — the same Koa app with the machinery on, and with it off — and drives GET /api-keys (a
  * page-number list, session token) at a fixed concurrency for a fixed count, alternating rounds so drift
- * affects both. Prints requests per second, p50/p99 latency of each and the throughput ratio.
+ * affects both. Prints requests per second, p50/p99 latency of each and the throughput ratio. A third server,
+ * the machinery on over the owner's connection (no row-level security), gives the cost of row-level security
+ * in the same run.
  *
  *   node dist/bench/platform.js            (BENCH_REQUESTS, BENCH_CONCURRENCY, BENCH_ROUNDS to change)
  *
@@ -24,7 +26,7 @@ import { createMailer } from '../common/mailer';
 import { deriveKey } from '../common/secrets';
 import { createStorage } from '../common/storage';
 import { createTemporalClient } from '../common/temporal';
-import { createKnex, migrateLatest } from '../db/knex';
+import { createKnex, knexConfig, migrateLatest } from '../db/knex';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -112,7 +114,11 @@ async function main(): Promise<void> {
   url.pathname = `/${database}`;
   await withAdmin(base.databaseUrl, (admin) => admin.raw('create database ??', [database]));
   const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: url.toString() });
-  const knex = createKnex(config.databaseUrl, 20);
+  // fixtures through the owner's connection; the apps act as the application role (db/rls.ts), as served
+  const knex = createKnex(config.databaseUrl, 4);
+  const appKnex = createKnex(config.databaseUrl, 20, { actAs: config.databaseAppRole });
+  // not createKnex: objection's default knex stays the application role's
+  const ownerKnex = knexFactory(knexConfig(config.databaseUrl, 20));
   const temporal = createTemporalClient(config);
   const servers: http.Server[] = [];
   try {
@@ -120,7 +126,7 @@ async function main(): Promise<void> {
     const logger = createLogger('silent', 'bench');
     const deps = {
       config,
-      knex,
+      knex: appKnex,
       temporal,
       logger,
       storage: createStorage(config),
@@ -198,6 +204,8 @@ async function main(): Promise<void> {
     };
     const on = await listen(createApp(deps));
     const off = await listen(createApp(deps, { withoutPlatformMachinery: true }));
+    // the same app (machinery on) over the owner's connection: no row-level security, as before it existed
+    const ownerOn = await listen(createApp({ ...deps, knex: ownerKnex }));
 
     const scenarios = [
       {
@@ -215,16 +223,19 @@ async function main(): Promise<void> {
     ];
     for (const scenario of scenarios) {
       // stay under every caller's budget: each request is counted in full and none is refused
-      if ((REQUESTS + 200) * ROUNDS > scenario.perMinute) {
+      if (2 * (REQUESTS * ROUNDS + 200) > scenario.perMinute) {
         throw new Error(`BENCH_REQUESTS × BENCH_ROUNDS too large for ${scenario.path}`);
       }
       await drive(off, scenario.path, scenario.tokens, 200); // warm-up (JIT, pools, prepared statements)
       await drive(on, scenario.path, scenario.tokens, 200);
+      await drive(ownerOn, scenario.path, scenario.tokens, 200);
       const withMachinery: Result[] = [];
       const without: Result[] = [];
+      const withoutRls: Result[] = [];
       for (let round = 0; round < ROUNDS; round++) {
         without.push(await drive(off, scenario.path, scenario.tokens, REQUESTS));
         withMachinery.push(await drive(on, scenario.path, scenario.tokens, REQUESTS));
+        withoutRls.push(await drive(ownerOn, scenario.path, scenario.tokens, REQUESTS));
       }
       const a = merge(withMachinery);
       const b = merge(without);
@@ -239,12 +250,19 @@ async function main(): Promise<void> {
         `  throughput ratio on/off: ${ratio.toFixed(3)} (the machinery costs ${((1 - ratio) * 100).toFixed(1)}% of throughput; target < 25%)`,
       );
       console.log(`  p99 ratio on/off: ${(a.p99 / b.p99).toFixed(3)}`);
+      const c = merge(withoutRls);
+      console.log(`  machinery on, owner's connection (no row-level security): ${fmt(c)}`);
+      console.log(
+        `  row-level security ratio (app role / owner): ${(a.rps / c.rps).toFixed(3)} throughput, ${(a.p99 / c.p99).toFixed(3)} p99`,
+      );
     }
   } finally {
     for (const s of servers) {
       s.closeAllConnections();
       s.close();
     }
+    await appKnex.destroy();
+    await ownerKnex.destroy();
     await knex.destroy();
     await temporal.connection.close().catch(() => undefined);
     await withAdmin(base.databaseUrl, (admin) =>

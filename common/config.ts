@@ -6,12 +6,18 @@
 
 export interface Config {
   env: string;
+  /** NODE_ENV was set (unset means `development` for the defaults, but see serviceStartProblems) */
+  envDeclared: boolean;
+  /** ALLOW_DEVELOPMENT_DEFAULTS: a development machine without NODE_ENV (serviceStartProblems) */
+  allowDevelopmentDefaults: boolean;
   host: string;
   port: number;
   logLevel: string;
   jsonBodyLimitBytes: number;
   databaseUrl: string;
   databasePoolMax: number;
+  /** the role the API and the worker act as (row-level security, db/rls.ts) */
+  databaseAppRole: string;
   temporal: { address: string; namespace: string; taskQueue: string };
   s3: {
     endpoint: string;
@@ -162,11 +168,16 @@ class Reader {
   }
 }
 
+/** The application role of row-level security (db/rls.ts), when DATABASE_APP_ROLE is not set. */
+export const DEFAULT_APP_ROLE = 'dataservice_app';
+
 export function loadConfig(env: Env = process.env): Config {
   const r = new Reader(env);
   const s3Endpoint = r.url('S3_ENDPOINT', 'http://127.0.0.1:9000', ['http:', 'https:']);
   const config: Config = {
     env: r.oneOf('NODE_ENV', 'development', ['development', 'test', 'production'] as const),
+    envDeclared: (env.NODE_ENV ?? '') !== '',
+    allowDevelopmentDefaults: r.bool('ALLOW_DEVELOPMENT_DEFAULTS', false),
     host: r.string('HOST', '127.0.0.1'),
     port: r.int('PORT', 3000, 0, 65535),
     logLevel: r.oneOf('LOG_LEVEL', 'info', [
@@ -184,6 +195,7 @@ export function loadConfig(env: Env = process.env): Config {
       'postgresql:',
     ]),
     databasePoolMax: r.int('DATABASE_POOL_MAX', 10, 1, 500),
+    databaseAppRole: r.string('DATABASE_APP_ROLE', DEFAULT_APP_ROLE),
     temporal: {
       address: r.hostPort('TEMPORAL_ADDRESS', '127.0.0.1:7233'),
       namespace: r.string('TEMPORAL_NAMESPACE', 'default'),
@@ -252,6 +264,9 @@ export function loadConfig(env: Env = process.env): Config {
     r.problems.push('SECRET_KEY must be set in production (at least 32 characters)');
   }
   if (config.secretKey.length < 32) r.problems.push('SECRET_KEY must have at least 32 characters');
+  if (config.env === 'production' && config.allowDevelopmentDefaults) {
+    r.problems.push('ALLOW_DEVELOPMENT_DEFAULTS cannot be used in production');
+  }
   if (config.env === 'production' && (config.webhooks.allowPrivateTargets || config.webhooks.allowHttp)) {
     r.problems.push('WEBHOOK_ALLOW_PRIVATE_TARGETS and WEBHOOK_ALLOW_HTTP cannot be used in production');
   }
@@ -266,6 +281,32 @@ export function loadConfig(env: Env = process.env): Config {
       `S3_PREFIX must be letters, digits, ".", "_", "-" or "/" and end with "/" (got "${config.s3.prefix}")`,
     );
   }
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(config.databaseAppRole)) {
+    r.problems.push(`DATABASE_APP_ROLE must be a lower-case role name (got "${config.databaseAppRole}")`);
+  }
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
+}
+
+/**
+ * What stops the API or the worker from starting beyond `loadConfig`'s checks (fails closed): when
+ * NODE_ENV is not set, the process may be a production one that forgot it, so the built-in development
+ * SECRET_KEY and the webhook development/test settings are refused — unless ALLOW_DEVELOPMENT_DEFAULTS=true
+ * says this is a development machine (scripts/start.sh sets it when NODE_ENV is unset). Production refuses
+ * them in `loadConfig`, whatever the flag.
+ */
+export function serviceStartProblems(config: Config): string[] {
+  if (config.envDeclared || config.allowDevelopmentDefaults) return [];
+  const problems: string[] = [];
+  const hint =
+    'set NODE_ENV (production, development or test), or ALLOW_DEVELOPMENT_DEFAULTS=true on a development machine';
+  if (config.secretKey === DEV_SECRET)
+    problems.push(
+      `NODE_ENV is not set and SECRET_KEY is the built-in development value: set SECRET_KEY, or ${hint}`,
+    );
+  if (config.webhooks.allowPrivateTargets)
+    problems.push(`NODE_ENV is not set: WEBHOOK_ALLOW_PRIVATE_TARGETS (tests only) is refused; ${hint}`);
+  if (config.webhooks.allowHttp)
+    problems.push(`NODE_ENV is not set: WEBHOOK_ALLOW_HTTP (development only) is refused; ${hint}`);
+  return problems;
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { createLogger, type Logger } from '../common/logger';
 import { OutboxEvent } from './models';
+import { applyActing, currentActing, type Acting } from './unitOfWork';
 
 /** Event types of the spec's Events table (plus `ping`). */
 export const EVENT_TYPES = [
@@ -36,6 +37,8 @@ export interface UnitOfWork {
 }
 
 export interface TransactOptions {
+  /** Who acts (db/unitOfWork.ts); the surrounding scope's actor (the request's principal) when not given. */
+  acting?: Acting;
   correlationId?: string;
   /**
    * Called for each error thrown by an after-commit hook. The change is saved by then, so transact never
@@ -52,14 +55,19 @@ function defaultLog(): Logger {
   return fallbackLog;
 }
 
-/** Runs `work` in one transaction together with the events it emits. */
+/**
+ * Runs `work` in one unit of work (db/unitOfWork.ts: the acting company or system task is set first)
+ * together with the events it emits.
+ */
 export async function transact<T>(
   knex: Knex,
   work: (uow: UnitOfWork) => Promise<T>,
   options: TransactOptions = {},
 ): Promise<T> {
   const hooks: Array<() => Promise<void> | void> = [];
+  const acting = options.acting ?? currentActing();
   const result = await knex.transaction(async (trx) => {
+    await applyActing(trx, acting);
     const uow: UnitOfWork = {
       trx,
       correlationId: options.correlationId,

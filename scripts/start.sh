@@ -8,6 +8,10 @@ RUN="$ROOT/.local/run"
 LOG="$ROOT/.local/log"
 mkdir -p "$RUN" "$LOG"
 
+# A development machine: without NODE_ENV the API and the worker refuse the built-in SECRET_KEY unless
+# this flag says so (README: ALLOW_DEVELOPMENT_DEFAULTS). A production NODE_ENV never gets it.
+if [ -z "${NODE_ENV:-}" ]; then export ALLOW_DEVELOPMENT_DEFAULTS=${ALLOW_DEVELOPMENT_DEFAULTS:-true}; fi
+
 bash scripts/install.sh
 bash scripts/services.sh start
 

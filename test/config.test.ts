@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../common/config';
+import { ConfigError, loadConfig, serviceStartProblems } from '../common/config';
 import { ROOT } from './helpers/env';
 
 describe('configuration', () => {
@@ -67,5 +67,42 @@ describe('configuration', () => {
       table.flatMap((line) => [...line.split('|')[1].matchAll(/`([A-Z0-9_]+)`/g)].map((m) => m[1])),
     );
     expect(read.filter((name) => !documented.has(name))).to.deep.equal([]);
+  });
+
+  describe('fails closed (a service start)', () => {
+    const dev = 'ALLOW_DEVELOPMENT_DEFAULTS';
+    const problemsOf = (env: Record<string, string>) => serviceStartProblems(loadConfig(env));
+
+    it('without NODE_ENV refuses the built-in SECRET_KEY and the webhook development settings', () => {
+      expect(problemsOf({})).to.have.lengthOf(1);
+      expect(problemsOf({})[0]).to.match(/SECRET_KEY is the built-in development value/);
+      const webhooks = problemsOf({
+        SECRET_KEY: 'x'.repeat(40),
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+        WEBHOOK_ALLOW_HTTP: 'true',
+      });
+      expect(webhooks.join('\n'))
+        .to.include('WEBHOOK_ALLOW_PRIVATE_TARGETS')
+        .and.include('WEBHOOK_ALLOW_HTTP');
+      expect(problemsOf({ SECRET_KEY: 'x'.repeat(40) })).to.deep.equal([]);
+    });
+
+    it(`accepts them with ${dev}=true (scripts/start.sh), or with NODE_ENV test or development`, () => {
+      expect(problemsOf({ [dev]: 'true', WEBHOOK_ALLOW_HTTP: 'true' })).to.deep.equal([]);
+      expect(problemsOf({ NODE_ENV: 'development' })).to.deep.equal([]);
+      expect(problemsOf({ NODE_ENV: 'test', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' })).to.deep.equal([]);
+    });
+
+    it(`production refuses ${dev} and the test-only webhook settings, whatever the flag`, () => {
+      const production = { NODE_ENV: 'production', SECRET_KEY: 'x'.repeat(40) };
+      for (const extra of [
+        { [dev]: 'true' },
+        { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', [dev]: 'true' },
+        { WEBHOOK_ALLOW_HTTP: 'true' },
+      ]) {
+        expect(() => loadConfig({ ...production, ...extra }), JSON.stringify(extra)).to.throw(ConfigError);
+      }
+      expect(() => loadConfig({ NODE_ENV: 'production' })).to.throw(/SECRET_KEY must be set/);
+    });
   });
 });

@@ -4,10 +4,15 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { ROOT, testEnv } from './helpers/env';
 
+/** The variables of `env` set to '' are left out of the child's environment. */
+function withoutEmpty(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+}
+
 function start(entry: string, env: Record<string, string>): { child: ChildProcess; lines: string[] } {
   const { config } = testEnv();
   const child = spawn(process.execPath, [path.join(ROOT, 'dist', entry)], {
-    env: {
+    env: withoutEmpty({
       ...process.env,
       DATABASE_URL: config.databaseUrl,
       TEMPORAL_TASK_QUEUE: `${config.temporal.taskQueue}-proc`,
@@ -15,8 +20,11 @@ function start(entry: string, env: Record<string, string>): { child: ChildProces
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
       PORT: '0',
+      // a test run: the built-in development SECRET_KEY is accepted (the cases below that need NODE_ENV unset
+      // pass NODE_ENV: '' to remove it)
+      NODE_ENV: 'test',
       ...env,
-    },
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
@@ -59,6 +67,26 @@ describe('processes', function () {
     const { child, lines } = start('api/server.js', { PORT: 'eighty' });
     expect(await exitOf(child)).to.equal(1);
     await waitForLine(lines, /PORT must be a whole number/, 1000);
+  });
+
+  it('fails closed: without NODE_ENV the API and the worker refuse the development SECRET_KEY', async () => {
+    for (const entry of ['api/server.js', 'worker/index.js']) {
+      const { child, lines } = start(entry, { NODE_ENV: '', SECRET_KEY: '', ALLOW_DEVELOPMENT_DEFAULTS: '' });
+      expect(await exitOf(child), entry).to.equal(1);
+      await waitForLine(lines, /SECRET_KEY is the built-in development value/, 1000);
+    }
+  });
+
+  it('ALLOW_DEVELOPMENT_DEFAULTS=true (scripts/start.sh) lets the API start without NODE_ENV', async () => {
+    const { child, lines } = start('api/server.js', {
+      NODE_ENV: '',
+      SECRET_KEY: '',
+      ALLOW_DEVELOPMENT_DEFAULTS: 'true',
+    });
+    const exited = exitOf(child);
+    await waitForLine(lines, /api listening/, 20_000);
+    child.kill('SIGTERM');
+    expect(await exited).to.equal(0);
   });
 
   it('the worker starts polling and drains on SIGTERM, exiting 0', async () => {

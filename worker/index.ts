@@ -1,7 +1,7 @@
 /** Worker process entry: `node dist/worker/index.js`. */
 import { NativeConnection } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
-import { loadConfig, ConfigError } from '../common/config';
+import { loadConfig, ConfigError, serviceStartProblems } from '../common/config';
 import { createLogger } from '../common/logger';
 import { createKnex } from '../db/knex';
 import {
@@ -14,9 +14,11 @@ import { installTemporalRuntime } from './runtime';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  const refused = serviceStartProblems(config);
+  if (refused.length > 0) throw new ConfigError(refused);
   const logger = createLogger(config.logLevel, 'worker');
   installTemporalRuntime(logger);
-  const knex = createKnex(config.databaseUrl, config.databasePoolMax);
+  const knex = createKnex(config.databaseUrl, config.databasePoolMax, { actAs: config.databaseAppRole });
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   // one client on the worker's connection, for the activities and for the system workflows below
   const client = new Client({ connection, namespace: config.temporal.namespace });

@@ -6,6 +6,7 @@ import { UNAUTHENTICATED } from '../../domain/identity/signIn';
 import { accessClaimsFor, bearerToken, verifiedKeyFor } from '../callers';
 import type { AppContext, Principal } from '../context';
 import type { RouteMiddlewareFactory } from '../routing';
+import { actingAs } from '../../db/unitOfWork';
 
 /** Rule 7: one message for every reason a request is not authenticated (the identity domain's). */
 export { UNAUTHENTICATED };
@@ -63,7 +64,8 @@ async function keyPrincipal(ctx: AppContext, knex: Knex, token: string): Promise
 export const authenticate: RouteMiddlewareFactory = (spec) => {
   const access = spec.access;
   return async (ctx, next) => {
-    if (access.public) return next();
+    // a public route acts as its named system task, or as no one (no tenant row visible)
+    if (access.public) return access.system ? actingAs({ system: access.system }, next) : next();
     const token = bearerToken(ctx);
     if (!token) throw new UnauthorizedError(UNAUTHENTICATED);
     const { knex } = ctx.deps;
@@ -83,7 +85,8 @@ export const authenticate: RouteMiddlewareFactory = (spec) => {
       throw new ForbiddenError('the demo is read-only');
 
     ctx.state.auth = principal;
-    return next();
+    // the request's units of work (db/unitOfWork.ts) act for the principal's company
+    return actingAs({ companyId: principal.companyId }, next);
   };
 };
 

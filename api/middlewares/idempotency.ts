@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Next } from 'koa';
+import type { Knex } from 'knex';
 import { deriveKey, openBox, sealBox } from '../../common/secrets';
 import { AppError, BadRequestError, UnprocessableError } from '../../common/errors';
 import type { AppContext } from '../context';
 import type { RouteSpec } from '../routing';
 import { fingerprintMultipart } from './formFingerprint';
+import { asSystem, withCompany } from '../../db/unitOfWork';
 
 /** How long a key is remembered after its first request. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
@@ -109,16 +111,17 @@ export function idempotency(spec: RouteSpec) {
     const streamed = Boolean(spec.multipart);
     const fingerprint = requestFingerprint(ctx, streamed);
 
+    // Records act for the caller's company; those of public routes (keyed by address) have none and are
+    // kept by a named system task. Expired records of any company are swept by another named task.
+    const inUnit = <T>(fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> =>
+      companyId ? withCompany(knex, companyId, fn) : asSystem(knex, 'idempotency-public', fn);
+    await sweepExpired(knex, scope, key);
+
     for (let attempt = 0; attempt < 3; attempt++) {
-      // One statement: sweep a few expired records (never this one), then claim the key, or take over a
-      // record that expired or whose claim was abandoned.
-      const claimed: { rows: unknown[] } = await knex.raw(
-        `with sweep as (
-           delete from idempotency_keys where ctid = any(array(
-             select ctid from idempotency_keys
-             where expires_at < now() and not (scope = :scope and key = :key) limit ${CLEANUP_BATCH}))
-         )
-         insert into idempotency_keys
+      // Claim the key, or take over a record that expired or whose claim was abandoned.
+      const claimed: { rows: unknown[] } = await inUnit((trx) =>
+        trx.raw(
+          `insert into idempotency_keys
            (scope, key, company_id, fingerprint, state, locked_until, created_at, expires_at)
          values (:scope, :key, :companyId, :fingerprint, 'running',
                  now() + make_interval(secs => :lease), now(), now() + make_interval(secs => :ttl))
@@ -130,24 +133,27 @@ export function idempotency(spec: RouteSpec) {
          where idempotency_keys.expires_at <= now()
             or (idempotency_keys.state = 'running' and idempotency_keys.locked_until <= now())
          returning key`,
-        {
-          scope,
-          key,
-          companyId,
-          fingerprint,
-          lease: IDEMPOTENCY_LEASE_SECONDS,
-          ttl: IDEMPOTENCY_TTL_SECONDS,
-        },
+          {
+            scope,
+            key,
+            companyId,
+            fingerprint,
+            lease: IDEMPOTENCY_LEASE_SECONDS,
+            ttl: IDEMPOTENCY_TTL_SECONDS,
+          },
+        ),
       );
       if (claimed.rows.length === 1) {
-        await runClaimed(ctx, next, scope, key, fingerprint, streamed);
+        await runClaimed(ctx, next, inUnit, scope, key, fingerprint, streamed);
         return;
       }
 
-      const existing = (await knex('idempotencyKeys')
-        .select('fingerprint', 'state', 'responseStatus', 'responseHeaders', 'responseBody')
-        .where({ scope, key })
-        .first()) as StoredRow | undefined;
+      const existing = (await inUnit((trx) =>
+        trx('idempotencyKeys')
+          .select('fingerprint', 'state', 'responseStatus', 'responseHeaders', 'responseBody')
+          .where({ scope, key })
+          .first(),
+      )) as StoredRow | undefined;
       if (!existing) continue; // released between our two statements: claim again
       const [head, storedBody] = existing.fingerprint.split(SEPARATOR);
       if (head !== fingerprint) {
@@ -168,16 +174,29 @@ export function idempotency(spec: RouteSpec) {
   };
 }
 
+/** A few expired records of any company or address (never the one being claimed): a named system task. */
+async function sweepExpired(knex: Knex, scope: string, key: string): Promise<void> {
+  await asSystem(knex, 'idempotency-sweep', (trx) =>
+    trx.raw(
+      `delete from idempotency_keys where ctid = any(array(
+         select ctid from idempotency_keys
+         where expires_at < now() and not (scope = :scope and key = :key) limit ${CLEANUP_BATCH}))`,
+      { scope, key },
+    ),
+  );
+}
+
 async function runClaimed(
   ctx: AppContext,
   next: Next,
+  inUnit: <T>(fn: (trx: Knex.Transaction) => Promise<T>) => Promise<T>,
   scope: string,
   key: string,
   fingerprint: string,
   streamed: boolean,
 ): Promise<void> {
-  const { knex } = ctx.deps;
-  const release = () => knex('idempotencyKeys').where({ scope, key, fingerprint, state: 'running' }).delete();
+  const release = () =>
+    inUnit((trx) => trx('idempotencyKeys').where({ scope, key, fingerprint, state: 'running' }).delete());
   try {
     await next();
   } catch (err) {
@@ -200,17 +219,19 @@ async function runClaimed(
     const value = ctx.response.get(name);
     if (value) headers[name] = String(value);
   }
-  await knex('idempotencyKeys')
-    .where({ scope, key, fingerprint })
-    .update({
-      fingerprint: streamed ? `${fingerprint}${SEPARATOR}${bodyFingerprint}` : fingerprint,
-      state: 'done',
-      responseStatus: ctx.status,
-      responseHeaders: JSON.stringify(headers),
-      // answers can carry secrets shown once (an API key, a webhook signing secret): kept encrypted
-      responseBody: body === null ? null : sealResponse(ctx, scope, key, body),
-      lockedUntil: null,
-    });
+  await inUnit((trx) =>
+    trx('idempotencyKeys')
+      .where({ scope, key, fingerprint })
+      .update({
+        fingerprint: streamed ? `${fingerprint}${SEPARATOR}${bodyFingerprint}` : fingerprint,
+        state: 'done',
+        responseStatus: ctx.status,
+        responseHeaders: JSON.stringify(headers),
+        // answers can carry secrets shown once (an API key, a webhook signing secret): kept encrypted
+        responseBody: body === null ? null : sealResponse(ctx, scope, key, body),
+        lockedUntil: null,
+      }),
+  );
 }
 
 function responseKey(ctx: AppContext): Buffer {

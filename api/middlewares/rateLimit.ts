@@ -8,6 +8,7 @@ import { BUCKETS, PLANS, REQUEST_BUDGETS } from '../../domain/plans/plans';
 import type { AppContext } from '../context';
 import { identifyCaller, type CallerIdentity } from '../callers';
 import { findRoute, type RouteSpec } from '../routing';
+import { withoutTenantRows } from '../../db/unitOfWork';
 
 const WINDOW_SECONDS = 60;
 const TABLE = 'rate_limit_counters';
@@ -71,7 +72,9 @@ export class RequestCounters {
       resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
     });
     try {
-      return toDecision(await this.limiter(budget.name, budget.limit).consume(budget.subject), true);
+      // counters are no tenant rows: the connection keeps whatever actor it holds (no extra round trip)
+      const limiter = this.limiter(budget.name, budget.limit);
+      return toDecision(await withoutTenantRows(() => limiter.consume(budget.subject)), true);
     } catch (rejection) {
       if (rejection instanceof RateLimiterRes) return toDecision(rejection, false);
       throw rejection;

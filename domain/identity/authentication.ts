@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import type { PlanName } from '../plans/plans';
 import { constantTimeEqual, fingerprint } from '../../common/secrets';
+import { actingStatement } from '../../db/unitOfWork';
 import { parseKey } from './keyFormat';
 import { keysOf } from './keys';
 import { mayHoldScope, type Role, type Scope } from './scopes';
@@ -42,18 +43,22 @@ export interface ApiKeyRow extends CallerRow {
 
 /** The key named by `identifier`, with its owner and company, read afresh. */
 async function readKeyRow(knex: Knex, identifier: string): Promise<ApiKeyRow | undefined> {
-  return (await knex('apiKeys as k')
-    .join('people as p', 'p.id', 'k.personId')
-    .join('companies as c', 'c.id', 'k.companyId')
-    .where('k.identifier', identifier)
-    .first(
-      'k.id as apiKeyId',
-      'k.secretFingerprint',
-      'k.scopes',
-      'k.revokedAt',
-      'k.lastUsedAt',
-      ...CALLER_COLUMNS,
-    )) as ApiKeyRow | undefined;
+  // the key's company is not known yet: the named system task that may look a key up in any company
+  // (one statement: its connection is set to the task when taken from the pool, db/knex.ts)
+  return (await actingStatement({ system: 'api-key-lookup' }, () =>
+    knex('apiKeys as k')
+      .join('people as p', 'p.id', 'k.personId')
+      .join('companies as c', 'c.id', 'k.companyId')
+      .where('k.identifier', identifier)
+      .first(
+        'k.id as apiKeyId',
+        'k.secretFingerprint',
+        'k.scopes',
+        'k.revokedAt',
+        'k.lastUsedAt',
+        ...CALLER_COLUMNS,
+      ),
+  )) as ApiKeyRow | undefined;
 }
 
 /**
@@ -81,16 +86,21 @@ export function effectiveScopes(row: Pick<ApiKeyRow, 'role' | 'scopes'>): Scope[
 const LAST_USED_WRITE_INTERVAL_S = 60;
 
 /** Records that the key was used, at most about once a minute per key (busy keys do not contend on one row). */
-export async function noteKeyUse(knex: Knex, row: Pick<ApiKeyRow, 'apiKeyId' | 'lastUsedAt'>): Promise<void> {
+export async function noteKeyUse(
+  knex: Knex,
+  row: Pick<ApiKeyRow, 'apiKeyId' | 'companyId' | 'lastUsedAt'>,
+): Promise<void> {
   if (row.lastUsedAt && Date.now() - row.lastUsedAt.getTime() <= LAST_USED_WRITE_INTERVAL_S * 1000) return;
-  await knex('apiKeys')
-    .where({ id: row.apiKeyId })
-    .where((q) =>
-      q
-        .whereNull('lastUsedAt')
-        .orWhere('lastUsedAt', '<', knex.raw(`now() - interval '${LAST_USED_WRITE_INTERVAL_S} seconds'`)),
-    )
-    .update({ lastUsedAt: knex.fn.now() });
+  await actingStatement({ companyId: row.companyId }, () =>
+    knex('apiKeys')
+      .where({ id: row.apiKeyId })
+      .where((q) =>
+        q
+          .whereNull('lastUsedAt')
+          .orWhere('lastUsedAt', '<', knex.raw(`now() - interval '${LAST_USED_WRITE_INTERVAL_S} seconds'`)),
+      )
+      .update({ lastUsedAt: knex.fn.now() }),
+  );
 }
 
 /** The open session an access token's (verified) claims name, with its person and company, read afresh. */
@@ -98,11 +108,15 @@ export async function sessionCaller(
   knex: Knex,
   claims: AccessClaims,
 ): Promise<(CallerRow & { demo: boolean }) | undefined> {
-  return (await knex('sessions as s')
-    .join('people as p', 'p.id', 's.personId')
-    .join('companies as c', 'c.id', 'p.companyId')
-    .where({ 's.id': claims.sessionId, 's.personId': claims.personId, 'p.companyId': claims.companyId })
-    .whereNull('s.endedAt')
-    .select(...CALLER_COLUMNS, 's.demo')
-    .first()) as (CallerRow & { demo: boolean }) | undefined;
+  // the signed token names the company: the lookup already acts for it (one statement: its connection is
+  // set to the company when taken from the pool, db/knex.ts)
+  return (await actingStatement({ companyId: claims.companyId }, () =>
+    knex('sessions as s')
+      .join('people as p', 'p.id', 's.personId')
+      .join('companies as c', 'c.id', 'p.companyId')
+      .where({ 's.id': claims.sessionId, 's.personId': claims.personId, 'p.companyId': claims.companyId })
+      .whereNull('s.endedAt')
+      .select(...CALLER_COLUMNS, 's.demo')
+      .first(),
+  )) as (CallerRow & { demo: boolean }) | undefined;
 }

@@ -7,6 +7,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { unitOfWork } from '../../db/unitOfWork';
 import { ForbiddenError, NotFoundError } from '../../common/errors';
 import { keysOf } from './keys';
 import type { PlanName } from '../plans/plans';
@@ -140,7 +141,7 @@ export async function seedDemoCompany(
       .pluck('name')) as string[];
     if (steps.every((s) => applied.includes(s.name))) return existing;
   }
-  return knex.transaction(async (trx) => {
+  return unitOfWork(knex, async (trx) => {
     await trx.raw('select pg_advisory_xact_lock(?)', [DEMO_LOCK]);
     let companyId = (
       (await trx('companies').where({ isDemo: true }).select('id').first()) as { id: string } | undefined

@@ -6,7 +6,7 @@ import { call } from '../helpers/http';
 import { csv, uploadFile, uploadTo } from '../helpers/files';
 import { eventually } from '../helpers/temporal';
 import {
-  sleep,
+  endpointSettled,
   startReceiver,
   startWebhookApp,
   startWebhookWorker,
@@ -35,6 +35,7 @@ describe('files: events delivered as signed webhooks (end to end)', function () 
     const b = await createTeam({ plan: 'free' });
     const receiver = await startReceiver();
     const otherReceiver = await startReceiver();
+    const endpointIds: string[] = [];
     for (const [team, rec] of [
       [a, receiver],
       [b, otherReceiver],
@@ -46,6 +47,7 @@ describe('files: events delivered as signed webhooks (end to end)', function () 
       });
       expect(created.status, created.text).to.equal(201);
       rec.secrets = [created.body.secret];
+      endpointIds.push(created.body.id);
     }
     // 7 of 10 used already: the next upload makes 8 (80%)
     await testEnv()
@@ -65,7 +67,18 @@ describe('files: events delivered as signed webhooks (end to end)', function () 
       what: 'three deliveries',
       timeoutMs: 60_000,
     });
-    await sleep(1500); // nothing more arrives
+    // nothing more can arrive once every event of both companies is dispatched and every delivery's
+    // workflows are over
+    const { knex } = testEnv();
+    await eventually(
+      async () =>
+        !(await knex('outbox')
+          .whereIn('companyId', [a.company.id, b.company.id])
+          .whereNull('dispatchedAt')
+          .first()),
+      { what: 'events dispatched', timeoutMs: 60_000 },
+    );
+    for (const id of endpointIds) await endpointSettled(id);
     const got = receiver.requests.map((r) => ({
       type: r.body.type,
       data: r.body.data,

@@ -185,10 +185,16 @@ describe('files: previews, download links and the report hook', function () {
       // a failed upload starts nothing
       const before = await knex('reports').where({ companyId: a.company.id }).count({ n: '*' }).first();
       expectErrorBody(await uploadFile('not a table', { token: a.adminToken }), 400);
-      await new Promise((r) => setTimeout(r, 500));
+      // an explicit signal instead of a pause: a good upload made afterwards gets its report row; the
+      // failed one, had it started anything, would have been recorded by then too — only one row is new
+      const after = await uploadFile(csv(2), { token: a.adminToken });
+      await eventually(async () => knex('reports').where({ fileId: after.body.id }).first(), {
+        what: 'the later upload recorded',
+        timeoutMs: 45_000,
+      });
       expect(
         await knex('reports').where({ companyId: a.company.id }).count({ n: '*' }).first(),
-      ).to.deep.equal(before);
+      ).to.deep.equal({ n: String(Number((before as { n: string }).n) + 1) });
     } finally {
       await worker.stop();
     }

@@ -14,7 +14,7 @@ import { REFUSED_HOSTS } from '../helpers/refusedTargets';
 import { eventually } from '../helpers/temporal';
 import {
   finishedDeliveries,
-  sleep,
+  endpointSettled,
   startReceiver,
   type Receiver,
   startWebhookApp,
@@ -454,7 +454,7 @@ describe('outgoing webhooks API, delivering to loopback receivers (test-only set
     expect((await api('POST', `/outgoing-webhooks/${hook.id}/ping`)).status).to.equal(202);
     const rows = await finishedDeliveries(hook.id, 2);
     expect(rows.map((r) => r.status)).to.deep.equal(['failed', 'succeeded']);
-    await sleep(200);
+    await endpointSettled(hook.id); // nothing more can be sent
     expect(receiver.requests).to.have.lengthOf(2);
   });
 });

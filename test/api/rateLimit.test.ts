@@ -146,7 +146,7 @@ describe('request budgets and buckets', () => {
   it('an API key is read once per request, shared by the budget and authentication', async () => {
     const team = await createTeam({ plan: 'basic' });
     const key = await createApiKey(team.admin, ['files:read']);
-    const { knex } = testEnv();
+    const { knex } = testEnv().deps; // the API's connection (the application role)
     let reads = 0;
     const listener = (q: { sql: string }) => {
       if (/from "api_keys" as "k"/.test(q.sql)) reads += 1;

@@ -30,7 +30,13 @@ export const ROOT = path.resolve(__dirname, '../../..');
 export interface TestEnv {
   runId: string;
   config: Config;
+  /**
+   * The owner's connection (the migrating user, outside row-level security): fixtures and assertions.
+   * The app (`deps.knex`) and the workers act as the application role (db/rls.ts).
+   */
   knex: Knex;
+  /** The application role's connection: what the API and the workers use; row-level security applies. */
+  appKnex: Knex;
   logger: Logger;
   storage: Storage;
   temporal: Client;
@@ -70,21 +76,33 @@ export async function setUpEnv(): Promise<TestEnv> {
     TRUST_PROXY_HOPS: '1',
     SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
   });
-  const knex = createKnex(config.databaseUrl, 20);
+  const knex = createKnex(config.databaseUrl, 10);
   await migrateLatest(knex);
+  // created last: objection's default knex is the application role's, like in the API and the worker
+  const appKnex = createKnex(config.databaseUrl, 20, { actAs: config.databaseAppRole });
   const logger = createLogger(config.logLevel, 'test');
   // the SDK's own lines (worker state changes…) only at warn and above, through our logger
   installTemporalRuntime(createLogger(process.env.TEST_LOG_LEVEL ?? 'warn', 'temporal-sdk'));
   const storage = createStorage(config);
   const temporal = createTemporalClient(config);
   const mailer = createMailer(config, logger);
-  const deps: AppDeps = { config, logger, knex, temporal, storage, mailer };
+  const deps: AppDeps = { config, logger, knex: appKnex, temporal, storage, mailer };
 
   server = http.createServer(createApp(deps, { extraRoutes: testRoutes }).callback());
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
-  env = { runId, config, knex, logger, storage, temporal, deps, baseUrl: `http://127.0.0.1:${port}` };
+  env = {
+    runId,
+    config,
+    knex,
+    appKnex,
+    logger,
+    storage,
+    temporal,
+    deps,
+    baseUrl: `http://127.0.0.1:${port}`,
+  };
   return env;
 }
 
@@ -102,6 +120,7 @@ export async function tearDownEnv(): Promise<void> {
   };
   for (const cleanup of cleanups.reverse()) await attempt(cleanup);
   await attempt(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+  await attempt(() => current.appKnex.destroy());
   await attempt(() => current.knex.destroy());
   await attempt(() => current.temporal.connection.close());
   await attempt(() => stopMailbox());
@@ -172,7 +191,7 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
 export async function startWorker(
   options: { config?: Config; fanOut?: FanOut; webhookResolver?: Resolver } = {},
 ): Promise<{ worker: Worker; stop(): Promise<void> }> {
-  const { knex, logger } = testEnv();
+  const { appKnex: knex, logger } = testEnv();
   const config = options.config ?? testEnv().config;
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const worker = await createWorker({

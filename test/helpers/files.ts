@@ -191,7 +191,12 @@ export async function incompleteUploadsAt(keys: Iterable<string>): Promise<strin
   const found: string[] = [];
   for (const key of new Set(keys)) {
     const stream = storage.client.listIncompleteUploads(storage.bucket, key, true);
-    for await (const item of stream as AsyncIterable<{ key?: string }>) if (item.key) found.push(item.key);
+    try {
+      for await (const item of stream as AsyncIterable<{ key?: string }>) if (item.key) found.push(item.key);
+    } catch (err) {
+      // the listing reads each upload's parts: an upload aborted between the two calls is gone, not an error
+      if ((err as { code?: string }).code !== 'NoSuchUpload') throw err;
+    }
   }
   return found;
 }

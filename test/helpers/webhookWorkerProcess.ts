@@ -11,7 +11,7 @@ import { createWorker } from '../../worker/worker';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  const knex = createKnex(config.databaseUrl, 5);
+  const knex = createKnex(config.databaseUrl, 5, { actAs: config.databaseAppRole });
   const logger = createLogger(config.logLevel, 'test-worker-process');
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const worker = await createWorker({

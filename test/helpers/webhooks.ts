@@ -22,6 +22,7 @@ import { createApp } from '../../api/app';
 import { atEnd, startWorker, testEnv, workflowBundle } from './env';
 import { createCompany, type TestCompany } from './factories';
 import { eventually } from './temporal';
+import { deliveryWorkflowId } from '../../common/webhookDeliveryStart';
 
 export interface ReceivedRequest {
   n: number;
@@ -43,6 +44,9 @@ export interface Receiver {
   /** secrets tried in order by verifyWebhook; tests set them once the endpoint exists */
   secrets: string[];
   behaviour: Behaviour;
+  /** requests not answered yet (a 'hang' stays open until the sender gives up), and the most at once */
+  open: number;
+  maxOpen: number;
   close(): Promise<void>;
 }
 
@@ -52,9 +56,14 @@ export async function startReceiver(behaviour: Behaviour = () => 200, path = '/h
     requests: [],
     secrets: [],
     behaviour,
+    open: 0,
+    maxOpen: 0,
     close: async () => undefined,
   };
   const server = http.createServer((req, res) => {
+    receiver.open += 1;
+    receiver.maxOpen = Math.max(receiver.maxOpen, receiver.open);
+    res.once('close', () => (receiver.open -= 1));
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -250,6 +259,45 @@ export async function finishedDeliveries(
     );
     throw new Error(`${(err as Error).message}; deliveries: [${state.join(', ')}]`);
   }
+}
+
+/**
+ * Waits until nothing more can be sent for these deliveries (instead of sleeping to "see that nothing
+ * more arrives"): every workflow that may attempt one — its batch (`ownerWorkflowId`) and its own delivery
+ * workflow — has closed or never existed. An attempt is over before its workflow closes, so a receiver has
+ * recorded every request by then.
+ */
+export async function deliveriesSettled(
+  deliveries: Array<Pick<WebhookDelivery, 'id' | 'ownerWorkflowId'>>,
+  timeoutMs = 45_000,
+): Promise<void> {
+  const { temporal } = testEnv();
+  const ids = new Set<string>();
+  for (const d of deliveries) {
+    ids.add(deliveryWorkflowId(d.id));
+    if (d.ownerWorkflowId) ids.add(d.ownerWorkflowId);
+  }
+  for (const id of ids) {
+    await eventually(
+      async () => {
+        try {
+          const { status } = await temporal.workflow.getHandle(id).describe();
+          return status.name !== 'RUNNING';
+        } catch (err) {
+          if ((err as Error).name === 'WorkflowNotFoundError') return true;
+          throw err;
+        }
+      },
+      { timeoutMs, what: `workflow ${id} closed` },
+    );
+  }
+}
+
+/** `deliveriesSettled` for every delivery of the endpoint; returns them. */
+export async function endpointSettled(endpointId: string): Promise<WebhookDelivery[]> {
+  const rows = await deliveriesOf(endpointId);
+  await deliveriesSettled(rows);
+  return rows;
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -24,7 +24,7 @@ export const accountRoutes = [
     path: '/auth/register',
     summary: 'Register a new company with its first admin; an activation mail is sent',
     tag: 'Accounts',
-    access: { public: true },
+    access: { public: true, system: 'register' },
     bucket: 'register',
     // it creates something: a retry with the same Idempotency-Key (scoped to the client address, since
     // there is no company yet) replays the 201 instead of answering 409
@@ -64,7 +64,7 @@ export const accountRoutes = [
     path: '/auth/activate',
     summary: 'Activate an account with the mailed token',
     tag: 'Accounts',
-    access: { public: true },
+    access: { public: true, system: 'account-tokens' },
     bucket: 'register',
     body: { type: 'object', additionalProperties: false, required: ['token'], properties: { token } },
     responses: {
@@ -84,7 +84,7 @@ export const accountRoutes = [
     path: '/auth/resend-activation',
     summary: 'Send the activation mail again (earlier activation tokens stop working)',
     tag: 'Accounts',
-    access: { public: true },
+    access: { public: true, system: 'account-tokens' },
     bucket: 'forgotPassword',
     body: { type: 'object', additionalProperties: false, required: ['email'], properties: { email } },
     responses: accepted,
@@ -98,7 +98,7 @@ export const accountRoutes = [
     path: '/auth/forgot-password',
     summary: 'Mail a password reset token',
     tag: 'Accounts',
-    access: { public: true },
+    access: { public: true, system: 'account-tokens' },
     bucket: 'forgotPassword',
     body: { type: 'object', additionalProperties: false, required: ['email'], properties: { email } },
     responses: accepted,
@@ -112,7 +112,7 @@ export const accountRoutes = [
     path: '/auth/reset-password',
     summary: 'Set a new password with the mailed token; every session of the person ends',
     tag: 'Accounts',
-    access: { public: true },
+    access: { public: true, system: 'account-tokens' },
     bucket: 'register',
     body: {
       type: 'object',
@@ -134,7 +134,7 @@ export const accountRoutes = [
     path: '/auth/accept-invite',
     summary: 'Accept an invitation: creates the login and signs the person in',
     tag: 'Authentication',
-    access: { public: true },
+    access: { public: true, system: 'account-tokens' },
     bucket: 'register',
     body: {
       type: 'object',

@@ -27,7 +27,7 @@ export const authRoutes = [
     path: '/auth/login',
     summary: 'Sign in with email and password',
     tag: 'Authentication',
-    access: { public: true },
+    access: { public: true, system: 'sign-in' },
     bucket: 'signIn',
     body: loginBody,
     responses: {
@@ -50,7 +50,7 @@ export const authRoutes = [
     path: '/auth/refresh',
     summary: 'Exchange a refresh token for a new pair (the old refresh token stops working)',
     tag: 'Authentication',
-    access: { public: true },
+    access: { public: true, system: 'sign-in' },
     body: refreshBody,
     responses: {
       200: { description: 'a new token pair', schema: tokenPairSchema },

@@ -9,7 +9,7 @@ export const demoRoutes = [
     path: '/demo/sessions',
     summary: 'Open the demo: a read-only session on the demo company (every write answers 403)',
     tag: 'Demo',
-    access: { public: true },
+    access: { public: true, system: 'demo' },
     bucket: 'demo',
     responses: {
       201: { description: 'the token pair of a new read-only demo session', schema: tokenPairSchema },

@@ -52,7 +52,7 @@ export const oauthRoutes = [
     path: '/auth/oauth/google/url',
     summary: 'Begin a sign-in with Google: answers the provider address to send the person to',
     tag: 'Authentication',
-    access: { public: true },
+    access: { public: true, system: 'oauth-sign-in' },
     responses: {
       200: {
         description: 'the provider address, and the state to keep for the exchange',
@@ -71,7 +71,7 @@ export const oauthRoutes = [
     path: '/auth/oauth/google/callback',
     summary: 'Where Google sends the browser back: finishes the sign-in and hands out a one-time code',
     tag: 'Authentication',
-    access: { public: true },
+    access: { public: true, system: 'oauth-sign-in' },
     // the provider adds parameters of its own (scope, authuser, prompt, hd, iss...): all are accepted
     query: {
       type: 'object',
@@ -117,7 +117,7 @@ export const oauthRoutes = [
     path: '/auth/oauth/exchange',
     summary: 'Trade the one-time code from the provider callback for a token pair (once)',
     tag: 'Authentication',
-    access: { public: true },
+    access: { public: true, system: 'oauth-sign-in' },
     bucket: 'signIn',
     body: {
       type: 'object',
