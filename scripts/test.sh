@@ -17,9 +17,15 @@ npx prettier --check . >/dev/null || { npx prettier --check . ; exit 1; }
 echo "[test] mocha"
 # with no arguments the whole suite; otherwise only the files named (e.g. dist/test/api/files.test.js)
 if [ $# -eq 0 ]; then set -- 'dist/test/**/*.test.js'; fi
-npx mocha "$@"
+MOCHA_LOG=$(mktemp)
+trap 'rm -f "$MOCHA_LOG"' EXIT
+npx mocha "$@" | tee "$MOCHA_LOG"
+passed=$(grep -Eo '^ +[0-9]+ passing' "$MOCHA_LOG" | grep -Eo '[0-9]+' || echo 0)
+failed=$(grep -Eo '^ +[0-9]+ failing' "$MOCHA_LOG" | grep -Eo '[0-9]+' || echo 0)
 if [ "${FUZZ:-1}" != 0 ]; then
   echo "[test] fuzz (schemathesis)"
   eval "$(bash scripts/services.sh env)"
   node dist/scripts/fuzz.js
 fi
+# the plain closing line CI reads (mocha's own summary stands above the fuzzer's output)
+echo "mocha: ${passed} passed, ${failed} failed"
