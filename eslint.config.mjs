@@ -82,6 +82,10 @@ const TEMPORARY_LAYER_EXCEPTIONS = [
 ];
 
 const SHARED_DEFINITIONS = ['workflows/shared.ts', 'workflows/definitions/**/*.ts'];
+/** Sandbox-safe domain modules the shared definitions may re-export (linted with the sandbox's rules). */
+const DOMAIN_POLICIES = ['domain/*/policy.ts'];
+/** domain/ except its sandbox-safe policies (domain/<capability>/policy). */
+const DOMAIN_BUT_POLICIES_REGEX = '^(\\.\\./)+domain(/(?![^/]+/policy$).*)?$';
 
 /** What workflow code may not import: all but the SDK's workflow side, shared definitions, activity types. */
 function sandboxPatterns(domain) {
@@ -138,10 +142,27 @@ function layerRules() {
       ignores,
       rules: restrict(
         sandboxPatterns({
-          ...DOMAIN,
+          regex: DOMAIN_BUT_POLICIES_REGEX,
           allowTypeImports: true,
-          message: 'shared definitions name domain types only.',
+          message: 'shared definitions name domain types only (and re-export sandbox-safe domain policies).',
         }),
+        sandboxPaths,
+      ),
+    },
+    {
+      // a capability's policy (domain/<capability>/policy.ts: constants and pure functions, e.g. retry
+      // delays) is re-exported by the shared definitions into the sandbox, so it obeys the sandbox's rules
+      files: DOMAIN_POLICIES,
+      ignores,
+      rules: restrict(
+        [
+          ...sandboxPatterns({
+            ...DOMAIN,
+            allowTypeImports: true,
+            message: 'a domain policy is sandbox code: it names other domain modules by type only.',
+          }),
+          WORKFLOW_CODE,
+        ],
         sandboxPaths,
       ),
     },
