@@ -22,6 +22,7 @@ RUN bash scripts/install.sh --deps-only
 # node_modules, dist or .local folders.
 COPY tsconfig.json ./
 COPY api ./api
+COPY domain ./domain
 COPY workflows ./workflows
 COPY activities ./activities
 COPY db ./db

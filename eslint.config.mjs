@@ -65,21 +65,11 @@ const sandboxPaths = nodeBuiltins.map((name) => ({
 }));
 
 /**
- * TEMPORARY (issue 11): files that still break the layer rules until the webhooks move (branch
- * layout-webhooks: the common/webhook* modules, activities/webhooks.ts, the webhook workflows) merges. The
+ * TEMPORARY (issue 11): files that still break the layer rules while a move is merging (none now). The
  * coordinator removes each entry as its move merges (test/lint.test.ts fails on an entry whose file is gone);
  * a new entry needs a reason here.
  */
-const TEMPORARY_LAYER_EXCEPTIONS = [
-  // delivery starts import workflow code; an activity imports a signal from workflow code; webhook workflow
-  // code imports common/webhookPolicy
-  'common/webhookDeliveryStart.ts',
-  'activities/webhooks.ts',
-  'workflows/webhookBatch.ts',
-  'workflows/webhookDelivery.ts',
-  // re-export of domain/audit/record.ts for the webhooks code still importing db/audit
-  'db/audit.ts',
-];
+const TEMPORARY_LAYER_EXCEPTIONS = [];
 
 const SHARED_DEFINITIONS = ['workflows/shared.ts', 'workflows/definitions/**/*.ts'];
 /** Sandbox-safe domain modules the shared definitions may re-export (linted with the sandbox's rules). */

@@ -1,16 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import type { Logger } from '../common/logger';
-import type { OutboxEvent } from '../db/models';
-
-/** What a fan-out step wants done once the claimed batch has committed. */
-export type AfterCommit = () => Promise<void>;
-
-/**
- * Turns claimed events into work inside the claiming transaction (e.g. delivery records) and returns what
- * must happen after commit (e.g. start delivery workflows, whose ids derive from the records).
- */
-export type FanOut = (trx: Knex.Transaction, events: OutboxEvent[]) => Promise<AfterCommit[]>;
+import { claimAndDispatch, waitForEvents, type FanOut } from '../db/outbox';
 
 const SWEEP_EVERY_MS = 5_000;
 
@@ -19,6 +10,7 @@ export interface OutboxDeps {
   logger: Logger;
   batchSize: number;
   idleWaitMs: number;
+  /** the capabilities' consumer of claimed events (db/outbox.ts); the webhooks fan-out in the worker */
   fanOut?: FanOut;
   /**
    * Work to repair what a crash left behind (e.g. deliveries committed but whose workflows were never
@@ -31,6 +23,7 @@ export interface DispatchResult {
   dispatched: number;
 }
 
+/** The outbox dispatcher's activity (the outbox itself is db/outbox.ts). */
 export function createOutboxActivities(deps: OutboxDeps) {
   const { knex, logger, batchSize, idleWaitMs } = deps;
   let lastSweep = 0;
@@ -42,60 +35,6 @@ export function createOutboxActivities(deps: OutboxDeps) {
       await deps.sweep();
     } catch (err) {
       logger.error({ err }, 'outbox sweep failed');
-    }
-  }
-
-  /** Claims unsent rows with FOR UPDATE SKIP LOCKED, so several dispatchers never take the same row. */
-  async function claimAndDispatch(): Promise<number> {
-    const afterCommit: AfterCommit[] = [];
-    const count = await knex.transaction(async (trx) => {
-      const rows = (await trx('outbox')
-        .select('*')
-        .whereNull('dispatchedAt')
-        .orderBy([{ column: 'createdAt' }, { column: 'id' }])
-        .limit(batchSize)
-        .forUpdate()
-        .skipLocked()) as OutboxEvent[];
-      if (rows.length === 0) return 0;
-      if (deps.fanOut) afterCommit.push(...(await deps.fanOut(trx, rows)));
-      await trx('outbox')
-        .whereIn(
-          'id',
-          rows.map((r) => r.id),
-        )
-        .update({ dispatchedAt: trx.fn.now() });
-      return rows.length;
-    });
-    for (const step of afterCommit) await step();
-    if (count > 0) logger.debug({ count }, 'outbox batch dispatched');
-    return count;
-  }
-
-  /** Resolves when an outbox row commits (NOTIFY from the insert trigger), after `ms`, or on `abort`. */
-  async function waitForEvents(ms: number, abort: AbortSignal): Promise<void> {
-    const client = knex.client as {
-      acquireConnection(): Promise<PgConnection>;
-      releaseConnection(c: PgConnection): Promise<void>;
-    };
-    const conn = await client.acquireConnection();
-    let timer: NodeJS.Timeout | undefined;
-    let onNotify: (() => void) | undefined;
-    let onAbort: (() => void) | undefined;
-    try {
-      await conn.query('LISTEN outbox');
-      await new Promise<void>((resolve) => {
-        onNotify = resolve;
-        conn.on('notification', onNotify);
-        timer = setTimeout(resolve, ms);
-        onAbort = resolve;
-        abort.addEventListener('abort', onAbort);
-      });
-    } finally {
-      if (timer) clearTimeout(timer);
-      if (onAbort) abort.removeEventListener('abort', onAbort);
-      if (onNotify) conn.removeListener('notification', onNotify);
-      await conn.query('UNLISTEN outbox').catch(() => undefined);
-      await client.releaseConnection(conn);
     }
   }
 
@@ -114,11 +53,12 @@ export function createOutboxActivities(deps: OutboxDeps) {
       try {
         await sweep();
         while (!context.cancellationSignal.aborted) {
-          const count = await claimAndDispatch();
+          const count = await claimAndDispatch(knex, batchSize, deps.fanOut);
+          if (count > 0) logger.debug({ count }, 'outbox batch dispatched');
           dispatched += count;
           const left = until - Date.now();
           if (left <= 0) break;
-          if (count === 0) await waitForEvents(left, context.cancellationSignal);
+          if (count === 0) await waitForEvents(knex, left, context.cancellationSignal);
         }
       } finally {
         clearInterval(heartbeat);
@@ -126,12 +66,6 @@ export function createOutboxActivities(deps: OutboxDeps) {
       return { dispatched };
     },
   };
-}
-
-interface PgConnection {
-  query(sql: string): Promise<unknown>;
-  on(event: 'notification', fn: () => void): void;
-  removeListener(event: 'notification', fn: () => void): void;
 }
 
 export type OutboxActivities = ReturnType<typeof createOutboxActivities>;

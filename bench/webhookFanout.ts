@@ -19,9 +19,9 @@ import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker
 import knexFactory, { type Knex } from 'knex';
 import { loadConfig, type Config } from '../common/config';
 import { createLogger } from '../common/logger';
-import { generateWebhookSecret, webhookSecretBox } from '../common/webhookSecret';
-import { signWebhook, verifyWebhook } from '../common/webhookSignature';
-import { deliveryPolicy, WEBHOOK_USER_AGENT } from '../common/webhookPolicy';
+import { generateWebhookSecret, webhookSecretBox } from '../domain/webhooks/secret';
+import { signWebhook, verifyWebhook } from '../domain/webhooks/signature';
+import { deliveryPolicy, WEBHOOK_USER_AGENT } from '../domain/webhooks/policy';
 import { createKnex, migrateLatest } from '../db/knex';
 import { transact } from '../db/transaction';
 import { createWorker, ensureOutboxDispatcher } from '../worker/worker';

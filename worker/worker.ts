@@ -5,10 +5,11 @@ import type { Knex } from 'knex';
 import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import { createActivities } from '../activities';
-import type { FanOut } from '../activities/outbox';
+import type { FanOut } from '../db/outbox';
 import { outboxDispatcherWorkflow } from '../workflows/outboxDispatcher';
 import { SYSTEM_COMPANY, workflowIdentity } from '../workflows/shared';
-import type { Resolver } from '../common/webhookTargets';
+import { WEBHOOK_RETENTION_WORKFLOW } from '../workflows/definitions/webhooks';
+import type { Resolver } from '../domain/webhooks/targets';
 
 export interface WorkerDeps {
   config: Config;
@@ -109,7 +110,7 @@ async function ensureRetentionSchedule(
 export function ensureWebhookRetentionSchedule(client: Client, config: Config): Promise<string> {
   return ensureRetentionSchedule(client, config, {
     name: 'webhook-deliveries',
-    workflowType: 'webhookDeliveryRetentionWorkflow',
+    workflowType: WEBHOOK_RETENTION_WORKFLOW,
     every: '1 hour',
   });
 }

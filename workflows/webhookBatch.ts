@@ -1,23 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { FirstAttemptOutcome, WebhookActivities } from '../activities/webhooks';
-import type { DeliveryPolicy } from '../common/webhookPolicy';
-
-export interface WebhookBatchInput {
-  companyId: string;
-  deliveries: Array<{ id: string; correlationId?: string | null }>;
-  policy: DeliveryPolicy;
-}
-
-export interface WebhookBatchResult {
-  deliveries: number;
-  succeeded: number;
-  failed: number;
-  cancelled: number;
-  /** the deliveries whose first attempt failed and which continue in a workflow of their own */
-  retrying: string[];
-  /** each delivery's first attempt: its status after it and the receiver's status code */
-  outcomes: FirstAttemptOutcome[];
-}
+import type { WebhookActivities } from '../activities/webhooks';
+import type { WebhookBatchInput, WebhookBatchResult } from './definitions/webhooks';
 
 /**
  * The first attempt of a batch of one company's deliveries (those one dispatcher pass created): one

@@ -1,47 +1,21 @@
 import {
   ActivityFailure,
   ApplicationFailure,
-  defineQuery,
-  defineSignal,
   proxyActivities,
   setHandler,
   sleep,
 } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks';
-import { FAILURE, retryDelaysMs, WEBHOOK_MAX_ATTEMPTS, type DeliveryPolicy } from '../common/webhookPolicy';
-
-export interface WebhookDeliveryInput {
-  deliveryId: string;
-  policy: DeliveryPolicy;
-  /**
-   * Attempts already made elsewhere: 1 when a delivery batch hands over a delivery whose first attempt
-   * failed (its activity starts this workflow). 0 or absent: this workflow makes them all.
-   */
-  attemptsDone?: number;
-  /** the earlier attempts, so this workflow's history and `attempts` query show every attempt */
-  earlierAttempts?: AttemptRecord[];
-  /** the batch workflow that owned the delivery until now (the attempt activity takes it over) */
-  handedOverBy?: string;
-}
-
-/** One attempt as operators see it in the workflow's history (a signal per failed attempt before the last). */
-export interface AttemptRecord {
-  attempt: number;
-  responseStatus: number | null;
-  error: string | null;
-  at: string;
-}
-
-export interface WebhookDeliveryResult {
-  /** `owned-elsewhere`: another workflow (a batch) attempts this delivery; the record was left alone */
-  status: 'succeeded' | 'failed' | 'cancelled' | 'owned-elsewhere';
-  attempts: number;
-  responseStatus: number | null;
-}
-
-/** Sent by the attempt activity after each failed attempt that will be retried, so history shows it. */
-export const attemptFailedSignal = defineSignal<[AttemptRecord]>('attemptFailed');
-export const attemptsQuery = defineQuery<AttemptRecord[]>('attempts');
+import {
+  attemptFailedSignal,
+  attemptsQuery,
+  FAILURE,
+  retryDelaysMs,
+  WEBHOOK_MAX_ATTEMPTS,
+  type AttemptRecord,
+  type WebhookDeliveryInput,
+  type WebhookDeliveryResult,
+} from './definitions/webhooks';
 
 /**
  * One webhook delivery's attempts: at most 5 in all, the delays between them grown by Temporal's activity

@@ -4,7 +4,7 @@
  * API and a worker with the test-only settings, delivering to real receivers on loopback.
  */
 import { expect } from 'chai';
-import { webhookSecretBox } from '../../common/webhookSecret';
+import { webhookSecretBox } from '../../domain/webhooks/secret';
 import { WebhookEndpoint } from '../../db/models';
 import { transact } from '../../db/transaction';
 import { createApiKey, createTeam } from '../helpers/factories';

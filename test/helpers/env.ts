@@ -22,8 +22,8 @@ import type { AppDeps } from '../../api/context';
 import type { RouteSpec } from '../../api/routing';
 import { createWorker } from '../../worker/worker';
 import { installTemporalRuntime } from '../../worker/runtime';
-import type { FanOut } from '../../activities/outbox';
-import type { Resolver } from '../../common/webhookTargets';
+import type { FanOut } from '../../db/outbox';
+import type { Resolver } from '../../domain/webhooks/targets';
 
 export const ROOT = path.resolve(__dirname, '../../..');
 

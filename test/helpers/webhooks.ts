@@ -12,17 +12,17 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Worker } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../common/config';
-import { generateWebhookSecret, webhookSecretBox } from '../../common/webhookSecret';
-import { verifyWebhook } from '../../common/webhookSignature';
+import { generateWebhookSecret, webhookSecretBox } from '../../domain/webhooks/secret';
+import { verifyWebhook } from '../../domain/webhooks/signature';
 import { WebhookDelivery, WebhookEndpoint } from '../../db/models';
 import type { PlanName } from '../../domain/plans/plans';
 import { ensureOutboxDispatcher } from '../../worker/worker';
-import type { Resolver } from '../../common/webhookTargets';
+import type { Resolver } from '../../domain/webhooks/targets';
 import { createApp } from '../../api/app';
 import { atEnd, startWorker, testEnv, workflowBundle } from './env';
 import { createCompany, type TestCompany } from './factories';
 import { eventually } from './temporal';
-import { deliveryWorkflowId } from '../../common/webhookDeliveryStart';
+import { deliveryWorkflowId } from '../../workflows/definitions/webhooks';
 
 export interface ReceivedRequest {
   n: number;

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
-import type { FanOut } from '../../activities/outbox';
+import type { FanOut } from '../../db/outbox';
 import { Company, OutboxEvent } from '../../db/models';
 import { transact } from '../../db/transaction';
 import { ensureOutboxDispatcher } from '../../worker/worker';

@@ -10,17 +10,12 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { transact } from '../../db/transaction';
 import { OutboxEvent, WebhookDelivery, WebhookEndpoint } from '../../db/models';
-import { webhookSecretBox, generateWebhookSecret } from '../../common/webhookSecret';
-import {
-  batchWorkflowId,
-  deliveryWorkflowId,
-  startDeliveryBatches,
-  startDeliveryWorkflows,
-} from '../../common/webhookDeliveryStart';
+import { webhookSecretBox, generateWebhookSecret } from '../../domain/webhooks/secret';
+import { startDeliveryBatches, startDeliveryWorkflows } from '../../domain/webhooks/starts';
 import { COMPANY_ID } from '../../workflows/shared';
-import { attemptsQuery } from '../../workflows/webhookDelivery';
-import { createWebhookFanOut } from '../../activities/webhooks';
-import type { AfterCommit } from '../../activities/outbox';
+import { attemptsQuery, batchWorkflowId, deliveryWorkflowId } from '../../workflows/definitions/webhooks';
+import { createWebhookFanOut } from '../../domain/webhooks/fanOut';
+import type { AfterCommit } from '../../db/outbox';
 import type { Config } from '../../common/config';
 import { ensureWebhookRetentionSchedule } from '../../worker/worker';
 import { testEnv } from '../helpers/env';

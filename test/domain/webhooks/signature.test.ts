@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
-import { signWebhook, verifyWebhook, SIGNATURE_TOLERANCE_SECONDS } from '../../common/webhookSignature';
+import { signWebhook, verifyWebhook, SIGNATURE_TOLERANCE_SECONDS } from '../../../domain/webhooks/signature';
 
 const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const body = '{"id":"4f1c2b7e-1d2a-4c3b-9e8f-0a1b2c3d4e5f","type":"ping","schemaVersion":1,"data":{}}';

@@ -5,13 +5,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import {
-  checkUrlShape,
-  guardedLookup,
-  refusedRange,
-  type Resolver,
-  type TargetPolicy,
-} from '../common/webhookTargets';
+import { checkUrlShape, guardedLookup, refusedRange, type Resolver, type TargetPolicy } from './targets';
 
 export interface PostOutcome {
   /** the receiver's status code, when it answered */

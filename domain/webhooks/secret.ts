@@ -4,7 +4,7 @@
  * as associated data, so a ciphertext copied onto another endpoint row does not decrypt.
  */
 import { randomBytes } from 'node:crypto';
-import { deriveKey, openBox, sealBox } from './secrets';
+import { deriveKey, openBox, sealBox } from '../../common/secrets';
 
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';
 const FORMAT = 'v1';

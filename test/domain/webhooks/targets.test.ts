@@ -7,8 +7,8 @@ import {
   refusedRange,
   type Resolver,
   type TargetPolicy,
-} from '../../common/webhookTargets';
-import { ALWAYS_REFUSED_FORMS, embeddingForms, REFUSED_HOSTS } from '../helpers/refusedTargets';
+} from '../../../domain/webhooks/targets';
+import { ALWAYS_REFUSED_FORMS, embeddingForms, REFUSED_HOSTS } from '../../helpers/refusedTargets';
 
 const DEFAULT: TargetPolicy = { allowHttp: false, allowPrivateTargets: false };
 

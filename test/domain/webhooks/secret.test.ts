@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { generateWebhookSecret, webhookSecretBox } from '../../common/webhookSecret';
-import { deliveryPolicy, retryDelaysMs, WEBHOOK_MAX_ATTEMPTS } from '../../common/webhookPolicy';
-import { loadConfig } from '../../common/config';
+import { generateWebhookSecret, webhookSecretBox } from '../../../domain/webhooks/secret';
+import { deliveryPolicy, retryDelaysMs, WEBHOOK_MAX_ATTEMPTS } from '../../../domain/webhooks/policy';
+import { loadConfig } from '../../../common/config';
 
 describe('webhook signing secrets', () => {
   const box = webhookSecretBox('a-test-master-secret-of-at-least-32-characters');

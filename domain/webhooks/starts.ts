@@ -10,11 +10,16 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Knex } from 'knex';
-import type { Config } from './config';
-import { deliveryPolicy, type DeliveryPolicy } from './webhookPolicy';
-import { workflowId, workflowIdentity } from '../workflows/shared';
-import type { AttemptRecord, webhookDeliveryWorkflow } from '../workflows/webhookDelivery';
-import type { webhookBatchWorkflow } from '../workflows/webhookBatch';
+import type { Config } from '../../common/config';
+import { deliveryPolicy, type DeliveryPolicy } from './policy';
+import { workflowIdentity } from '../../workflows/shared';
+import {
+  WEBHOOK_BATCH_WORKFLOW,
+  WEBHOOK_DELIVERY_WORKFLOW,
+  type AttemptRecord,
+  type WebhookBatchInput,
+  type WebhookDeliveryInput,
+} from '../../workflows/definitions/webhooks';
 
 export interface DeliveryToStart {
   id: string;
@@ -25,14 +30,6 @@ export interface DeliveryToStart {
 const PARALLEL_STARTS = 32;
 /** At most this many deliveries in one batch workflow (its input and result stay small). */
 const BATCH_MAX = 500;
-
-export function deliveryWorkflowId(deliveryId: string): string {
-  return workflowId('webhook-delivery', deliveryId);
-}
-
-export function batchWorkflowId(firstDeliveryId: string): string {
-  return workflowId('webhook-batch', firstDeliveryId);
-}
 
 interface StartOptions {
   /**
@@ -50,11 +47,8 @@ async function startOnce(
   client: Client,
   config: Config,
   workflow:
-    | { type: 'webhookBatchWorkflow'; args: Parameters<typeof webhookBatchWorkflow> }
-    | {
-        type: 'webhookDeliveryWorkflow';
-        args: Parameters<typeof webhookDeliveryWorkflow>;
-      },
+    | { type: typeof WEBHOOK_BATCH_WORKFLOW; args: [WebhookBatchInput] }
+    | { type: typeof WEBHOOK_DELIVERY_WORKFLOW; args: [WebhookDeliveryInput] },
   identity: {
     kind: 'webhook-batch' | 'webhook-delivery';
     id: string;
@@ -122,7 +116,7 @@ export async function startDeliveryWorkflows(
       startOnce(
         client,
         config,
-        { type: 'webhookDeliveryWorkflow', args: [{ deliveryId: d.id, policy }] },
+        { type: WEBHOOK_DELIVERY_WORKFLOW, args: [{ deliveryId: d.id, policy }] },
         { kind: 'webhook-delivery', id: d.id, companyId: d.companyId, correlationId: d.correlationId },
       ),
   );
@@ -154,7 +148,7 @@ export async function startDeliveryBatches(
       client,
       config,
       {
-        type: 'webhookBatchWorkflow',
+        type: WEBHOOK_BATCH_WORKFLOW,
         args: [
           {
             companyId: batch[0].companyId,
@@ -189,7 +183,7 @@ export async function startDeliveryRetry(
     client,
     config,
     {
-      type: 'webhookDeliveryWorkflow',
+      type: WEBHOOK_DELIVERY_WORKFLOW,
       args: [
         {
           deliveryId: params.deliveryId,
