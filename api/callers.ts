@@ -1,10 +1,8 @@
-import { actingStatement } from '../db/unitOfWork';
 import type { PlanName } from '../domain/plans/plans';
-import { constantTimeEqual, fingerprint } from '../common/secrets';
-import type { Role, Scope } from './routing';
-import { isApiKeyToken, parseKey } from './auth/apiKeys';
-import { keysOf } from './auth/keys';
-import { verifyAccessToken, type AccessClaims } from './auth/sessions';
+import { verifyApiKey, type ApiKeyRow } from '../domain/identity/authentication';
+import { isApiKeyToken } from '../domain/identity/keyFormat';
+import { keysOf } from '../domain/identity/keys';
+import { verifyAccessToken, type AccessClaims } from '../domain/identity/sessions';
 import type { AppContext } from './context';
 
 /**
@@ -22,81 +20,17 @@ export type CallerIdentity =
 
 const ANONYMOUS: CallerIdentity = { kind: 'anonymous' };
 
-/** The caller's person and company, as read for this request. */
-export interface CallerRow {
-  personId: string;
-  companyId: string;
-  role: Role;
-  personStatus: string;
-  companyStatus: string;
-  plan: PlanName | null;
-}
-
-/** The columns of `CallerRow`, from `people as p` joined with `companies as c`. */
-export const CALLER_COLUMNS = [
-  'p.id as personId',
-  'p.companyId',
-  'p.role',
-  'p.status as personStatus',
-  'c.status as companyStatus',
-  'c.plan',
-] as const;
-
-/** An API key with its owner and company, as read for this request. */
-export interface ApiKeyRow extends CallerRow {
-  apiKeyId: string;
-  secretFingerprint: string;
-  scopes: Scope[];
-  revokedAt: Date | null;
-  lastUsedAt: Date | null;
-}
-
 /** The token of an `Authorization: Bearer <token>` header, or null. */
 export function bearerToken(ctx: AppContext): string | null {
   const match = /^Bearer ([^\s]+)$/i.exec(ctx.get('Authorization'));
   return match ? match[1] : null;
 }
 
-/** The key named by `identifier`, with its owner and company, read afresh. */
-async function readKeyRow(ctx: AppContext, identifier: string): Promise<ApiKeyRow | undefined> {
-  // the key's company is not known yet: the named system task that may look a key up in any company
-  // (one statement: its connection is set to the task when taken from the pool, db/knex.ts)
-  return (await actingStatement({ system: 'api-key-lookup' }, () =>
-    ctx.deps
-      .knex('apiKeys as k')
-      .join('people as p', 'p.id', 'k.personId')
-      .join('companies as c', 'c.id', 'k.companyId')
-      .where('k.identifier', identifier)
-      .first(
-        'k.id as apiKeyId',
-        'k.secretFingerprint',
-        'k.scopes',
-        'k.revokedAt',
-        'k.lastUsedAt',
-        ...CALLER_COLUMNS,
-      ),
-  )) as ApiKeyRow | undefined;
-}
-
-/**
- * The live key whose secret `token` holds, or null: malformed, unknown identifier, wrong secret or revoked.
- * The fingerprint is computed and compared even when no key has the identifier, so an unknown identifier
- * costs what a known one does. The owner's and the company's status are for the caller to judge.
- */
-async function verifyKey(ctx: AppContext, token: string): Promise<ApiKeyRow | null> {
-  const parsed = parseKey(token);
-  if (!parsed) return null;
-  const row = await readKeyRow(ctx, parsed.identifier);
-  const presented = fingerprint(keysOf(ctx.deps.config).apiKey, token);
-  const matches = constantTimeEqual(presented, row?.secretFingerprint ?? '0'.repeat(presented.length));
-  return row && matches && !row.revokedAt ? row : null;
-}
-
 const verifiedKeysOfRequest = new WeakMap<object, Map<string, Promise<ApiKeyRow | null>>>();
 
 /**
- * `verifyKey`, once per request and token: the budget's caller identification and authentication share
- * the one query and the one verification. The memo belongs to the request (ctx) and dies with it, so every
+ * `verifyApiKey` (domain/identity/authentication.ts), once per request and token: the budget's caller
+ * identification and authentication share the one query and the one verification. The memo belongs to the request (ctx) and dies with it, so every
  * request still reads the key, its owner and the company afresh.
  */
 export function verifiedKeyFor(ctx: AppContext, token: string): Promise<ApiKeyRow | null> {
@@ -107,7 +41,7 @@ export function verifiedKeyFor(ctx: AppContext, token: string): Promise<ApiKeyRo
   }
   let key = keys.get(token);
   if (!key) {
-    key = verifyKey(ctx, token);
+    key = verifyApiKey(ctx.deps, token);
     keys.set(token, key);
   }
   return key;

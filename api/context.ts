@@ -6,7 +6,8 @@ import type { Logger } from '../common/logger';
 import type { Storage } from '../common/storage';
 import type { Mailer } from '../common/mailer';
 import type { PlanName } from '../domain/plans/plans';
-import type { Role, RouteSpec, Scope } from './routing';
+import type { Role, Scope } from '../domain/identity/scopes';
+import type { RouteSpec } from './routing';
 
 /** Everything the API needs from outside; app.ts builds the Koa app from this and never listens. */
 export interface AppDeps {

@@ -2,20 +2,12 @@ import type Router from '@koa/router';
 import type { AppContext } from './context';
 import { BadRequestError } from '../common/errors';
 import type { BucketName } from '../domain/plans/plans';
+import type { Role, Scope } from '../domain/identity/scopes';
 import type { SystemTask } from '../db/unitOfWork';
 import { bodyAjv, coerceParameters, compile, describeErrors, nulProblems, queryAjv } from './validation';
 
-export type Role = 'admin' | 'employee';
-export const SCOPES = [
-  'files:read',
-  'files:write',
-  'notifications:read',
-  'mcp',
-  'billing:read',
-  'rules:write',
-  'audit:read',
-] as const;
-export type Scope = (typeof SCOPES)[number];
+// roles and scopes belong to the identity domain; re-exported for the route files that name them
+export { SCOPES, type Role, type Scope } from '../domain/identity/scopes';
 
 /**
  * Who may call a route. Keys are refused unless `keyScope` names the scope that opens the route

@@ -30,7 +30,7 @@ import { parse } from 'csv-parse';
 import ExcelJS from 'exceljs';
 import knexFactory from 'knex';
 import { createApp } from '../api/app';
-import { generateKey } from '../api/auth/apiKeys';
+import { generateKey } from '../domain/identity/keyFormat';
 import { loadConfig } from '../common/config';
 import { createLogger } from '../common/logger';
 import { createMailer } from '../common/mailer';

@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
 import knexFactory from 'knex';
-import { generateKey } from '../api/auth/apiKeys';
+import { generateKey } from '../domain/identity/keyFormat';
 import { loadConfig } from '../common/config';
 import { createStorage } from '../common/storage';
 import { createTemporalClient } from '../common/temporal';

@@ -74,8 +74,9 @@ export class UnsupportedMediaTypeError extends AppError {
   }
 }
 export class TooManyRequestsError extends AppError {
-  constructor(message: string, retryAfterSeconds: number) {
-    super(429, message, { 'Retry-After': String(retryAfterSeconds) });
+  /** `headers`: more headers of the answer, e.g. the X-RateLimit-* of the limit that refused it */
+  constructor(message: string, retryAfterSeconds: number, headers: Record<string, string> = {}) {
+    super(429, message, { ...headers, 'Retry-After': String(retryAfterSeconds) });
   }
 }
 export class ServiceUnavailableError extends AppError {

@@ -5,10 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { hashPassword, PASSWORD_MIN_LENGTH } from '../api/auth/passwords';
+import { hashPassword, PASSWORD_MIN_LENGTH } from '../domain/identity/passwords';
 import { loadConfig } from '../common/config';
 import { PLAN_NAMES, type PlanName } from '../domain/plans/plans';
-import { recordAudit } from '../db/audit';
+import { recordAudit } from '../domain/audit/record';
 import { createKnex, migrateLatest } from '../db/knex';
 
 async function main(): Promise<void> {

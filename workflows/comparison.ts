@@ -6,7 +6,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ComparisonActivities } from '../activities/comparisons';
-import type { ComparisonFailureReason, ComparisonRequest } from '../domain/comparisons/run';
+import type { ComparisonFailureReason, ComparisonRequest } from './definitions/comparisons';
 import { COMPARISON_FAILURE_TYPE } from './shared';
 
 const { prepareComparison, failComparison } = proxyActivities<ComparisonActivities>({

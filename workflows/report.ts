@@ -6,7 +6,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ReportActivities, ReportRequest } from '../activities/reports';
-import type { FailureReason } from '../domain/reports/engine/types';
+import type { FailureReason } from './definitions/reports';
 import { REPORT_FAILURE_TYPE } from './shared';
 
 const { prepareReport, failReport } = proxyActivities<ReportActivities>({

@@ -1,16 +1,16 @@
 import type { Knex } from 'knex';
 import { ForbiddenError, UnauthorizedError } from '../../common/errors';
-import { isApiKeyToken } from '../auth/apiKeys';
-import { accessClaimsFor, bearerToken, CALLER_COLUMNS, verifiedKeyFor, type CallerRow } from '../callers';
+import { effectiveScopes, noteKeyUse, sessionCaller } from '../../domain/identity/authentication';
+import { isApiKeyToken } from '../../domain/identity/keyFormat';
+import { UNAUTHENTICATED } from '../../domain/identity/signIn';
+import { accessClaimsFor, bearerToken, verifiedKeyFor } from '../callers';
 import type { AppContext, Principal } from '../context';
-import { mayHoldScope } from '../policies/scopes';
 import type { RouteMiddlewareFactory } from '../routing';
-import { actingAs, actingStatement } from '../../db/unitOfWork';
+import { actingAs } from '../../db/unitOfWork';
 
-/** Rule 7: one message for every reason a request is not authenticated. */
-export const UNAUTHENTICATED = 'invalid or missing credentials';
+/** Rule 7: one message for every reason a request is not authenticated (the identity domain's). */
+export { UNAUTHENTICATED };
 
-const LAST_USED_WRITE_INTERVAL_S = 60;
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The authenticated caller, and its company's status for the 403 that follows. */
@@ -24,17 +24,7 @@ async function sessionPrincipal(ctx: AppContext, knex: Knex, token: string): Pro
   const claims = await accessClaimsFor(ctx, token);
   if (!claims) throw new UnauthorizedError(UNAUTHENTICATED);
   // person, role, person status and company status are read afresh on every request
-  // the signed token names the company: the lookup already acts for it (one statement: its connection is
-  // set to the company when taken from the pool, db/knex.ts)
-  const row = (await actingStatement({ companyId: claims.companyId }, () =>
-    knex('sessions as s')
-      .join('people as p', 'p.id', 's.personId')
-      .join('companies as c', 'c.id', 'p.companyId')
-      .where({ 's.id': claims.sessionId, 's.personId': claims.personId, 'p.companyId': claims.companyId })
-      .whereNull('s.endedAt')
-      .select(...CALLER_COLUMNS, 's.demo')
-      .first(),
-  )) as (CallerRow & { demo: boolean }) | undefined;
+  const row = await sessionCaller(knex, claims);
   if (!row || row.personStatus !== 'active') throw new UnauthorizedError(UNAUTHENTICATED);
   const principal: Principal = {
     kind: 'session',
@@ -52,20 +42,7 @@ async function keyPrincipal(ctx: AppContext, knex: Knex, token: string): Promise
   // verified once per request, shared with the request budget's caller identification (api/callers.ts)
   const row = await verifiedKeyFor(ctx, token);
   if (!row || row.personStatus !== 'active') throw new UnauthorizedError(UNAUTHENTICATED);
-
-  // lastUsedAt is written at most about once a minute per key, so busy keys do not contend on one row
-  if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > LAST_USED_WRITE_INTERVAL_S * 1000) {
-    await actingStatement({ companyId: row.companyId }, () =>
-      knex('apiKeys')
-        .where({ id: row.apiKeyId })
-        .where((q) =>
-          q
-            .whereNull('lastUsedAt')
-            .orWhere('lastUsedAt', '<', knex.raw(`now() - interval '${LAST_USED_WRITE_INTERVAL_S} seconds'`)),
-        )
-        .update({ lastUsedAt: knex.fn.now() }),
-    );
-  }
+  await noteKeyUse(knex, row);
   const principal: Principal = {
     kind: 'key',
     personId: row.personId,
@@ -74,8 +51,7 @@ async function keyPrincipal(ctx: AppContext, knex: Knex, token: string): Promise
     companyPlan: row.plan,
     demo: false,
     apiKeyId: row.apiKeyId,
-    // a key acts as its owner is now: scopes the owner may no longer give are dropped
-    scopes: row.scopes.filter((s) => mayHoldScope(row.role, s)),
+    scopes: effectiveScopes(row),
   };
   return { principal, companyStatus: row.companyStatus };
 }

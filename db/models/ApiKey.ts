@@ -1,4 +1,3 @@
-import type { Scope } from '../../api/routing';
 import { TenantModel } from './base';
 
 export class ApiKey extends TenantModel {
@@ -9,7 +8,8 @@ export class ApiKey extends TenantModel {
 
   personId!: string;
   name!: string;
-  scopes!: Scope[];
+  /** scope names (domain/identity/scopes.ts SCOPES); db/ does not import the domain */
+  scopes!: string[];
   identifier!: string;
   secretFingerprint!: string;
   lastUsedAt!: Date | null;

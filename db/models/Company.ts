@@ -11,7 +11,7 @@ export class Company extends BaseModel {
   name!: string;
   status!: CompanyStatus;
   plan!: PlanName | null;
-  /** the one read-only demo company (api/demo/seed.ts) */
+  /** the one read-only demo company (domain/identity/demo.ts) */
   isDemo!: boolean;
 
   static override get jsonSchema() {

@@ -9,7 +9,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../../common/config';
 import type { Logger } from '../../common/logger';
 import type { Storage } from '../../common/storage';
-import { auditActor, recordAudit } from '../../db/audit';
+import { auditActor, recordAudit } from '../audit/record';
 import { FileVersion, type File, type Visibility } from '../../db/models';
 import type { UnitOfWork } from '../../db/transaction';
 import { fileToManage, visibleFile, visibleFiles, visibleVersion, type Db, type FileActor } from './access';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { BadRequestError, NotFoundError } from '../../common/errors';
 import { PlanLimitError, requirePlan } from '../plans/errors';
 import { NO_PLAN_MESSAGE, planLimits, type PlanName } from '../plans/plans';
-import { auditActor, recordAudit } from '../../db/audit';
+import { auditActor, recordAudit } from '../audit/record';
 import { File, Rule } from '../../db/models';
 import type { UnitOfWork } from '../../db/transaction';
 import { assertMayWriteRules, findRule, visibleRules, type RulesPrincipal } from './access';

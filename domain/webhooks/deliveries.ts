@@ -9,7 +9,7 @@ import type { Knex } from 'knex';
 import type { PartialModelObject } from 'objection';
 import type { Config } from '../../common/config';
 import type { Logger } from '../../common/logger';
-import { auditActor, recordAudit, type AuditEntry } from '../../db/audit';
+import { auditActor, recordAudit, type AuditEntry } from '../audit/record';
 import type { WebhookDelivery } from '../../db/models';
 import type { UnitOfWork } from '../../db/transaction';
 import {

@@ -8,7 +8,7 @@ import { BadRequestError, NotFoundError } from '../../common/errors';
 import type { Config } from '../../common/config';
 import { PlanLimitError, requirePlan } from '../plans/errors';
 import { planLimits, type PlanName } from '../plans/plans';
-import { auditActor, recordAudit } from '../../db/audit';
+import { auditActor, recordAudit } from '../audit/record';
 import type { WebhookEndpoint } from '../../db/models';
 import type { EventType, UnitOfWork } from '../../db/transaction';
 import { assertMayManage, endpointFor, endpointsOf, type Actor, type Db } from './access';

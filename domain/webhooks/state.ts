@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from '../../common/logger';
-import { recordAudit } from '../../db/audit';
+import { recordAudit } from '../audit/record';
 import type { WebhookDisabledReason } from '../../db/models';
 import { WEBHOOK_FAILURES_BEFORE_DISABLE } from './policy';
 

@@ -3,6 +3,7 @@
  * (Capability tests elsewhere go deeper; these name the contract.)
  */
 import { expect } from 'chai';
+import { SCOPES } from '../../domain/identity/scopes';
 import { UNAUTHENTICATED } from '../../api/middlewares/authenticate';
 import { routes } from '../../api/routes';
 import { createApiKey, createCompany, createPerson, createTeam, signIn } from '../helpers/factories';
@@ -125,15 +126,7 @@ describe('Authentication rules (spec)', () => {
 
   it('rule 11: keys are closed by default — every route that names no scope refuses keys', async () => {
     const { admin } = await createTeam();
-    const key = await createApiKey(admin, [
-      'files:read',
-      'files:write',
-      'notifications:read',
-      'mcp',
-      'billing:read',
-      'rules:write',
-      'audit:read',
-    ]);
+    const key = await createApiKey(admin, [...SCOPES]); // every scope there is
     const closed = routes.filter((r) => !r.access.public && !r.access.keyScope);
     expect(closed.length).to.be.greaterThan(0);
     for (const r of closed) {

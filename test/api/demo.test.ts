@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { DEMO_SEED_STEPS, seedDemoCompany, type DemoSeedStep } from '../../api/demo/seed';
+import { DEMO_SEED_STEPS, seedDemoCompany, type DemoSeedStep } from '../../domain/identity/demo';
 import { createApiKey, createTeam } from '../helpers/factories';
 import { testEnv } from '../helpers/env';
 import { call, expectErrorBody } from '../helpers/http';

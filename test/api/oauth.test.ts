@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { createApp } from '../../api/app';
-import { MESSAGES } from '../../api/auth/google';
+import { MESSAGES } from '../../domain/identity/google';
 import type { Config } from '../../common/config';
 import { createCompany, createPerson, type TestPerson } from '../helpers/factories';
 import { testEnv } from '../helpers/env';

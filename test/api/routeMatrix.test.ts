@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { SignJWT } from 'jose';
-import { sessionKeys } from '../../api/auth/sessions';
+import { sessionKeys } from '../../domain/identity/sessions';
 import { routes } from '../../api/routes';
 import { SCOPES, type RouteSpec, type Scope } from '../../api/routing';
 import { createApiKey, createTeam } from '../helpers/factories';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { endSessionsOf } from '../../api/auth/sessions';
+import { endSessionsOf } from '../../domain/identity/sessions';
 import { createApiKey, createCompany, createPerson, createTeam, signIn } from '../helpers/factories';
 import { testEnv } from '../helpers/env';
 import { call, expectErrorBody } from '../helpers/http';

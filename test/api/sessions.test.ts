@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { SignJWT } from 'jose';
-import { sessionKeys } from '../../api/auth/sessions';
+import { sessionKeys } from '../../domain/identity/sessions';
 import { UNAUTHENTICATED } from '../../api/middlewares/authenticate';
 import { createCompany, createPerson, createTeam, signIn } from '../helpers/factories';
 import { testEnv } from '../helpers/env';

@@ -2,9 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import type { PlanName } from '../../domain/plans/plans';
 import { deriveKey } from '../../common/secrets';
-import { hashPassword } from '../../api/auth/passwords';
-import { generateKey } from '../../api/auth/apiKeys';
-import { sessionKeys, startSession, type TokenPair } from '../../api/auth/sessions';
+import { hashPassword } from '../../domain/identity/passwords';
+import { generateKey } from '../../domain/identity/keyFormat';
+import { sessionKeys, startSession, type TokenPair } from '../../domain/identity/sessions';
 import type { Role, Scope } from '../../api/routing';
 import { testEnv } from './env';
 

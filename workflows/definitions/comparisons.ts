@@ -4,6 +4,9 @@
  * other. Imported inside the workflow sandbox: no Node built-ins here.
  */
 import type { ComparisonRequest } from '../../domain/comparisons/run';
+
+/** The comparison's input and the reason codes of a failed comparison, for the workflow. */
+export type { ComparisonFailureReason, ComparisonRequest } from '../../domain/comparisons/run';
 import { comparisonWorkflowParts, workflowIdentity, type WorkflowStartIdentity } from '../shared';
 
 /** Workflow type name, as started by name from outside the sandbox (workflows/comparison.ts). */

@@ -4,6 +4,9 @@
  * other. Imported inside the workflow sandbox: no Node built-ins here.
  */
 import type { ReportRequest } from '../../activities/reports';
+
+/** The reason codes of a failed build (named by the workflow when it ends a build as failed). */
+export type { FailureReason } from '../../domain/reports/engine/types';
 import { reportWorkflowParts, workflowIdentity, type WorkflowStartIdentity } from '../shared';
 
 /** Workflow type name, as started by name from outside the sandbox (workflows/report.ts). */

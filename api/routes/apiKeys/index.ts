@@ -1,14 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import { ForbiddenError, NotFoundError } from '../../../common/errors';
-import { recordAudit } from '../../../db/audit';
-import { generateKey, keyPrefix } from '../../auth/apiKeys';
-import { keysOf } from '../../auth/keys';
+import { apiKeysList, createApiKey, revokeApiKey } from '../../../domain/identity/apiKeys';
+import { presentApiKey } from '../../../domain/identity/present';
+import { SCOPES, type Scope } from '../../../domain/identity/scopes';
 import { pageList, type PageQuery } from '../../lists';
 import { principalOf } from '../../middlewares/authenticate';
-import { mayHoldScope } from '../../policies/scopes';
-import { route, SCOPES, type Scope } from '../../routing';
+import { route } from '../../routing';
 import { pageEnvelopeSchema, pageQuerySchema, uuidParams } from '../../schemas';
-import { unitOfWork } from '../../../db/unitOfWork';
+import { inUnitOfWork } from '../../unitOfWork';
 
 const apiKeySchema = {
   type: 'object',
@@ -26,28 +23,6 @@ const apiKeySchema = {
     createdAt: { type: 'string', format: 'date-time' },
   },
 } as const;
-
-interface ApiKeyRow {
-  id: string;
-  name: string;
-  scopes: Scope[];
-  identifier: string;
-  personId: string;
-  lastUsedAt: Date | null;
-  createdAt: Date;
-}
-
-function present(row: ApiKeyRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    scopes: row.scopes,
-    prefix: keyPrefix(row.identifier),
-    ownerId: row.personId,
-    lastUsedAt: row.lastUsedAt ? row.lastUsedAt.toISOString() : null,
-    createdAt: row.createdAt.toISOString(),
-  };
-}
 
 export const apiKeyRoutes = [
   route({
@@ -79,35 +54,8 @@ export const apiKeyRoutes = [
     },
     handler: async (ctx, { body }: { body: { name: string; scopes: Scope[] } }) => {
       const auth = principalOf(ctx);
-      const refused = body.scopes.filter((s) => !mayHoldScope(auth.role, s));
-      if (refused.length > 0)
-        throw new ForbiddenError(`only admins may give the scopes ${refused.join(', ')}`);
-      const { knex, config } = ctx.deps;
-      const created = generateKey(keysOf(config).apiKey);
-      const row = await unitOfWork(knex, async (trx) => {
-        const [inserted] = (await trx('apiKeys')
-          .insert({
-            id: randomUUID(),
-            companyId: auth.companyId,
-            personId: auth.personId,
-            name: body.name,
-            scopes: body.scopes,
-            identifier: created.identifier,
-            secretFingerprint: created.secretFingerprint,
-          })
-          .returning('*')) as ApiKeyRow[];
-        await recordAudit(trx, {
-          companyId: auth.companyId,
-          personId: auth.personId,
-          action: 'api_key.created',
-          resourceType: 'api_key',
-          resourceId: inserted.id,
-          correlationId: ctx.state.correlationId,
-          details: { name: body.name, scopes: body.scopes },
-        });
-        return inserted;
-      });
-      return { status: 201, body: { ...present(row), key: created.key } };
+      const { row, key } = await inUnitOfWork(ctx, (uow) => createApiKey(ctx.deps, auth, uow, body));
+      return { status: 201, body: { ...presentApiKey(row), key } };
     },
   }),
   route({
@@ -119,10 +67,8 @@ export const apiKeyRoutes = [
     query: pageQuerySchema,
     responses: { 200: { description: 'page-number list', schema: pageEnvelopeSchema(apiKeySchema) } },
     handler: async (ctx, { query }: { query: PageQuery }) => {
-      const auth = principalOf(ctx);
-      const q = ctx.deps.knex('apiKeys').where({ companyId: auth.companyId }).whereNull('revokedAt');
-      if (auth.role !== 'admin') void q.where({ personId: auth.personId });
-      return { body: await pageList(q, query, present) };
+      const q = apiKeysList(principalOf(ctx), ctx.deps.knex);
+      return { body: await pageList(q, query, presentApiKey) };
     },
   }),
   route({
@@ -139,22 +85,7 @@ export const apiKeyRoutes = [
     },
     handler: async (ctx, { params }: { params: { id: string } }) => {
       const auth = principalOf(ctx);
-      await unitOfWork(ctx.deps.knex, async (trx) => {
-        const q = trx('apiKeys').where({ id: params.id, companyId: auth.companyId }).forUpdate();
-        if (auth.role !== 'admin') void q.where({ personId: auth.personId });
-        const key = (await q.first()) as (ApiKeyRow & { revokedAt: Date | null }) | undefined;
-        if (!key) throw new NotFoundError('API key not found');
-        if (key.revokedAt) return;
-        await trx('apiKeys').where({ id: key.id }).update({ revokedAt: trx.fn.now() });
-        await recordAudit(trx, {
-          companyId: auth.companyId,
-          personId: auth.personId,
-          action: 'api_key.revoked',
-          resourceType: 'api_key',
-          resourceId: key.id,
-          correlationId: ctx.state.correlationId,
-        });
-      });
+      await inUnitOfWork(ctx, (uow) => revokeApiKey(auth, uow, params.id));
       return { status: 204 };
     },
   }),

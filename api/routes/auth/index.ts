@@ -1,19 +1,8 @@
-import { ForbiddenError, UnauthorizedError } from '../../../common/errors';
-import { personByEmail, refuseInactive } from '../../auth/accountState';
-import { keysOf } from '../../auth/keys';
-import { verifyPassword } from '../../auth/passwords';
-import { SignInAttempt } from '../../auth/signInFailures';
-import {
-  endSession,
-  INVALID_CREDENTIALS,
-  rotateRefreshToken,
-  ownSessionOfRefreshToken,
-  startSession,
-} from '../../auth/sessions';
-import { principalOf, UNAUTHENTICATED } from '../../middlewares/authenticate';
+import { refreshSession, signIn, signOut } from '../../../domain/identity/signIn';
+import { principalOf } from '../../middlewares/authenticate';
 import { route } from '../../routing';
 import { tokenPairSchema } from '../../schemas';
-import { unitOfWork } from '../../../db/unitOfWork';
+import { domainDeps, inUnitOfWork, unitsOfWork } from '../../unitOfWork';
 
 const loginBody = {
   type: 'object',
@@ -53,24 +42,7 @@ export const authRoutes = [
       },
     },
     handler: async (ctx, { body }: { body: { email: string; password: string } }) => {
-      const { knex, config } = ctx.deps;
-      // the per-account failure limit, taken before the password is checked (api/auth/signInFailures.ts)
-      const attempt = await SignInAttempt.begin(ctx, body.email);
-      const person = await personByEmail(knex, body.email);
-      // one password verification whether or not the address exists: no timing difference worth measuring
-      const ok = await verifyPassword(person?.passwordHash, body.password);
-      if (!person || !ok) throw new UnauthorizedError(INVALID_CREDENTIALS);
-      await attempt.succeeded();
-      refuseInactive(person);
-      const pair = await unitOfWork(knex, (trx) =>
-        startSession(trx, keysOf(config).session, person, {
-          method: 'password',
-          correlationId: ctx.state.correlationId,
-          // a reset between the verification and the session: 401 like a wrong password
-          passwordHash: person.passwordHash,
-        }),
-      );
-      return { body: pair };
+      return { body: await signIn(domainDeps(ctx), unitsOfWork(ctx), body) };
     },
   }),
   route({
@@ -89,16 +61,7 @@ export const authRoutes = [
       403: { description: 'the company is suspended' },
     },
     handler: async (ctx, { body }: { body: { refreshToken: string } }) => {
-      const { knex, config } = ctx.deps;
-      const outcome = await rotateRefreshToken(
-        knex,
-        keysOf(config).session,
-        body.refreshToken,
-        ctx.state.correlationId,
-      );
-      if (outcome.ok) return { body: outcome.pair };
-      if (outcome.reason === 'company_suspended') throw new ForbiddenError('the company is suspended');
-      throw new UnauthorizedError(UNAUTHENTICATED);
+      return { body: await refreshSession(ctx.deps, unitsOfWork(ctx), body.refreshToken) };
     },
   }),
   route({
@@ -112,26 +75,8 @@ export const authRoutes = [
       204: { description: 'the session has ended (answered the same when it had ended already)' },
     },
     handler: async (ctx, { body }: { body: { refreshToken: string } }) => {
-      const { knex, config } = ctx.deps;
       const auth = principalOf(ctx);
-      await unitOfWork(knex, async (trx) => {
-        const sessions = new Set([auth.sessionId!]);
-        // the refresh token's session is ended too when it belongs to the same person
-        const owned = await ownSessionOfRefreshToken(
-          trx,
-          keysOf(config).session,
-          body.refreshToken,
-          auth.personId,
-        );
-        if (owned) sessions.add(owned);
-        for (const id of sessions) {
-          await endSession(trx, id, 'logout', {
-            companyId: auth.companyId,
-            personId: auth.personId,
-            correlationId: ctx.state.correlationId,
-          });
-        }
-      });
+      await inUnitOfWork(ctx, (uow) => signOut(ctx.deps, auth, uow, body.refreshToken));
       return { status: 204 };
     },
   }),

@@ -1,7 +1,8 @@
-import { recordAudit } from '../../../db/audit';
+import { companyOf, updateCompany } from '../../../domain/identity/companies';
+import { presentCompany } from '../../../domain/identity/present';
 import { principalOf } from '../../middlewares/authenticate';
 import { route } from '../../routing';
-import { unitOfWork } from '../../../db/unitOfWork';
+import { inUnitOfWork } from '../../unitOfWork';
 
 const companySchema = {
   type: 'object',
@@ -15,22 +16,6 @@ const companySchema = {
   },
 } as const;
 
-interface CompanyRow {
-  id: string;
-  name: string;
-  status: string;
-  plan: string | null;
-  createdAt: Date;
-}
-
-const present = (c: CompanyRow) => ({
-  id: c.id,
-  name: c.name,
-  status: c.status,
-  plan: c.plan,
-  createdAt: c.createdAt.toISOString(),
-});
-
 export const companyRoutes = [
   route({
     method: 'get',
@@ -40,9 +25,7 @@ export const companyRoutes = [
     access: { roles: ['admin'] },
     responses: { 200: { description: 'the company', schema: companySchema } },
     handler: async (ctx) => {
-      const auth = principalOf(ctx);
-      const company = (await ctx.deps.knex('companies').where({ id: auth.companyId }).first()) as CompanyRow;
-      return { body: present(company) };
+      return { body: presentCompany(await companyOf(principalOf(ctx), ctx.deps.knex)) };
     },
   }),
   route({
@@ -60,23 +43,8 @@ export const companyRoutes = [
     responses: { 200: { description: 'the company', schema: companySchema } },
     handler: async (ctx, { body }: { body: { name?: string } }) => {
       const auth = principalOf(ctx);
-      const company = await unitOfWork(ctx.deps.knex, async (trx) => {
-        const [row] = (await trx('companies')
-          .where({ id: auth.companyId })
-          .update({ ...body, updatedAt: trx.fn.now() })
-          .returning('*')) as CompanyRow[];
-        await recordAudit(trx, {
-          companyId: auth.companyId,
-          personId: auth.personId,
-          action: 'company.updated',
-          resourceType: 'company',
-          resourceId: auth.companyId,
-          correlationId: ctx.state.correlationId,
-          details: body,
-        });
-        return row;
-      });
-      return { body: present(company) };
+      const company = await inUnitOfWork(ctx, (uow) => updateCompany(auth, uow, body));
+      return { body: presentCompany(company) };
     },
   }),
 ];

@@ -1,10 +1,7 @@
-import { ForbiddenError, NotFoundError } from '../../../common/errors';
-import { seedDemoCompany } from '../../demo/seed';
-import { keysOf } from '../../auth/keys';
-import { startSession } from '../../auth/sessions';
+import { openDemo } from '../../../domain/identity/demo';
 import { route } from '../../routing';
 import { tokenPairSchema } from '../../schemas';
-import { unitOfWork } from '../../../db/unitOfWork';
+import { unitsOfWork } from '../../unitOfWork';
 
 export const demoRoutes = [
   route({
@@ -21,25 +18,7 @@ export const demoRoutes = [
       429: { description: 'more than 20 openings a minute from this address' },
     },
     handler: async (ctx) => {
-      const { knex, config, storage, temporal } = ctx.deps;
-      if (!config.demoEnabled) throw new NotFoundError('the demo is not enabled on this service');
-      const demo = await seedDemoCompany(knex, config.secretKey, undefined, {
-        storage,
-        temporal,
-        taskQueue: config.temporal.taskQueue,
-      });
-      const pair = await unitOfWork(knex, async (trx) => {
-        const company = (await trx('companies').where({ id: demo.companyId }).select('status').first()) as {
-          status: string;
-        };
-        if (company.status !== 'active') throw new ForbiddenError('the demo is closed');
-        return startSession(
-          trx,
-          keysOf(config).session,
-          { id: demo.visitorId, companyId: demo.companyId },
-          { method: 'demo', demo: true, correlationId: ctx.state.correlationId },
-        );
-      });
+      const pair = await openDemo(ctx.deps, unitsOfWork(ctx));
       return { status: 201, body: pair, headers: { 'Cache-Control': 'no-store' } };
     },
   }),

@@ -1,8 +1,14 @@
 import { AppError } from '../../../common/errors';
-import { completeGoogleSignIn, exchangeCode, MESSAGES, startGoogleSignIn } from '../../auth/google';
+import {
+  completeGoogleSignIn,
+  exchangeCode,
+  MESSAGES,
+  startGoogleSignIn,
+} from '../../../domain/identity/google';
 import type { AppContext } from '../../context';
 import { route, type Reply } from '../../routing';
 import { tokenPairSchema } from '../../schemas';
+import { unitsOfWork } from '../../unitOfWork';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
@@ -89,10 +95,10 @@ export const oauthRoutes = [
       503: { description: 'the provider cannot be reached' },
     },
     handler: async (ctx, { query }: { query: Record<string, string> }) => {
-      const { knex, config } = ctx.deps;
+      const { config } = ctx.deps;
       const toFrontEnd = Boolean(config.oauth.redirectAfter);
       try {
-        const result = await completeGoogleSignIn(knex, config, query, ctx.state.correlationId);
+        const result = await completeGoogleSignIn(ctx.deps, unitsOfWork(ctx), query);
         if (toFrontEnd) return frontEndRedirect(ctx, { code: result.code });
         return { body: result, headers: NO_STORE };
       } catch (err) {
@@ -133,13 +139,7 @@ export const oauthRoutes = [
       403: { description: 'the account is not activated, is disabled, or its company is not active' },
     },
     handler: async (ctx, { body }: { body: { code: string; state: string } }) => {
-      const pair = await exchangeCode(
-        ctx.deps.knex,
-        ctx.deps.config,
-        body.code,
-        body.state,
-        ctx.state.correlationId,
-      );
+      const pair = await exchangeCode(ctx.deps, unitsOfWork(ctx), body.code, body.state);
       return { body: pair, headers: NO_STORE };
     },
   }),

@@ -1,18 +1,17 @@
-import { randomUUID } from 'node:crypto';
-import type { Knex } from 'knex';
-import { ConflictError, NotFoundError } from '../../../common/errors';
-import { planLimits } from '../../../domain/plans/plans';
-import { recordAudit } from '../../../db/audit';
-import { isUniqueViolation } from '../../../db/errors';
-import { invitationMail, mailAfterCommit } from '../../auth/mails';
-import { issueOneTimeToken, voidOneTimeTokens } from '../../auth/oneTimeTokens';
-import { endSessionsOf } from '../../auth/sessions';
-import type { Principal } from '../../context';
+import {
+  invitePerson,
+  peopleList,
+  removePerson,
+  updatePerson,
+  type Invitation,
+  type PersonChange,
+} from '../../../domain/identity/people';
+import { presentPerson } from '../../../domain/identity/present';
 import { pageList, type PageQuery } from '../../lists';
 import { principalOf } from '../../middlewares/authenticate';
-import { route, type Role } from '../../routing';
+import { route } from '../../routing';
 import { pageEnvelopeSchema, pageQuerySchema, uuidParams } from '../../schemas';
-import { unitOfWork } from '../../../db/unitOfWork';
+import { domainDeps, inUnitOfWork } from '../../unitOfWork';
 
 const personSchema = {
   type: 'object',
@@ -26,57 +25,6 @@ const personSchema = {
     createdAt: { type: 'string', format: 'date-time' },
   },
 } as const;
-
-interface PersonRow {
-  id: string;
-  companyId: string;
-  email: string;
-  name: string;
-  role: Role;
-  status: 'not_activated' | 'active' | 'disabled';
-  createdAt: Date;
-}
-
-function present(p: PersonRow) {
-  return {
-    id: p.id,
-    email: p.email,
-    name: p.name,
-    role: p.role,
-    status: p.status,
-    createdAt: p.createdAt.toISOString(),
-  };
-}
-
-/** Locks the company row: people-limit checks and last-admin checks are serialised per company. */
-async function lockCompany(trx: Knex.Transaction, companyId: string) {
-  return (await trx('companies').where({ id: companyId }).forUpdate().first()) as {
-    id: string;
-    name: string;
-    plan: 'free' | 'basic' | 'premium' | null;
-  };
-}
-
-async function findPerson(trx: Knex.Transaction, auth: Principal, id: string): Promise<PersonRow> {
-  const person = (await trx('people').where({ id, companyId: auth.companyId }).forUpdate().first()) as
-    PersonRow | undefined;
-  if (!person) throw new NotFoundError('person not found');
-  return person;
-}
-
-/** The company must keep at least one active admin. */
-async function ensureAnotherActiveAdmin(
-  trx: Knex.Transaction,
-  companyId: string,
-  exceptId: string,
-): Promise<void> {
-  const row = (await trx('people')
-    .where({ companyId, role: 'admin', status: 'active' })
-    .whereNot({ id: exceptId })
-    .count({ n: '*' })
-    .first()) as { n: string };
-  if (Number(row.n) === 0) throw new ConflictError('the company needs at least one active admin');
-}
 
 export const peopleRoutes = [
   route({
@@ -110,68 +58,14 @@ export const peopleRoutes = [
       },
       409: { description: 'the plan’s limit on people is reached, or the address is already registered' },
     },
-    handler: async (ctx, { body }: { body: { email: string; role: Role; name?: string } }) => {
+    handler: async (ctx, { body }: { body: Invitation }) => {
       const auth = principalOf(ctx);
-      const { knex, config } = ctx.deps;
-      let result: { person: PersonRow; token: string; expiresAt: Date; companyName: string };
-      try {
-        result = await unitOfWork(knex, async (trx) => {
-          const company = await lockCompany(trx, auth.companyId);
-          // a company without a plan yet gets the Free limits
-          const limit = planLimits(company.plan ?? 'free').people;
-          if (limit !== null) {
-            const row = (await trx('people')
-              .where({ companyId: auth.companyId })
-              .count({ n: '*' })
-              .first()) as {
-              n: string;
-            };
-            if (Number(row.n) >= limit) {
-              throw new ConflictError(`the ${company.plan ?? 'free'} plan allows ${limit} people`);
-            }
-          }
-          const [person] = (await trx('people')
-            .insert({
-              id: randomUUID(),
-              companyId: auth.companyId,
-              email: body.email.trim(),
-              name: body.name ?? '',
-              role: body.role,
-              status: 'not_activated',
-            })
-            .returning('*')) as PersonRow[];
-          const issued = await issueOneTimeToken(trx, config.secretKey, {
-            companyId: auth.companyId,
-            personId: person.id,
-            purpose: 'invitation',
-            data: { invitedBy: auth.personId },
-          });
-          await recordAudit(trx, {
-            companyId: auth.companyId,
-            personId: auth.personId,
-            action: 'person.invited',
-            resourceType: 'person',
-            resourceId: person.id,
-            correlationId: ctx.state.correlationId,
-            details: { role: body.role },
-          });
-          return { person, token: issued.token, expiresAt: issued.expiresAt, companyName: company.name };
-        });
-      } catch (err) {
-        if (isUniqueViolation(err, 'people_email_unique'))
-          throw new ConflictError('an account with this address already exists');
-        throw err;
-      }
-      await mailAfterCommit(
-        ctx,
-        invitationMail(config, result.person.email, result.token, result.companyName),
-        {
-          wait: true,
-        },
+      const { person, expiresAt } = await inUnitOfWork(ctx, (uow) =>
+        invitePerson(domainDeps(ctx), auth, uow, body),
       );
       return {
         status: 201,
-        body: { ...present(result.person), invitationExpiresAt: result.expiresAt.toISOString() },
+        body: { ...presentPerson(person), invitationExpiresAt: expiresAt.toISOString() },
       };
     },
   }),
@@ -184,15 +78,8 @@ export const peopleRoutes = [
     query: pageQuerySchema,
     responses: { 200: { description: 'page-number list', schema: pageEnvelopeSchema(personSchema) } },
     handler: async (ctx, { query }: { query: PageQuery }) => {
-      const auth = principalOf(ctx);
-      const q = ctx.deps
-        .knex('people')
-        .where({ companyId: auth.companyId })
-        .orderBy([
-          { column: 'createdAt', order: 'asc' },
-          { column: 'id', order: 'asc' },
-        ]);
-      return { body: await pageList(q, query, present) };
+      const q = peopleList(principalOf(ctx), ctx.deps.knex);
+      return { body: await pageList(q, query, presentPerson) };
     },
   }),
   route({
@@ -218,56 +105,10 @@ export const peopleRoutes = [
           'the change would leave the company without an active admin; or the person has not activated',
       },
     },
-    handler: async (
-      ctx,
-      { params, body }: { params: { id: string }; body: { role?: Role; status?: 'active' | 'disabled' } },
-    ) => {
+    handler: async (ctx, { params, body }: { params: { id: string }; body: PersonChange }) => {
       const auth = principalOf(ctx);
-      const updated = await unitOfWork(ctx.deps.knex, async (trx) => {
-        await lockCompany(trx, auth.companyId);
-        const person = await findPerson(trx, auth, params.id);
-        if (body.status && person.status === 'not_activated') {
-          throw new ConflictError('the person has not activated the account yet');
-        }
-        const losesAdmin =
-          person.role === 'admin' &&
-          person.status === 'active' &&
-          (body.role === 'employee' || body.status === 'disabled');
-        if (losesAdmin) await ensureAnotherActiveAdmin(trx, auth.companyId, person.id);
-        const [row] = (await trx('people')
-          .where({ id: person.id })
-          .update({ ...body, updatedAt: trx.fn.now() })
-          .returning('*')) as PersonRow[];
-        // Disabling ends every session (audited one by one, like removal), so re-enabling brings none back:
-        // the old access tokens name an ended session, the old refresh tokens belong to one. Password reset
-        // links mailed before stop working too. API keys are not revoked: they follow the person's status
-        // (refused while disabled) and are revoked one by one by an admin.
-        let endedSessions: number | undefined;
-        if (body.status === 'disabled' && person.status !== 'disabled') {
-          const ended = await endSessionsOf(trx, person.id, 'person_disabled', {
-            companyId: auth.companyId,
-            personId: auth.personId,
-            correlationId: ctx.state.correlationId,
-          });
-          endedSessions = ended.length;
-          await voidOneTimeTokens(trx, person.id, 'password_reset');
-        }
-        await recordAudit(trx, {
-          companyId: auth.companyId,
-          personId: auth.personId,
-          action: 'person.updated',
-          resourceType: 'person',
-          resourceId: person.id,
-          correlationId: ctx.state.correlationId,
-          details: {
-            from: { role: person.role, status: person.status },
-            to: body,
-            ...(endedSessions === undefined ? {} : { endedSessions }),
-          },
-        });
-        return row;
-      });
-      return { body: present(updated) };
+      const updated = await inUnitOfWork(ctx, (uow) => updatePerson(auth, uow, params.id, body));
+      return { body: presentPerson(updated) };
     },
   }),
   route({
@@ -284,29 +125,7 @@ export const peopleRoutes = [
     },
     handler: async (ctx, { params }: { params: { id: string } }) => {
       const auth = principalOf(ctx);
-      await unitOfWork(ctx.deps.knex, async (trx) => {
-        await lockCompany(trx, auth.companyId);
-        const person = await findPerson(trx, auth, params.id);
-        if (person.role === 'admin' && person.status === 'active') {
-          await ensureAnotherActiveAdmin(trx, auth.companyId, person.id);
-        }
-        // ended (and audited) before the person row goes, which takes the sessions with it
-        await endSessionsOf(trx, person.id, 'person_removed', {
-          companyId: auth.companyId,
-          personId: auth.personId,
-          correlationId: ctx.state.correlationId,
-        });
-        await trx('people').where({ id: person.id }).delete();
-        await recordAudit(trx, {
-          companyId: auth.companyId,
-          personId: auth.personId,
-          action: 'person.removed',
-          resourceType: 'person',
-          resourceId: person.id,
-          correlationId: ctx.state.correlationId,
-          details: { email: person.email, role: person.role },
-        });
-      });
+      await inUnitOfWork(ctx, (uow) => removePerson(auth, uow, params.id));
       return { status: 204 };
     },
   }),

@@ -1,12 +1,9 @@
-import type { Knex } from 'knex';
-import { NotFoundError } from '../../../common/errors';
-import { PLAN_NAMES, PLANS, periodBounds, periodKey, type PlanName } from '../../../domain/plans/plans';
-import { recordAudit } from '../../../db/audit';
-import { Company } from '../../../db/models';
-import { filesUsed } from '../../../domain/plans/quota';
+import type { PlanName } from '../../../domain/plans/plans';
+import { choosePlan, listPlans, subscriptionOf } from '../../../domain/plans/subscriptions';
+import { principalOf } from '../../middlewares/authenticate';
 import { namedSchema } from '../../openapi';
 import { route } from '../../routing';
-import { unitOfWork } from '../../../db/unitOfWork';
+import { inUnitOfWork } from '../../unitOfWork';
 
 const limitOrNone = { type: ['integer', 'null'], minimum: 0, description: 'null: no limit' } as const;
 
@@ -72,20 +69,6 @@ export const choosePlanSchema = {
   properties: { plan: { enum: ['free', 'basic', 'premium'] } },
 } as const;
 
-async function subscriptionOf(db: Knex | Knex.Transaction, companyId: string, plan: PlanName | null) {
-  const key = periodKey();
-  const { start, end } = periodBounds(key);
-  return {
-    plan,
-    limits: plan ? { ...PLANS[plan] } : null,
-    periodKey: key,
-    periodStart: start.toISOString(),
-    periodEnd: end.toISOString(),
-    filesUsed: await filesUsed(db, companyId, key),
-    filesLimit: plan ? PLANS[plan].filesPerPeriod : null,
-  };
-}
-
 export const subscriptionRoutes = [
   route({
     method: 'get',
@@ -104,9 +87,7 @@ export const subscriptionRoutes = [
         },
       },
     },
-    handler: async () => ({
-      body: { data: PLAN_NAMES.map((name) => ({ name, limits: { ...PLANS[name] } })) },
-    }),
+    handler: async () => ({ body: { data: listPlans() } }),
   }),
   route({
     method: 'get',
@@ -116,7 +97,7 @@ export const subscriptionRoutes = [
     access: { roles: ['admin', 'employee'], keyScope: 'files:read' },
     responses: { 200: { description: 'the subscription', schema: subscriptionSchema } },
     handler: async (ctx) => {
-      const auth = ctx.state.auth!;
+      const auth = principalOf(ctx);
       return { body: await subscriptionOf(ctx.deps.knex, auth.companyId, auth.companyPlan) };
     },
   }),
@@ -134,28 +115,9 @@ export const subscriptionRoutes = [
         schema: subscriptionSchema,
       },
     },
-    handler: async (ctx, { body }) => {
-      const auth = ctx.state.auth!;
-      const chosen = (body as { plan: PlanName }).plan;
-      const result = await unitOfWork(ctx.deps.knex, async (trx) => {
-        const company = await Company.query(trx).findById(auth.companyId).forUpdate();
-        if (!company) throw new NotFoundError();
-        if (company.plan !== chosen) {
-          await Company.query(trx).findById(auth.companyId).patch({ plan: chosen });
-          await recordAudit(trx, {
-            companyId: auth.companyId,
-            personId: auth.personId,
-            apiKeyId: auth.apiKeyId ?? null,
-            action: company.plan ? 'subscription.plan_changed' : 'subscription.plan_chosen',
-            resourceType: 'subscription',
-            resourceId: auth.companyId,
-            correlationId: ctx.state.correlationId,
-            details: { from: company.plan, to: chosen },
-          });
-        }
-        return subscriptionOf(trx, auth.companyId, chosen);
-      });
-      return { body: result };
+    handler: async (ctx, { body }: { body: { plan: PlanName } }) => {
+      const auth = principalOf(ctx);
+      return { body: await inUnitOfWork(ctx, (uow) => choosePlan(auth, uow, body.plan)) };
     },
   }),
 ];

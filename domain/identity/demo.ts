@@ -7,15 +7,18 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { keysOf } from '../auth/keys';
-import type { PlanName } from '../../domain/plans/plans';
-import { generateKey } from '../auth/apiKeys';
-import type { Role, Scope } from '../routing';
+import { unitOfWork } from '../../db/unitOfWork';
+import { ForbiddenError, NotFoundError } from '../../common/errors';
+import { keysOf } from './keys';
+import type { PlanName } from '../plans/plans';
+import type { IdentityDeps, RunUnitOfWork } from './deps';
+import { startSession, type TokenPair } from './sessions';
+import { generateKey } from './keyFormat';
+import type { Role, Scope } from './scopes';
 import type { Client } from '@temporalio/client';
-import { CONTENT_TYPES } from '../../domain/files/formats';
+import { CONTENT_TYPES } from '../files/formats';
 import { uuidv7 } from '../../common/ids';
 import type { Storage } from '../../common/storage';
-import { unitOfWork } from '../../db/unitOfWork';
 import { REPORT_WORKFLOW, reportStart } from '../../workflows/definitions/reports';
 
 export const DEMO_COMPANY_NAME = 'Demo Company';
@@ -305,4 +308,34 @@ export async function seedDemoCompany(
     }
   }
   return demo;
+}
+
+/**
+ * Opens the demo: a new read-only session on the demo company (created and seeded on first use). 404 when
+ * the demo is not enabled, 403 when an operator has suspended the demo company.
+ */
+export async function openDemo(
+  deps: Pick<IdentityDeps, 'knex' | 'config'> & { storage: Storage; temporal: Client },
+  run: RunUnitOfWork,
+): Promise<TokenPair> {
+  const { knex, config, storage, temporal } = deps;
+  if (!config.demoEnabled) throw new NotFoundError('the demo is not enabled on this service');
+  // the sample files' reports are built by the worker (seed step files-with-reports)
+  const demo = await seedDemoCompany(knex, config.secretKey, undefined, {
+    storage,
+    temporal,
+    taskQueue: config.temporal.taskQueue,
+  });
+  return run(async (uow) => {
+    const company = (await uow.trx('companies').where({ id: demo.companyId }).select('status').first()) as {
+      status: string;
+    };
+    if (company.status !== 'active') throw new ForbiddenError('the demo is closed');
+    return startSession(
+      uow.trx,
+      keysOf(config).session,
+      { id: demo.visitorId, companyId: demo.companyId },
+      { method: 'demo', demo: true, correlationId: uow.correlationId },
+    );
+  });
 }

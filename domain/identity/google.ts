@@ -21,7 +21,7 @@ import {
   UnauthorizedError,
 } from '../../common/errors';
 import { constantTimeEqual, fingerprint } from '../../common/secrets';
-import { recordAudit } from '../../db/audit';
+import { recordAudit } from '../audit/record';
 import {
   ACCOUNT_MESSAGES,
   personAccounts,
@@ -31,8 +31,8 @@ import {
 } from './accountState';
 import { consumeOneTimeToken, issueOneTimeToken, TOKEN_LIFETIME_SECONDS } from './oneTimeTokens';
 import { keysOf } from './keys';
+import type { RunUnitOfWork } from './deps';
 import { startSession, type TokenPair } from './sessions';
-import { unitOfWork } from '../../db/unitOfWork';
 
 export const PENDING_AUTHORIZATION_SECONDS = 600;
 export const EXCHANGE_CODE_SECONDS = TOKEN_LIFETIME_SECONDS.oauth_exchange;
@@ -157,11 +157,11 @@ export interface CallbackResult {
  * code, or throws the typed error that says why not.
  */
 export async function completeGoogleSignIn(
-  knex: Knex,
-  config: Config,
+  deps: { knex: Knex; config: Config },
+  run: RunUnitOfWork,
   query: Record<string, string>,
-  correlationId?: string,
 ): Promise<CallbackResult> {
+  const { knex, config } = deps;
   const provider = await providerConfiguration(config);
   const state = query.state;
   if (!state) throw new BadRequestError(MESSAGES.badState);
@@ -192,7 +192,7 @@ export async function completeGoogleSignIn(
   const subject = claims.sub;
   const email = typeof claims.email === 'string' ? claims.email.trim() : '';
 
-  return unitOfWork(knex, async (trx) => {
+  return run(async ({ trx, correlationId }) => {
     // a recorded subject wins (Google addresses can change); otherwise the verified address, once
     let person = (await personAccounts(trx).where('p.googleSubject', subject).first()) as
       PersonAccount | undefined;
@@ -232,13 +232,13 @@ type ExchangeOutcome = { ok: true; pair: TokenPair } | { ok: false; error: AppEr
 
 /** Step 3: our one-time code and the state it is bound to → a token pair. The code works once. */
 export async function exchangeCode(
-  knex: Knex,
-  config: Config,
+  deps: { config: Config },
+  run: RunUnitOfWork,
   code: string,
   state: string,
-  correlationId?: string,
 ): Promise<TokenPair> {
-  const outcome = await unitOfWork(knex, async (trx): Promise<ExchangeOutcome> => {
+  const { config } = deps;
+  const outcome = await run(async ({ trx, correlationId }): Promise<ExchangeOutcome> => {
     // spent here, whatever follows: the UPDATE commits even when the answer is a refusal
     const row = await consumeOneTimeToken(trx, config.secretKey, 'oauth_exchange', code);
     const bound = typeof row?.data.stateFingerprint === 'string' ? row.data.stateFingerprint : '';

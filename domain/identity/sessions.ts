@@ -3,9 +3,9 @@ import { jwtVerify, SignJWT } from 'jose';
 import type { Knex } from 'knex';
 import { deriveKey, fingerprint } from '../../common/secrets';
 import { UnauthorizedError } from '../../common/errors';
-import { recordAudit } from '../../db/audit';
+import { recordAudit } from '../audit/record';
 import { refuseInactive } from './accountState';
-import { unitOfWork } from '../../db/unitOfWork';
+import type { RunUnitOfWork } from './deps';
 
 export const ACCESS_TOKEN_SECONDS = 900;
 /** Sign-in's one answer for a wrong password and an unknown address (rule 2). */
@@ -149,12 +149,11 @@ export type RefreshOutcome =
  * both the thief's and the owner's later tokens stop working.
  */
 export async function rotateRefreshToken(
-  knex: Knex,
+  run: RunUnitOfWork,
   keys: SessionKeys,
   token: string,
-  correlationId?: string,
 ): Promise<RefreshOutcome> {
-  return unitOfWork(knex, async (trx) => {
+  return run(async ({ trx, correlationId }) => {
     const row = (await trx('refreshTokens as rt')
       .join('sessions as s', 's.id', 'rt.sessionId')
       .join('people as p', 'p.id', 's.personId')

@@ -1,23 +1,27 @@
 import type { Config } from '../../common/config';
-import type { Mail } from '../../common/mailer';
-import type { AppContext } from '../context';
+import type { Logger } from '../../common/logger';
+import type { Mail, Mailer } from '../../common/mailer';
+import type { UnitOfWork } from '../../db/transaction';
 
 /**
- * Sends a mail once the change that needs it has committed. A mail server that is down does not undo the
- * change: the failure is logged with the correlation id and the person can ask again (resend activation,
- * forgot password). With `wait: false` the answer does not wait for SMTP, so endpoints that answer the same
- * for known and unknown addresses do not tell them apart by their timing either.
+ * Sends a mail once the unit of work that needs it has committed (never when it rolls back). A mail server
+ * that is down does not undo the change: the failure is logged (the logger carries the correlation id) and
+ * the person can ask again (resend activation, forgot password). With `wait: false` the answer does not
+ * wait for SMTP, so endpoints that answer the same for known and unknown addresses do not tell them apart by
+ * their timing either.
  */
-export async function mailAfterCommit(
-  ctx: AppContext,
+export function mailAfterCommit(
+  deps: { mailer: Mailer; logger: Logger },
+  uow: Pick<UnitOfWork, 'afterCommit'>,
   mail: Mail,
   options: { wait: boolean },
-): Promise<void> {
-  const log = ctx.state.log;
-  const sending = ctx.deps.mailer.send(mail).catch((err: unknown) => {
-    log.error({ err, to: mail.to, subject: mail.subject }, 'mail could not be sent');
+): void {
+  uow.afterCommit(async () => {
+    const sending = deps.mailer.send(mail).catch((err: unknown) => {
+      deps.logger.error({ err, to: mail.to, subject: mail.subject }, 'mail could not be sent');
+    });
+    if (options.wait) await sending;
   });
-  if (options.wait) await sending;
 }
 
 /**

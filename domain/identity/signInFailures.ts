@@ -3,8 +3,6 @@ import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../../common/config';
 import { TooManyRequestsError } from '../../common/errors';
 import { fingerprint } from '../../common/secrets';
-import type { AppContext } from '../context';
-import { setRateLimitHeaders } from '../middlewares/rateLimit';
 import { keysOf } from './keys';
 
 const TABLE = 'rate_limit_counters';
@@ -54,20 +52,25 @@ export class SignInAttempt {
     private readonly key: string,
   ) {}
 
-  /** Takes the attempt's point, or throws 429 (with Retry-After and X-RateLimit-*) when the account is locked. */
-  static async begin(ctx: AppContext, email: string): Promise<SignInAttempt> {
-    const config: Config = ctx.deps.config;
-    const { failuresPerAccount: points, failureWindowSeconds: duration } = config.signIn;
-    const limiter = limiterFor(ctx.deps.knex, points, duration);
-    const key = fingerprint(keysOf(config).signInAccount, email.trim().toLowerCase());
+  /**
+   * Takes the attempt's point, or throws 429 when the account is locked (Retry-After, and the X-RateLimit-*
+   * headers of this limit, which the API's error mapper writes).
+   */
+  static async begin(deps: { knex: Knex; config: Config }, email: string): Promise<SignInAttempt> {
+    const { failuresPerAccount: points, failureWindowSeconds: duration } = deps.config.signIn;
+    const limiter = limiterFor(deps.knex, points, duration);
+    const key = fingerprint(keysOf(deps.config).signInAccount, email.trim().toLowerCase());
     try {
       await limiter.consume(key);
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       const resetSeconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
       // the limit that refused this answer, in the spec's headers
-      setRateLimitHeaders(ctx, { allowed: false, limit: points, remaining: 0, resetSeconds });
-      throw new TooManyRequestsError(ACCOUNT_LOCKED, resetSeconds);
+      throw new TooManyRequestsError(ACCOUNT_LOCKED, resetSeconds, {
+        'X-RateLimit-Limit': String(points),
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Reset': String(resetSeconds),
+      });
     }
     return new SignInAttempt(limiter, key);
   }
