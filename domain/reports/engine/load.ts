@@ -306,6 +306,36 @@ async function loadText(
   }
 }
 
+/** A date without a time of day as `YYYY-MM-DD`; otherwise `YYYY-MM-DD HH:MM:SS[.fff]` (UTC, as stored). */
+function dateText(value: Date): string {
+  const iso = value.toISOString();
+  if (iso.length === 24) {
+    // YYYY-MM-DDTHH:MM:SS.fffZ (years 0–9999): slices, no pattern
+    if (iso.endsWith('T00:00:00.000Z')) return iso.slice(0, 10);
+    return iso.endsWith('.000Z')
+      ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
+      : `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+  }
+  if (iso.endsWith('T00:00:00.000Z')) return iso.slice(0, iso.length - 14);
+  return iso
+    .replace('T', ' ')
+    .replace(/\.000Z$/, '')
+    .replace(/Z$/, '');
+}
+
+/** Returned by `fastCellText` for an unreadable cell (an error value, a formula without a cached result). */
+const UNREADABLE = Symbol('unreadable');
+
+/** cellText without an object per cell: the text, null (empty) or UNREADABLE. */
+function fastCellText(value: unknown): string | null | typeof UNREADABLE {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : UNREADABLE;
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? UNREADABLE : dateText(value);
+  const { text, unreadable } = cellText(value);
+  return unreadable ? UNREADABLE : text;
+}
+
 /** An ExcelJS cell value as the text a person sees; dates as ISO dates; undefined for an empty cell. */
 export function cellText(value: unknown): { text: string | null; unreadable: boolean } {
   if (value === null || value === undefined) return { text: null, unreadable: false };
@@ -318,16 +348,7 @@ export function cellText(value: unknown): { text: string | null; unreadable: boo
   if (typeof value === 'boolean') return { text: value ? 'true' : 'false', unreadable: false };
   if (value instanceof Date) {
     if (Number.isNaN(value.getTime())) return { text: null, unreadable: true };
-    const iso = value.toISOString();
-    // a date without a time of day is a date; otherwise a datetime (UTC, as the workbook stores it)
-    if (iso.endsWith('T00:00:00.000Z')) return { text: iso.slice(0, 10), unreadable: false };
-    return {
-      text: iso
-        .replace('T', ' ')
-        .replace(/\.000Z$/, '')
-        .replace(/Z$/, ''),
-      unreadable: false,
-    };
+    return { text: dateText(value), unreadable: false };
   }
   if (typeof value === 'object') {
     const v = value as Record<string, unknown>;
@@ -377,8 +398,8 @@ class SheetWriter {
     this.appender = await this.conn.createAppender(this.table);
   }
 
-  async row(number: number, cells: Array<string | null>): Promise<void> {
-    if (cells.length > this.width) await this.widen(cells.length);
+  /** appends a data row (the caller widens the table first when the row is wider: `widen`) */
+  row(number: number, cells: Array<string | null>): void {
     // rows missing between two rows are blank rows: kept as rows of nulls
     const first = this.headerRow + 1 + this.rows;
     for (let blank = first; blank < number; blank++) this.append(blank, []);
@@ -433,11 +454,13 @@ async function loadXlsx(
       await writer.create();
       for await (const row of worksheet) {
         const values = row.values as unknown[];
-        const cells: Array<string | null> = [];
+        const cells: Array<string | null> = new Array<string | null>(Math.max(0, values.length - 1));
         for (let c = 1; c < values.length; c++) {
-          const { text, unreadable } = cellText(values[c]);
-          if (unreadable) writer.unreadable++;
-          cells.push(text);
+          const text = fastCellText(values[c]);
+          if (text === UNREADABLE) {
+            writer.unreadable++;
+            cells[c - 1] = null;
+          } else cells[c - 1] = text;
         }
         while (cells.length > 0 && cells[cells.length - 1] === null) cells.pop();
         if (!writer.header) {
@@ -447,7 +470,8 @@ async function loadXlsx(
           if (cells.length > writer.width) await writer.widen(cells.length);
           continue;
         }
-        await writer.row(row.number, cells);
+        if (cells.length > writer.width) await writer.widen(cells.length);
+        writer.row(row.number, cells);
         if (writer.rows > opts.maxRows) {
           throw new AnalysisFailure(
             'too_many_rows',
