@@ -228,6 +228,51 @@ describe('reports: the analysis engine', () => {
     ]);
   });
 
+  it('a plain file (read by DuckDB as it is) gives the same profile as through the normalising pass', async () => {
+    // LF or CRLF, no blank line, no BOM: the fast path; a BOM in front sends the same rows through the pass
+    const contents = [
+      'id,amount,name\n1,2.5,a\n2,,b\n3,-1,a\n1,2.5,a\n',
+      'id,amount,name\r\n1,2.5,a\r\n2,,b\r\n3,-1,a',
+      // a row wider than the header: its cell is kept in a generated column (never dropped)
+      'id,amount,name\n1,2.5,a\n2,3,b,extra\n4\n',
+      // a quoted line break, a quoted delimiter
+      'id,amount,name\n1,2.5,"a\nb"\n2,3,"c,d"\n',
+      // short rows padded with nulls
+      'id,amount,name\n1\n2,3\n',
+    ];
+    for (const content of contents) {
+      const fast = await analyse(content, 'csv');
+      const fastRows = await column(
+        `SELECT ${fast.loaded.sheets[0].rowNumberColumn} FROM ${fast.loaded.sheets[0].table} ORDER BY 1`,
+      );
+      const slow = await analyse(`\uFEFF${content}`, 'csv');
+      const slowRows = await column(
+        `SELECT ${slow.loaded.sheets[0].rowNumberColumn} FROM ${slow.loaded.sheets[0].table} ORDER BY 1`,
+      );
+      expect(fast.profile, JSON.stringify(content)).to.deep.equal(slow.profile);
+      expect(fastRows).to.deep.equal(slowRows);
+    }
+    // null words in a numeric column (nan casts to NaN in DuckDB: it must count as null, not as a number)
+    const nan = (await analyse('id,amount\n1,2.5\n2,nan\n3, NaN \n4,NA\n5,-1\n', 'csv')).profile.sheets[0];
+    expect(nan.columnProfiles[1]).to.include({
+      inferredType: 'decimal',
+      nulls: 3,
+      min: -1,
+      max: 2.5,
+      mean: 0.75,
+    });
+    const wide = await analyse(contents[2], 'csv');
+    expect(wide.profile.sheets[0].columns).to.equal(4);
+    expect(wide.profile.sheets[0].columnProfiles[3]).to.include({ nonNull: 1, min: 'extra' });
+    let failure: unknown;
+    try {
+      await analyse('a,b\n1,"open\n2,3\n', 'csv');
+    } catch (err) {
+      failure = err;
+    }
+    expect((failure as AnalysisFailure).reason).to.equal('unparsable_file');
+  });
+
   it('a file that cannot be read or is over a limit fails with a reason code', async () => {
     let failure: unknown;
     try {

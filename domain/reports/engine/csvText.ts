@@ -255,3 +255,89 @@ export async function normalizeText(
     unterminatedQuote,
   };
 }
+
+export interface DownloadFacts {
+  /**
+   * the copy can be read by DuckDB as it is: no byte order mark, no bare CR, no blank line, a first line
+   * without quotes ending in LF (the normalising pass is needed otherwise)
+   */
+  plain: boolean;
+  /** the first line (without its line ending) when `plain` */
+  headerLine: string;
+}
+
+/**
+ * Streams the file to `destination` unchanged and checks, at Buffer level (indexOf, no per-byte JS), whether
+ * it needs the normalising pass: a BOM, a CR not followed by LF, an empty line (LF LF or LF CR LF, also
+ * inside a quoted field: then the pass decides), an empty first line, or quotes in the first line.
+ */
+export async function downloadChecked(
+  source: Readable,
+  destination: string,
+  onBytes: (bytes: number) => void,
+  signal?: AbortSignal,
+): Promise<DownloadFacts> {
+  const out = createWriteStream(destination);
+  const outDone = once(out, 'finish');
+  let outError: Error | undefined;
+  out.on('error', (err) => (outError = err));
+  let plain = true;
+  let bytes = 0;
+  let first = true;
+  let tail = Buffer.alloc(0); // the last two bytes of the previous chunk
+  let headerBytes: Buffer[] | null = [];
+  let headerLine = '';
+  for await (const raw of source) {
+    if (signal?.aborted) throw signal.reason;
+    const chunk = raw as Buffer;
+    if (chunk.length === 0) continue;
+    bytes += chunk.length;
+    onBytes(bytes);
+    if (plain) {
+      if (first) {
+        first = false;
+        if (chunk[0] === LF || chunk[0] === CR) plain = false;
+        if (chunk.length < 3 || (chunk[0] === BOM[0] && chunk[1] === BOM[1] && chunk[2] === BOM[2])) {
+          plain = false;
+        }
+      }
+      // the seam with the previous chunk, then the chunk itself
+      if (!plainBytes(Buffer.concat([tail, chunk.subarray(0, 2)])) || !plainBytes(chunk)) plain = false;
+      tail = Buffer.from(chunk.subarray(Math.max(0, chunk.length - 2)));
+      if (headerBytes) {
+        const lf = chunk.indexOf(LF);
+        headerBytes.push(lf < 0 ? chunk : chunk.subarray(0, lf));
+        if (lf >= 0) {
+          let line = Buffer.concat(headerBytes);
+          headerBytes = null;
+          if (line.length > 0 && line[line.length - 1] === CR) line = line.subarray(0, line.length - 1);
+          if (line.indexOf(QUOTE) >= 0) plain = false;
+          else headerLine = line.toString('utf8');
+        } else if (bytes > MAX_HEADER_BYTES) plain = false;
+      }
+    }
+    if (outError) throw outError;
+    if (!out.write(chunk)) await once(out, 'drain');
+  }
+  if (headerBytes) plain = false; // no line ending at all (header only, or empty)
+  if (tail.length > 0 && tail[tail.length - 1] === CR) plain = false; // a final bare CR
+  out.end();
+  await outDone;
+  if (outError) throw outError;
+  return { plain, headerLine };
+}
+
+const MAX_HEADER_BYTES = 2 * 1024 * 1024;
+
+/**
+ * True when `buf` has no CR followed by something else than LF and no empty line. A CR as its very last
+ * byte is left to the next seam (or the end of the file).
+ */
+function plainBytes(buf: Buffer): boolean {
+  for (let i = buf.indexOf(CR); i >= 0; i = buf.indexOf(CR, i + 1)) {
+    if (i + 1 < buf.length && buf[i + 1] !== LF) return false;
+  }
+  return buf.indexOf(LF_LF) < 0 && buf.indexOf(LF_CR_LF) < 0;
+}
+const LF_LF = Buffer.from([LF, LF]);
+const LF_CR_LF = Buffer.from([LF, CR, LF]);

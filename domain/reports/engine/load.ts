@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import ExcelJS from 'exceljs';
 import { headerNames, type HeaderCell } from '../../../common/files/headerNames';
-import { BLANK_MARK, normalizeText } from './csvText';
+import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
 import { literal } from './sql';
 import {
   AnalysisFailure,
@@ -84,6 +84,69 @@ class Progress {
   }
 }
 
+/** DuckDB's reader of the copy, every column VARCHAR (an empty cell is NULL), short rows padded with NULLs. */
+function readCsvSql(
+  copy: string,
+  delimiter: string,
+  columns: LoadedColumn[],
+  strict: boolean,
+  parallel = true,
+): string {
+  const spec = columns.map((c) => `${literal(c.ident.slice(1, -1))}: 'VARCHAR'`).join(', ');
+  return `read_csv(${literal(copy)}, delim=${literal(delimiter)}, quote='"', escape='"', header=true,
+    auto_detect=false, columns={${spec}}, null_padding=true, strict_mode=${strict}, max_line_size=${MAX_RECORD_BYTES},
+    ignore_errors=false, parallel=${parallel})`;
+}
+
+/** Creates `table` from the copy (row numbers from `firstRow`), with DuckDB's progress polled as rows. */
+async function createFromCsv(
+  conn: DuckDBConnection,
+  table: string,
+  read: string,
+  firstRow: number,
+  expectedRows: number,
+  opts: LoadOptions,
+  progress: Progress,
+): Promise<void> {
+  const polling = setInterval(() => {
+    // DuckDB's own progress of the read, as rows of the file
+    const p = conn.progress;
+    if (p.percentage > 0 && expectedRows > 0) {
+      progress.state.rowsRead = Math.floor((expectedRows * Math.min(100, p.percentage)) / 100);
+      progress.tick();
+    }
+  }, PROGRESS_EVERY_MS);
+  const abort = () => conn.interrupt();
+  opts.signal?.addEventListener('abort', abort);
+  try {
+    await conn.run(
+      `CREATE TABLE ${table} AS SELECT (row_number() OVER () + ${firstRow - 1})::BIGINT AS ${ROW_NUMBER_COLUMN}, * FROM ${read}`,
+    );
+  } finally {
+    clearInterval(polling);
+    opts.signal?.removeEventListener('abort', abort);
+  }
+}
+
+async function countRows(conn: DuckDBConnection, table: string): Promise<number> {
+  const count = await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${table}`);
+  return Number(count.getRowObjectsJson()[0].n);
+}
+
+function tooManyColumns(width: number, opts: LoadOptions): AnalysisFailure {
+  return new AnalysisFailure(
+    'too_many_columns',
+    `a row has ${width} cells; at most ${opts.maxColumns} columns are accepted`,
+  );
+}
+
+function tooManyRows(rows: number, opts: LoadOptions): AnalysisFailure {
+  return new AnalysisFailure(
+    'too_many_rows',
+    `the sheet has ${rows} rows; at most ${opts.maxRows} are accepted`,
+  );
+}
+
 async function loadText(
   conn: DuckDBConnection,
   source: LoadSource,
@@ -91,15 +154,19 @@ async function loadText(
   progress: Progress,
 ): Promise<LoadedSheet[]> {
   const delimiter = source.delimiter ?? (source.format === 'tsv' ? '\t' : ',');
+  const download = path.join(opts.workDir, `load-${randomUUID()}.raw`);
   const copy = path.join(opts.workDir, `load-${randomUUID()}.csv`);
+  const table = `${opts.tablePrefix ?? ''}sheet_0`;
+  const sheetName = source.format === 'tsv' ? 'TSV' : 'CSV';
   try {
+    // 1. the object, downloaded once to a local file; Buffer-level checks tell whether DuckDB can read
+    // it as it is (the fast path) or the normalising pass must write a copy first
     const stream = await source.open();
     let facts;
     try {
-      facts = await normalizeText(
+      facts = await downloadChecked(
         stream,
-        copy,
-        delimiter,
+        download,
         (bytes) => {
           progress.state.bytesRead = bytes;
           progress.tick();
@@ -109,25 +176,66 @@ async function loadText(
     } finally {
       stream.destroy();
     }
+
+    // 2. the fast path: DuckDB's parallel reader on the download, in strict mode, so a row wider than the
+    // header, a quote never closed or a quoted line break (with padding) is an error that sends the file
+    // down the normalising path instead (nothing is dropped)
+    if (facts.plain) {
+      const header = splitRecord(facts.headerLine, delimiter);
+      const width = header.length;
+      if (width <= opts.maxColumns) {
+        const columns = columnsOf(headerNames(header, width));
+        let loaded = false;
+        try {
+          await createFromCsv(
+            conn,
+            table,
+            readCsvSql(download, delimiter, columns, true),
+            2,
+            0,
+            opts,
+            progress,
+          );
+          loaded = true;
+        } catch {
+          if (opts.signal?.aborted) throw opts.signal.reason;
+          await conn.run(`DROP TABLE IF EXISTS ${table}`);
+        }
+        if (loaded) {
+          const rows = await countRows(conn, table);
+          if (rows > opts.maxRows) throw tooManyRows(rows, opts);
+          progress.state.rowsRead += rows;
+          progress.tick(true);
+          return [
+            {
+              name: sheetName,
+              index: 0,
+              table,
+              rowCount: rows,
+              rowNumberColumn: ROW_NUMBER_COLUMN,
+              columns,
+              warnings: headerWarnings(header, width),
+            },
+          ];
+        }
+      }
+    }
+
+    // 3. the normalising pass over the download (BOM, bare CR, blank lines kept as rows, the widest row)
+    const local = createReadStream(download, { highWaterMark: 1024 * 1024 });
+    try {
+      facts = await normalizeText(local, copy, delimiter, () => undefined, opts.signal);
+    } finally {
+      local.destroy();
+    }
     if (facts.unterminatedQuote) {
       throw new AnalysisFailure('unparsable_file', 'the file ends inside a quoted field');
     }
     const width = Math.max(facts.maxFields, facts.header.length);
-    if (width > opts.maxColumns) {
-      throw new AnalysisFailure(
-        'too_many_columns',
-        `a row has ${width} cells; at most ${opts.maxColumns} columns are accepted`,
-      );
-    }
-    if (facts.dataRows > opts.maxRows) {
-      throw new AnalysisFailure(
-        'too_many_rows',
-        `the sheet has ${facts.dataRows} rows; at most ${opts.maxRows} are accepted`,
-      );
-    }
+    if (width > opts.maxColumns) throw tooManyColumns(width, opts);
+    if (facts.dataRows > opts.maxRows) throw tooManyRows(facts.dataRows, opts);
     const names = headerNames(facts.header, width);
     const columns = columnsOf(names);
-    const table = `${opts.tablePrefix ?? ''}sheet_0`;
     const warnings = headerWarnings(facts.header, width);
     if (facts.widerRows > 0) {
       warnings.push({
@@ -142,38 +250,36 @@ async function loadText(
         `CREATE TABLE ${table} (${ROW_NUMBER_COLUMN} BIGINT${columns.map((c) => `, ${c.ident} VARCHAR`).join('')})`,
       );
     } else {
-      const spec = columns.map((c) => `${literal(c.ident.slice(1, -1))}: 'VARCHAR'`).join(', ');
-      const read = `read_csv(${literal(copy)}, delim=${literal(delimiter)}, quote='"', escape='"', header=true,
-        auto_detect=false, columns={${spec}}, null_padding=true, strict_mode=false, max_line_size=${MAX_RECORD_BYTES},
-        ignore_errors=false)`;
-      const polling = setInterval(() => {
-        // DuckDB's own progress of the read, as rows of the file
-        const p = conn.progress;
-        if (p.percentage > 0) {
-          progress.state.rowsRead = Math.floor((facts.dataRows * Math.min(100, p.percentage)) / 100);
-          progress.tick();
+      // DuckDB's parallel reader refuses padded short rows together with quoted line breaks: then the
+      // file is read again by one thread
+      let read = false;
+      for (const parallel of [true, false]) {
+        try {
+          await createFromCsv(
+            conn,
+            table,
+            readCsvSql(copy, delimiter, columns, false, parallel),
+            firstRow,
+            facts.dataRows,
+            opts,
+            progress,
+          );
+          read = true;
+          break;
+        } catch {
+          if (opts.signal?.aborted) throw opts.signal.reason;
+          await conn.run(`DROP TABLE IF EXISTS ${table}`);
         }
-      }, PROGRESS_EVERY_MS);
-      const abort = () => conn.interrupt();
-      opts.signal?.addEventListener('abort', abort);
-      try {
-        await conn.run(
-          `CREATE TABLE ${table} AS SELECT (row_number() OVER () + ${firstRow - 1})::BIGINT AS ${ROW_NUMBER_COLUMN}, * FROM ${read}`,
-        );
-      } catch {
-        if (opts.signal?.aborted) throw opts.signal.reason;
+      }
+      if (!read) {
         throw new AnalysisFailure(
           'unparsable_file',
           `the file cannot be read as ${source.format.toUpperCase()}`,
         );
-      } finally {
-        clearInterval(polling);
-        opts.signal?.removeEventListener('abort', abort);
       }
       // blank lines were written as one-cell rows holding the mark: make them rows of nulls
       await conn.run(`UPDATE ${table} SET c1 = NULL WHERE c1 = ${literal(BLANK_MARK)}`);
-      const count = await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${table}`);
-      const loadedRows = Number(count.getRowObjectsJson()[0].n);
+      const loadedRows = await countRows(conn, table);
       if (loadedRows !== facts.dataRows) {
         throw new AnalysisFailure(
           'unparsable_file',
@@ -185,7 +291,7 @@ async function loadText(
     progress.tick(true);
     return [
       {
-        name: source.format === 'tsv' ? 'TSV' : 'CSV',
+        name: sheetName,
         index: 0,
         table,
         rowCount: facts.dataRows,
@@ -196,7 +302,38 @@ async function loadText(
     ];
   } finally {
     await rm(copy, { force: true });
+    await rm(download, { force: true });
   }
+}
+
+/** A date without a time of day as `YYYY-MM-DD`; otherwise `YYYY-MM-DD HH:MM:SS[.fff]` (UTC, as stored). */
+function dateText(value: Date): string {
+  const iso = value.toISOString();
+  if (iso.length === 24) {
+    // YYYY-MM-DDTHH:MM:SS.fffZ (years 0–9999): slices, no pattern
+    if (iso.endsWith('T00:00:00.000Z')) return iso.slice(0, 10);
+    return iso.endsWith('.000Z')
+      ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
+      : `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+  }
+  if (iso.endsWith('T00:00:00.000Z')) return iso.slice(0, iso.length - 14);
+  return iso
+    .replace('T', ' ')
+    .replace(/\.000Z$/, '')
+    .replace(/Z$/, '');
+}
+
+/** Returned by `fastCellText` for an unreadable cell (an error value, a formula without a cached result). */
+const UNREADABLE = Symbol('unreadable');
+
+/** cellText without an object per cell: the text, null (empty) or UNREADABLE. */
+function fastCellText(value: unknown): string | null | typeof UNREADABLE {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : UNREADABLE;
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? UNREADABLE : dateText(value);
+  const { text, unreadable } = cellText(value);
+  return unreadable ? UNREADABLE : text;
 }
 
 /** An ExcelJS cell value as the text a person sees; dates as ISO dates; undefined for an empty cell. */
@@ -211,16 +348,7 @@ export function cellText(value: unknown): { text: string | null; unreadable: boo
   if (typeof value === 'boolean') return { text: value ? 'true' : 'false', unreadable: false };
   if (value instanceof Date) {
     if (Number.isNaN(value.getTime())) return { text: null, unreadable: true };
-    const iso = value.toISOString();
-    // a date without a time of day is a date; otherwise a datetime (UTC, as the workbook stores it)
-    if (iso.endsWith('T00:00:00.000Z')) return { text: iso.slice(0, 10), unreadable: false };
-    return {
-      text: iso
-        .replace('T', ' ')
-        .replace(/\.000Z$/, '')
-        .replace(/Z$/, ''),
-      unreadable: false,
-    };
+    return { text: dateText(value), unreadable: false };
   }
   if (typeof value === 'object') {
     const v = value as Record<string, unknown>;
@@ -270,8 +398,8 @@ class SheetWriter {
     this.appender = await this.conn.createAppender(this.table);
   }
 
-  async row(number: number, cells: Array<string | null>): Promise<void> {
-    if (cells.length > this.width) await this.widen(cells.length);
+  /** appends a data row (the caller widens the table first when the row is wider: `widen`) */
+  row(number: number, cells: Array<string | null>): void {
     // rows missing between two rows are blank rows: kept as rows of nulls
     const first = this.headerRow + 1 + this.rows;
     for (let blank = first; blank < number; blank++) this.append(blank, []);
@@ -326,11 +454,13 @@ async function loadXlsx(
       await writer.create();
       for await (const row of worksheet) {
         const values = row.values as unknown[];
-        const cells: Array<string | null> = [];
+        const cells: Array<string | null> = new Array<string | null>(Math.max(0, values.length - 1));
         for (let c = 1; c < values.length; c++) {
-          const { text, unreadable } = cellText(values[c]);
-          if (unreadable) writer.unreadable++;
-          cells.push(text);
+          const text = fastCellText(values[c]);
+          if (text === UNREADABLE) {
+            writer.unreadable++;
+            cells[c - 1] = null;
+          } else cells[c - 1] = text;
         }
         while (cells.length > 0 && cells[cells.length - 1] === null) cells.pop();
         if (!writer.header) {
@@ -340,7 +470,8 @@ async function loadXlsx(
           if (cells.length > writer.width) await writer.widen(cells.length);
           continue;
         }
-        await writer.row(row.number, cells);
+        if (cells.length > writer.width) await writer.widen(cells.length);
+        writer.row(row.number, cells);
         if (writer.rows > opts.maxRows) {
           throw new AnalysisFailure(
             'too_many_rows',

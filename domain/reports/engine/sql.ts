@@ -97,18 +97,21 @@ export function isNullSql(ident: string): string {
   return `ds_is_null(${ident})`;
 }
 
-/** SQL: the typed value of a cell known to be of `type` or null (the profile's own columns). */
+/**
+ * SQL: the typed value of a cell known to be of `type` or null (the profile's own columns), without the
+ * null test and trim of typedSql: DuckDB's casts ignore spaces around the text, and every null text (an
+ * empty cell, spaces, a null word) casts to NULL — but `nan`, which casts to NaN: only finite doubles count.
+ */
 export function knownTypedSql(ident: string, type: InferredType): string {
-  const notNull = `NOT ${isNullSql(ident)}`;
   switch (type) {
     case 'integer':
-      return `CASE WHEN ${notNull} THEN TRY_CAST(trim(${ident}) AS BIGINT) END`;
+      return `TRY_CAST(${ident} AS BIGINT)`;
     case 'decimal':
-      return `CASE WHEN ${notNull} THEN TRY_CAST(trim(${ident}) AS DOUBLE) END`;
+      return `CASE WHEN isfinite(TRY_CAST(${ident} AS DOUBLE)) THEN TRY_CAST(${ident} AS DOUBLE) END`;
     case 'date':
-      return `CASE WHEN ${notNull} THEN TRY_CAST(trim(${ident}) AS DATE) END`;
+      return `TRY_CAST(${ident} AS DATE)`;
     case 'datetime':
-      return `CASE WHEN ${notNull} THEN ds_datetime(${ident}) END`;
+      return `ds_datetime(${ident})`;
     default:
       return typedSql(ident, type);
   }
