@@ -172,10 +172,15 @@ async function childService(input: string): Promise<void> {
 }
 
 async function child(kind: string, a: string, b: string | undefined, env: NodeJS.ProcessEnv) {
-  const { stdout } = await run(process.execPath, [__filename, '--child', kind, a, ...(b ? [b] : [])], {
-    env,
-    maxBuffer: 64 * MB,
-  });
+  const { stdout, stderr } = await run(
+    process.execPath,
+    [__filename, '--child', kind, a, ...(b ? [b] : [])],
+    {
+      env,
+      maxBuffer: 64 * MB,
+    },
+  );
+  if (stderr) process.stderr.write(stderr);
   return JSON.parse(stdout) as { ms: number; maxRssMb: number; [k: string]: unknown };
 }
 

@@ -256,15 +256,19 @@ async function compareSheet(
         }
       }
     }
-    // the rows as compared: the key columns (every shared column for multisets) typed, the other shared
-    // columns raw — a value is typed only when its raw text differs from the other side's (below)
+    // the rows as compared: the row number, the key columns (every shared column for multisets) typed, and
+    // one 64-bit hash of the other shared columns' raw texts — the pairing never carries the values; only
+    // pairs whose hashes differ are compared column by column (below). Equal hashes are taken as equal
+    // raw texts (a collision between two different rows is ~2⁻⁶⁴ per pair).
     const keyedCols = new Set(matching === 'multiset' ? shared.map((_, j) => j) : keyIdx);
+    const hashed = shared.map((_, j) => j).filter((j) => !keyedCols.has(j));
     const select = (sheet: LoadedSheet, side: 'base' | 'target') =>
       [
         `${sheet.rowNumberColumn} AS rn`,
-        ...shared.map((s, j) =>
-          keyedCols.has(j) ? `${normSql(identOf(s, side), s.type)} AS v${j}` : `${identOf(s, side)} AS v${j}`,
-        ),
+        ...[...keyedCols].map((j) => `${normSql(identOf(shared[j], side), shared[j].type)} AS v${j}`),
+        ...(hashed.length > 0
+          ? [`hash(${hashed.map((j) => identOf(shared[j], side)).join(', ')}) AS h`]
+          : []),
       ].join(', ');
     await conn.run(`CREATE TABLE ${nb} AS SELECT ${select(bs, 'base')} FROM ${bs.table}`);
     await conn.run(`CREATE TABLE ${nt} AS SELECT ${select(ts, 'target')} FROM ${ts.table}`);
@@ -304,23 +308,36 @@ async function compareSheet(
         'b.occ = t.occ',
       ].join(' AND ');
     }
-    // the differing value columns; the typed check runs only on rows where some raw text differs
-    const rawDiffers = valueCols.map((j) => `b.v${j} IS DISTINCT FROM t.v${j}`).join(' OR ');
+    // the differing value columns, only for pairs whose hashes differ: their raw texts read back by row
+    // number, a column typed only where its raw text differs
+    const col = (alias: 'b' | 't', j: number) =>
+      `${alias}.${alias === 'b' ? shared[j].base.ident : shared[j].target.ident}`;
     const diff =
       valueCols.length === 0
         ? `[]::INTEGER[]`
-        : `CASE WHEN ${rawDiffers} THEN list_filter([${valueCols
+        : `list_filter([${valueCols
             .map(
               (j) =>
-                `CASE WHEN b.v${j} IS DISTINCT FROM t.v${j} AND ${normSql(`b.v${j}`, shared[j].type)} IS DISTINCT FROM ${normSql(`t.v${j}`, shared[j].type)} THEN ${j} END`,
+                `CASE WHEN ${col('b', j)} IS DISTINCT FROM ${col('t', j)} AND ${normSql(col('b', j), shared[j].type)} IS DISTINCT FROM ${normSql(col('t', j), shared[j].type)} THEN ${j} END`,
             )
-            .join(', ')}], x -> x IS NOT NULL) ELSE []::INTEGER[] END`;
+            .join(', ')}], x -> x IS NOT NULL)`;
     if (opts.signal?.aborted) throw opts.signal.reason;
-    await conn.run(`CREATE TABLE ${pairs} AS
+    const joined = `cmp_${seq}_j`;
+    const suspect = valueCols.length === 0 ? 'false' : 'b.h IS DISTINCT FROM t.h';
+    await conn.run(`CREATE TABLE ${joined} AS
       SELECT b.rn AS b_rn, t.rn AS t_rn,
         CASE WHEN b.rn IS NULL THEN 'added' WHEN t.rn IS NULL THEN 'removed' ELSE 'matched' END AS side,
-        CASE WHEN b.rn IS NOT NULL AND t.rn IS NOT NULL THEN ${diff} END AS diff
+        b.rn IS NOT NULL AND t.rn IS NOT NULL AND ${suspect} AS suspect
       FROM ${nb} b FULL OUTER JOIN ${nt} t ON ${on}`);
+    await conn.run(`CREATE TABLE ${pairs} AS
+      SELECT b_rn, t_rn, side, CASE WHEN side = 'matched' THEN []::INTEGER[] END AS diff
+      FROM ${joined} WHERE NOT suspect
+      UNION ALL
+      SELECT j.b_rn, j.t_rn, j.side, ${diff} AS diff
+      FROM (SELECT * FROM ${joined} WHERE suspect) j
+      JOIN ${bs.table} b ON b.${bs.rowNumberColumn} = j.b_rn
+      JOIN ${ts.table} t ON t.${ts.rowNumberColumn} = j.t_rn`);
+    await conn.run(`DROP TABLE ${joined}`);
     const [counts] = await rows(
       conn,
       `SELECT count(*) FILTER (WHERE side = 'added') AS added,
@@ -407,7 +424,8 @@ async function compareSheet(
       typeChanges,
     };
   } finally {
-    for (const t of [pairs, nt, nb]) await conn.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
+    for (const t of [`cmp_${seq}_j`, pairs, nt, nb])
+      await conn.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
   }
 }
 
