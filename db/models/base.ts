@@ -18,7 +18,8 @@ export class BaseModel extends Model {
   }
 
   override $beforeInsert(_ctx: QueryContext): void {
-    if (!this.id) this.id = randomUUID();
+    // tables keyed by other columns (usage counters, idempotency records) get no generated id
+    if (!this.id && (this.constructor as typeof BaseModel).idColumn === 'id') this.id = randomUUID();
   }
 
   override $beforeUpdate(): void {

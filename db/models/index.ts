@@ -10,3 +10,6 @@ export { Dataset } from './Dataset';
 export { Report } from './Report';
 export { WebhookEndpoint, type WebhookDisabledReason } from './WebhookEndpoint';
 export { WebhookDelivery, DELIVERY_STATUSES, type DeliveryStatus } from './WebhookDelivery';
+export { AuditLogEntry } from './AuditLogEntry';
+export { FileUsage, QuotaNotice } from './FileUsage';
+export { IdempotencyRecord } from './IdempotencyRecord';

@@ -1,10 +1,11 @@
 /** The caller's company: read it, change its details (admins; the route table keeps keys out). */
+import { Company } from '../../db/models';
 import type { UnitOfWork } from '../../db/transaction';
 import { recordAudit } from '../audit/record';
 import type { Actor, CompanyRow, Db } from './access';
 
 export async function companyOf(actor: Pick<Actor, 'companyId'>, db: Db): Promise<CompanyRow> {
-  return (await db('companies').where({ id: actor.companyId }).first()) as CompanyRow;
+  return (await Company.scoped(actor.companyId, db).first()) as CompanyRow;
 }
 
 export async function updateCompany(
