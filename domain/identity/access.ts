@@ -1,6 +1,9 @@
 /**
  * Access rules of the identity capability: which people, keys and company rows an actor may see or change.
  * A row of another company, or a key an employee may not see, is "not found", never "forbidden".
+ * Every read starts from `Model.scoped(actor.companyId, trx)` (db/models/base.ts); the lookups that happen
+ * before the company is known (sign-in by address, API-key lookup) run under their named system tasks
+ * (authentication.ts, signIn.ts).
  */
 import type { Knex } from 'knex';
 import type { QueryBuilderType } from 'objection';

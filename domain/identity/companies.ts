@@ -14,10 +14,8 @@ export async function updateCompany(
   change: { name?: string },
 ): Promise<CompanyRow> {
   const { trx } = uow;
-  const [row] = (await trx('companies')
-    .where({ id: actor.companyId })
-    .update({ ...change, updatedAt: trx.fn.now() })
-    .returning('*')) as CompanyRow[];
+  // the model stamps updatedAt (BaseModel.$beforeUpdate)
+  const [row] = (await Company.scoped(actor.companyId, trx).patch(change).returning('*')) as CompanyRow[];
   await recordAudit(trx, {
     companyId: actor.companyId,
     personId: actor.personId,
