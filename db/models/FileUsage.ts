@@ -1,24 +1,18 @@
-import { TenantModel } from './base';
+import { KeyedTenantModel } from './base';
 
 /** Uploads counted per company and billing period (file_usage; domain/plans/quota.ts). */
-export class FileUsage extends TenantModel {
+export class FileUsage extends KeyedTenantModel {
   static override tableName = 'file_usage';
   static override idColumn = ['companyId', 'periodKey'];
-  static override get hasUpdatedAt(): boolean {
-    return false;
-  }
 
   periodKey!: string;
   filesUsed!: number;
 }
 
 /** The proof that a quota threshold was announced once in a period (quota_notices). */
-export class QuotaNotice extends TenantModel {
+export class QuotaNotice extends KeyedTenantModel {
   static override tableName = 'quota_notices';
   static override idColumn = ['companyId', 'periodKey', 'threshold'];
-  static override get hasUpdatedAt(): boolean {
-    return false;
-  }
 
   periodKey!: string;
   threshold!: number;

@@ -57,3 +57,13 @@ export class TenantModel extends BaseModel {
     if (!this.companyId) throw new Error(`${this.constructor.name} insert without company`);
   }
 }
+
+/**
+ * A tenant table keyed by other columns than a generated `id` (set `idColumn`) and without `updated_at`:
+ * usage counters, quota notices, Idempotency-Key records.
+ */
+export class KeyedTenantModel extends TenantModel {
+  static override get hasUpdatedAt(): boolean {
+    return false;
+  }
+}

@@ -1,4 +1,4 @@
-export { BaseModel, TenantModel } from './base';
+export { BaseModel, KeyedTenantModel, TenantModel } from './base';
 export { Company, PLAN_NAMES, type CompanyStatus, type PlanName } from './Company';
 export { Person, type Role, type PersonStatus } from './Person';
 export { OutboxEvent } from './OutboxEvent';
