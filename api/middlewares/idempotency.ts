@@ -7,6 +7,7 @@ import type { AppContext } from '../context';
 import type { RouteSpec } from '../routing';
 import { fingerprintMultipart } from './formFingerprint';
 import { asSystem, withCompany } from '../../db/unitOfWork';
+import { IdempotencyRecord } from '../../db/models';
 
 /** How long a key is remembered after its first request. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
@@ -27,12 +28,18 @@ class IdempotencyInProgressError extends AppError {
   }
 }
 
-interface StoredRow {
-  fingerprint: string;
-  state: 'running' | 'done';
-  responseStatus: number | null;
-  responseHeaders: Record<string, string> | null;
-  responseBody: string | null;
+type StoredRow = Pick<
+  IdempotencyRecord,
+  'fingerprint' | 'state' | 'responseStatus' | 'responseHeaders' | 'responseBody'
+>;
+
+/**
+ * The records of the caller: its company's through `scoped()`; on a public route (no company yet) those of
+ * the named system task 'idempotency-public', which `inUnit` below runs them under — the record is found by
+ * its scope (`address:<ip>`) and key.
+ */
+function recordsOf(companyId: string | null, trx: Knex.Transaction) {
+  return companyId ? IdempotencyRecord.scoped(companyId, trx) : IdempotencyRecord.query(trx);
 }
 
 /** JSON with object keys sorted, so {a,b} and {b,a} are the same request. */
@@ -144,16 +151,22 @@ export function idempotency(spec: RouteSpec) {
         ),
       );
       if (claimed.rows.length === 1) {
-        await runClaimed(ctx, next, inUnit, scope, key, fingerprint, streamed);
+        await runClaimed(ctx, next, (fn) => inUnit(async (trx) => await fn(recordsOf(companyId, trx))), {
+          scope,
+          key,
+          fingerprint,
+          streamed,
+        });
         return;
       }
 
-      const existing = (await inUnit((trx) =>
-        trx('idempotencyKeys')
-          .select('fingerprint', 'state', 'responseStatus', 'responseHeaders', 'responseBody')
-          .where({ scope, key })
-          .first(),
-      )) as StoredRow | undefined;
+      const existing: StoredRow | undefined = await inUnit(
+        async (trx) =>
+          await recordsOf(companyId, trx)
+            .select('fingerprint', 'state', 'responseStatus', 'responseHeaders', 'responseBody')
+            .where({ scope, key })
+            .first(),
+      );
       if (!existing) continue; // released between our two statements: claim again
       const [head, storedBody] = existing.fingerprint.split(SEPARATOR);
       if (head !== fingerprint) {
@@ -189,14 +202,11 @@ async function sweepExpired(knex: Knex, scope: string, key: string): Promise<voi
 async function runClaimed(
   ctx: AppContext,
   next: Next,
-  inUnit: <T>(fn: (trx: Knex.Transaction) => Promise<T>) => Promise<T>,
-  scope: string,
-  key: string,
-  fingerprint: string,
-  streamed: boolean,
+  records: <T>(fn: (query: ReturnType<typeof recordsOf>) => PromiseLike<T>) => Promise<T>,
+  claim: { scope: string; key: string; fingerprint: string; streamed: boolean },
 ): Promise<void> {
-  const release = () =>
-    inUnit((trx) => trx('idempotencyKeys').where({ scope, key, fingerprint, state: 'running' }).delete());
+  const { scope, key, fingerprint, streamed } = claim;
+  const release = () => records((q) => q.where({ scope, key, fingerprint, state: 'running' }).delete());
   try {
     await next();
   } catch (err) {
@@ -219,18 +229,16 @@ async function runClaimed(
     const value = ctx.response.get(name);
     if (value) headers[name] = String(value);
   }
-  await inUnit((trx) =>
-    trx('idempotencyKeys')
-      .where({ scope, key, fingerprint })
-      .update({
-        fingerprint: streamed ? `${fingerprint}${SEPARATOR}${bodyFingerprint}` : fingerprint,
-        state: 'done',
-        responseStatus: ctx.status,
-        responseHeaders: JSON.stringify(headers),
-        // answers can carry secrets shown once (an API key, a webhook signing secret): kept encrypted
-        responseBody: body === null ? null : sealResponse(ctx, scope, key, body),
-        lockedUntil: null,
-      }),
+  await records((q) =>
+    q.where({ scope, key, fingerprint }).patch({
+      fingerprint: streamed ? `${fingerprint}${SEPARATOR}${bodyFingerprint}` : fingerprint,
+      state: 'done',
+      responseStatus: ctx.status,
+      responseHeaders: headers,
+      // answers can carry secrets shown once (an API key, a webhook signing secret): kept encrypted
+      responseBody: body === null ? null : sealResponse(ctx, scope, key, body),
+      lockedUntil: null,
+    }),
   );
 }
 

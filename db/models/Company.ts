@@ -1,3 +1,4 @@
+import type { QueryBuilderType, TransactionOrKnex } from 'objection';
 import { BaseModel } from './base';
 
 export type CompanyStatus = 'active' | 'suspended';
@@ -13,6 +14,15 @@ export class Company extends BaseModel {
   plan!: PlanName | null;
   /** the one read-only demo company (domain/identity/demo.ts) */
   isDemo!: boolean;
+
+  /**
+   * The company's own row, the way tenant rows are read (`TenantModel.scoped`): a company is the tenant
+   * itself, so its row is found by its id.
+   */
+  static scoped(companyId: string, trx?: TransactionOrKnex): QueryBuilderType<Company> {
+    if (!companyId) throw new Error('scoped query without a company');
+    return Company.query(trx).context({ companyId }).where('companies.id', companyId);
+  }
 
   static override get jsonSchema() {
     return {

@@ -18,7 +18,8 @@ export class BaseModel extends Model {
   }
 
   override $beforeInsert(_ctx: QueryContext): void {
-    if (!this.id) this.id = randomUUID();
+    // tables keyed by other columns (usage counters, idempotency records) get no generated id
+    if (!this.id && (this.constructor as typeof BaseModel).idColumn === 'id') this.id = randomUUID();
   }
 
   override $beforeUpdate(): void {
@@ -54,5 +55,15 @@ export class TenantModel extends BaseModel {
       this.companyId = scopedTo;
     }
     if (!this.companyId) throw new Error(`${this.constructor.name} insert without company`);
+  }
+}
+
+/**
+ * A tenant table keyed by other columns than a generated `id` (set `idColumn`) and without `updated_at`:
+ * usage counters, quota notices, Idempotency-Key records.
+ */
+export class KeyedTenantModel extends TenantModel {
+  static override get hasUpdatedAt(): boolean {
+    return false;
   }
 }

@@ -1,4 +1,4 @@
-export { BaseModel, TenantModel } from './base';
+export { BaseModel, KeyedTenantModel, TenantModel } from './base';
 export { Company, PLAN_NAMES, type CompanyStatus, type PlanName } from './Company';
 export { Person, type Role, type PersonStatus } from './Person';
 export { OutboxEvent } from './OutboxEvent';
@@ -13,3 +13,7 @@ export { WebhookDelivery, DELIVERY_STATUSES, type DeliveryStatus } from './Webho
 export { Rule } from './Rule';
 export { SensitiveFinding } from './SensitiveFinding';
 export { Comparison, COMPARISON_STATUSES, type ComparisonStatus } from './Comparison';
+export { ComparisonChange } from './ComparisonChange';
+export { AuditLogEntry } from './AuditLogEntry';
+export { FileUsage, QuotaNotice } from './FileUsage';
+export { IdempotencyRecord } from './IdempotencyRecord';

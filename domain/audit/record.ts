@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Knex } from 'knex';
+import type { TransactionOrKnex } from 'objection';
+import { AuditLogEntry } from '../../db/models';
 
 export interface AuditEntry {
   companyId: string;
@@ -30,10 +31,9 @@ export function auditActor(
 }
 
 /** Writes an audit record; pass the transaction of the change so both commit or neither does. */
-export async function recordAudit(trx: Knex | Knex.Transaction, entry: AuditEntry): Promise<void> {
-  await trx('auditLog').insert({
+export async function recordAudit(trx: TransactionOrKnex, entry: AuditEntry): Promise<void> {
+  await AuditLogEntry.scoped(entry.companyId, trx).insert({
     id: randomUUID(),
-    companyId: entry.companyId,
     actorPersonId: entry.personId,
     actorApiKeyId: entry.apiKeyId ?? null,
     action: entry.action,

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { FileActor } from '../files/access';
 import { ConflictError, NotFoundError } from '../../common/errors';
-import { Comparison } from '../../db/models';
+import { Comparison, ComparisonChange } from '../../db/models';
 import { visibleComparison, visibleVersion } from './access';
 import { presentChange, presentComparison, type ChangeRow, type ComparisonView } from './present';
 
@@ -61,12 +61,12 @@ export async function listChanges(
   const page = input.page ?? 1;
   const limit = input.limit ?? 20;
   const total = Number(row.changeCount ?? 0);
-  const rows = (await knex('comparisonChanges')
-    .where({ comparisonId: row.id, companyId: auth.companyId })
+  const rows = (await ComparisonChange.scoped(auth.companyId, knex)
+    .where({ comparisonId: row.id })
     .where('seq', '>', (page - 1) * limit)
     .orderBy('seq')
     .limit(limit)
-    .select('seq', 'sheet', 'kind', 'key', 'baseRow', 'targetRow', 'columns')) as ChangeRow[];
+    .select('seq', 'sheet', 'kind', 'key', 'baseRow', 'targetRow', 'columns')) as unknown as ChangeRow[];
   return {
     data: rows.map(presentChange),
     meta: { page, limit, total, totalPages: Math.ceil(total / limit) },

@@ -17,7 +17,7 @@ import { BadRequestError } from '../../common/errors';
 import { inspectStoredXlsx } from '../files/xlsx';
 import type { Storage } from '../../common/storage';
 import type { Config } from '../../common/config';
-import { Comparison, FileVersion, Report } from '../../db/models';
+import { Comparison, ComparisonChange, File, FileVersion, Report } from '../../db/models';
 import { inCompany, transactInCompany } from '../reports/unitOfWork';
 import {
   AnalysisFailure,
@@ -201,7 +201,7 @@ export async function runComparison(
   if (started === 0) return { status: 'file_deleted', comparisonId };
   // an earlier attempt (a worker stopped mid-run) may have written some changes
   await inCompany(knex, req.companyId, (trx) =>
-    trx('comparisonChanges').where({ comparisonId, companyId: req.companyId }).delete(),
+    ComparisonChange.scoped(req.companyId, trx).where({ comparisonId }).delete(),
   );
 
   let progress: RunProgress = {
@@ -355,10 +355,7 @@ export async function runComparison(
       knex,
       req.companyId,
       async ({ trx, emit }) => {
-        const file = (await trx('files')
-          .where({ id: row.fileId, companyId: req.companyId })
-          .forShare()
-          .first('id')) as { id: string } | undefined;
+        const file = await File.scoped(req.companyId, trx).findById(row.fileId).select('files.id').forShare();
         if (!file) return false;
         const updated = await q(trx, req.companyId)
           .patch({
@@ -450,7 +447,7 @@ export async function failComparison(
   );
   if (updated > 0)
     await inCompany(knex, req.companyId, (trx) =>
-      trx('comparisonChanges').where({ comparisonId, companyId: req.companyId }).delete(),
+      ComparisonChange.scoped(req.companyId, trx).where({ comparisonId }).delete(),
     );
   return { status: updated > 0 ? 'failed' : 'ended' };
 }

@@ -1,9 +1,14 @@
 /**
  * Access rules of the identity capability: which people, keys and company rows an actor may see or change.
  * A row of another company, or a key an employee may not see, is "not found", never "forbidden".
+ * Every read starts from `Model.scoped(actor.companyId, trx)` (db/models/base.ts); the lookups that happen
+ * before the company is known (sign-in by address, API-key lookup) run under their named system tasks
+ * (authentication.ts, signIn.ts).
  */
 import type { Knex } from 'knex';
+import type { QueryBuilderType } from 'objection';
 import { ConflictError, NotFoundError } from '../../common/errors';
+import { ApiKey, Company, Person } from '../../db/models';
 import type { PlanName } from '../plans/plans';
 import type { Role, Scope } from './scopes';
 
@@ -53,8 +58,8 @@ export interface CompanyRow {
 }
 
 /** The actor's company's people (a query, to be ordered and paged by the caller). */
-export function peopleOf(actor: Pick<Actor, 'companyId'>, db: Db): Knex.QueryBuilder {
-  return db('people').where({ companyId: actor.companyId });
+export function peopleOf(actor: Pick<Actor, 'companyId'>, db: Db): QueryBuilderType<Person> {
+  return Person.scoped(actor.companyId, db);
 }
 
 /** One person of the actor's company, locked for a change (404 otherwise). */
@@ -69,7 +74,7 @@ export async function lockCompany(
   actor: Pick<Actor, 'companyId'>,
   trx: Knex.Transaction,
 ): Promise<CompanyRow> {
-  return (await trx('companies').where({ id: actor.companyId }).forUpdate().first()) as CompanyRow;
+  return (await Company.scoped(actor.companyId, trx).forUpdate().first()) as CompanyRow;
 }
 
 /** The company must keep at least one active admin (409): call it with the company locked. */
@@ -82,13 +87,13 @@ export async function ensureAnotherActiveAdmin(
     .where({ role: 'admin', status: 'active' })
     .whereNot({ id: exceptId })
     .count({ n: '*' })
-    .first()) as { n: string };
+    .first()) as unknown as { n: string };
   if (Number(row.n) === 0) throw new ConflictError('the company needs at least one active admin');
 }
 
 /** The live API keys the actor may see: an admin the company's, an employee their own. */
-export function apiKeysVisibleTo(actor: Actor, db: Db): Knex.QueryBuilder {
-  const q = db('apiKeys').where({ companyId: actor.companyId });
+export function apiKeysVisibleTo(actor: Actor, db: Db): QueryBuilderType<ApiKey> {
+  const q = ApiKey.scoped(actor.companyId, db);
   if (actor.role !== 'admin') void q.where({ personId: actor.personId });
   return q;
 }

@@ -195,6 +195,7 @@ export async function acceptInvitation(
   return run(async (uow) => {
     const { trx } = uow;
     const used = await useToken(deps, uow, 'invitation', input.token);
+    // public route: the system task 'account-tokens' acts; the company is the one-time token's
     const company = (await trx('companies').where({ id: used.companyId }).first()) as { status: string };
     if (company.status !== 'active') throw new ForbiddenError('the company is not active');
     await changeOwnAccount(uow, used, 'not_activated', { status: 'active', passwordHash });

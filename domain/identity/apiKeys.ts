@@ -3,7 +3,8 @@
  * keys, an employee their own; a key never holds a scope its owner's role may not give.
  */
 import { randomUUID } from 'node:crypto';
-import type { Knex } from 'knex';
+import type { QueryBuilderType } from 'objection';
+import type { ApiKey } from '../../db/models';
 import { ForbiddenError, NotFoundError } from '../../common/errors';
 import type { UnitOfWork } from '../../db/transaction';
 import { recordAudit } from '../audit/record';
@@ -53,7 +54,7 @@ export async function createApiKey(
 }
 
 /** The live keys the actor may see (a query, to be paged by the caller). */
-export function apiKeysList(actor: Actor, db: Db): Knex.QueryBuilder {
+export function apiKeysList(actor: Actor, db: Db): QueryBuilderType<ApiKey> {
   return apiKeysVisibleTo(actor, db).whereNull('revokedAt');
 }
 

@@ -1,10 +1,11 @@
 /** The caller's company: read it, change its details (admins; the route table keeps keys out). */
+import { Company } from '../../db/models';
 import type { UnitOfWork } from '../../db/transaction';
 import { recordAudit } from '../audit/record';
 import type { Actor, CompanyRow, Db } from './access';
 
 export async function companyOf(actor: Pick<Actor, 'companyId'>, db: Db): Promise<CompanyRow> {
-  return (await db('companies').where({ id: actor.companyId }).first()) as CompanyRow;
+  return (await Company.scoped(actor.companyId, db).first()) as CompanyRow;
 }
 
 export async function updateCompany(
@@ -13,10 +14,8 @@ export async function updateCompany(
   change: { name?: string },
 ): Promise<CompanyRow> {
   const { trx } = uow;
-  const [row] = (await trx('companies')
-    .where({ id: actor.companyId })
-    .update({ ...change, updatedAt: trx.fn.now() })
-    .returning('*')) as CompanyRow[];
+  // the model stamps updatedAt (BaseModel.$beforeUpdate)
+  const [row] = (await Company.scoped(actor.companyId, trx).patch(change).returning('*')) as CompanyRow[];
   await recordAudit(trx, {
     companyId: actor.companyId,
     personId: actor.personId,

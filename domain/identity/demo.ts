@@ -229,6 +229,10 @@ function visitorAddress(companyId: string): string {
   return `visitor-${companyId}@demo.invalid`;
 }
 
+/**
+ * Runs under the demo route's named system task 'demo' (api/routes/demo): the demo company is found before
+ * it is known, so these reads cannot go through `scoped()`.
+ */
 async function findDemo(db: Knex | Knex.Transaction): Promise<DemoCompany | undefined> {
   const company = (await db('companies').where({ isDemo: true }).select('id').first()) as
     { id: string } | undefined;
@@ -327,6 +331,7 @@ export async function openDemo(
     taskQueue: config.temporal.taskQueue,
   });
   return run(async (uow) => {
+    // the public route's system task 'demo' acts here (no principal yet)
     const company = (await uow.trx('companies').where({ id: demo.companyId }).select('status').first()) as {
       status: string;
     };

@@ -4,7 +4,8 @@
  * admin; the company row lock serialises the limit and last-admin checks.
  */
 import { randomUUID } from 'node:crypto';
-import type { Knex } from 'knex';
+import type { QueryBuilderType } from 'objection';
+import type { Person } from '../../db/models';
 import { ConflictError } from '../../common/errors';
 import { planLimits } from '../plans/plans';
 import type { UnitOfWork } from '../../db/transaction';
@@ -46,7 +47,7 @@ export async function invitePerson(
     const company = await lockCompany(actor, trx);
     const limit = planLimits(company.plan ?? 'free').people;
     if (limit !== null) {
-      const row = (await peopleOf(actor, trx).count({ n: '*' }).first()) as { n: string };
+      const row = (await peopleOf(actor, trx).count({ n: '*' }).first()) as unknown as { n: string };
       if (Number(row.n) >= limit) {
         throw new ConflictError(`the ${company.plan ?? 'free'} plan allows ${limit} people`);
       }
@@ -87,7 +88,7 @@ export async function invitePerson(
 }
 
 /** The company's people, oldest first (a query, to be paged by the caller). */
-export function peopleList(actor: Actor, db: Db): Knex.QueryBuilder {
+export function peopleList(actor: Actor, db: Db): QueryBuilderType<Person> {
   return peopleOf(actor, db).orderBy([
     { column: 'createdAt', order: 'asc' },
     { column: 'id', order: 'asc' },

@@ -1,16 +1,13 @@
 import type { Knex } from 'knex';
+import type { TransactionOrKnex } from 'objection';
+import { FileUsage } from '../../db/models';
 import type { NewEvent } from '../../db/transaction';
 import { QuotaExceededError } from './errors';
 import { periodKey, planLimits, type PlanName } from './plans';
 
 /** Uploads counted for the company in the billing period `key` (0 before the first). */
-export async function filesUsed(
-  db: Knex | Knex.Transaction,
-  companyId: string,
-  key: string,
-): Promise<number> {
-  const usage = (await db('fileUsage').where({ companyId, periodKey: key }).first('filesUsed')) as
-    { filesUsed: number } | undefined;
+export async function filesUsed(db: TransactionOrKnex, companyId: string, key: string): Promise<number> {
+  const usage = await FileUsage.scoped(companyId, db).where({ periodKey: key }).select('filesUsed').first();
   return Number(usage?.filesUsed ?? 0);
 }
 
@@ -38,6 +35,10 @@ export interface QuotaUse {
 /**
  * Counts one upload (a new file or a new version) against the company's file quota for the current
  * billing period, inside the upload's transaction.
+ *
+ * The two writes stay statements of their own (an upsert whose answer tells whether it counted, and an
+ * insert that tells whether it announced): the company comes from the caller's unit of work, and row-level
+ * security refuses a row of another company. Reads of these tables go through `FileUsage.scoped`.
  *
  * One statement does the check and the increment: the row lock taken by INSERT … ON CONFLICT DO UPDATE
  * serialises concurrent uploads, and the WHERE makes the update a no-op at the limit, so two uploads at

@@ -16,7 +16,7 @@ import { BadRequestError } from '../../common/errors';
 import { inspectStoredXlsx } from '../files/xlsx';
 import type { Storage } from '../../common/storage';
 import type { Config } from '../../common/config';
-import { FileVersion, Report } from '../../db/models';
+import { File, FileVersion, Report } from '../../db/models';
 import type { UnitOfWork } from '../../db/transaction';
 import { inCompany, transactInCompany } from './unitOfWork';
 import {
@@ -298,11 +298,10 @@ export async function runBuild(
         const { trx, emit } = uow;
         // the file row first (shared lock): a delete running now either waits for this save (and then
         // removes its object) or has already removed the rows (and this save finds nothing)
-        const file = (await trx('files')
-          .where({ id: req.fileId, companyId: req.companyId })
-          .forShare()
-          .first('id', 'datasetId', 'visibility')) as
-          { id: string; datasetId: string; visibility: string } | undefined;
+        const file = await File.scoped(req.companyId, trx)
+          .findById(req.fileId)
+          .select('files.id', 'files.datasetId', 'files.visibility')
+          .forShare();
         if (!file) return false;
         const updated = await reportQuery(trx, req.companyId)
           .patch({

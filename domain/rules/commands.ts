@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequestError, NotFoundError } from '../../common/errors';
 import { PlanLimitError, requirePlan } from '../plans/errors';
-import { NO_PLAN_MESSAGE, planLimits, type PlanName } from '../plans/plans';
+import { NO_PLAN_MESSAGE, planLimits } from '../plans/plans';
 import { auditActor, recordAudit } from '../audit/record';
-import { File, Rule } from '../../db/models';
+import { Company, File, Rule } from '../../db/models';
 import type { UnitOfWork } from '../../db/transaction';
 import { assertMayWriteRules, findRule, visibleRules, type RulesPrincipal } from './access';
 import { ruleProblems, type RuleKind, type Severity } from './kinds';
@@ -72,11 +72,7 @@ export async function createRule(
   };
   await assertValid(principal, uow, fields);
   // the company row lock makes count-then-insert safe against concurrent creations
-  const company = await uow
-    .trx('companies')
-    .where({ id: principal.companyId })
-    .forUpdate()
-    .first<{ plan: PlanName | null } | undefined>('plan');
+  const company = await Company.scoped(principal.companyId, uow.trx).select('plan').forUpdate().first();
   if (!company) throw new NotFoundError();
   const plan = requirePlan(company.plan); // 402 without a plan
   const limit = planLimits(plan).rules;

@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { BadRequestError, NotFoundError } from '../../common/errors';
 import type { Config } from '../../common/config';
 import { PlanLimitError, requirePlan } from '../plans/errors';
-import { planLimits, type PlanName } from '../plans/plans';
+import { planLimits } from '../plans/plans';
 import { auditActor, recordAudit } from '../audit/record';
-import type { WebhookEndpoint } from '../../db/models';
+import { Company, type WebhookEndpoint } from '../../db/models';
 import type { EventType, UnitOfWork } from '../../db/transaction';
 import { assertMayManage, endpointFor, endpointsOf, type Actor, type Db } from './access';
 import { generateWebhookSecret, webhookSecretBox } from './secret';
@@ -74,10 +74,7 @@ export async function createEndpoint(
   assertMayManage(actor);
   const { trx } = uow;
   // the company row lock makes count-then-insert safe against concurrent creations
-  const company = await trx('companies')
-    .where({ id: actor.companyId })
-    .forUpdate()
-    .first<{ plan: PlanName | null } | undefined>('plan');
+  const company = await Company.scoped(actor.companyId, trx).select('plan').forUpdate().first();
   if (!company) throw new NotFoundError();
   // the route's plan guard answered 402 already; this read, under the lock, sees a plan dropped since
   const plan = requirePlan(company.plan);
