@@ -265,46 +265,48 @@ export async function runComparison(
       memoryLimitMb: config.reports.memoryLimitMb,
       tempDirectory: path.join(workDir, 'duckdb'),
     });
-    const interrupt = () => engine.conn.interrupt();
+    // the two versions are loaded and typed concurrently, each on its own connection to the one database
+    const conns = [engine.conn, await engine.connect()];
+    const interrupt = () => conns.forEach((c) => c.interrupt());
     hooks.signal?.addEventListener('abort', interrupt);
     let summary;
     let seq = 0;
     try {
-      const loaded: LoadedVersion[] = [];
-      let bytesBefore = 0;
-      for (const [i, v] of [base, target].entries()) {
-        loaded.push(
-          await loadVersion(
-            engine.conn,
-            {
-              open: async () => storage.client.getObject(storage.bucket, v.objectKey),
-              format: v.format,
-              delimiter: v.delimiter,
-              sizeBytes: Number(v.sizeBytes),
+      const read = [0, 0];
+      const loadAndType = async (i: number) => {
+        const v = [base, target][i];
+        const l = await loadVersion(
+          conns[i],
+          {
+            open: async () => storage.client.getObject(storage.bucket, v.objectKey),
+            format: v.format,
+            delimiter: v.delimiter,
+            sizeBytes: Number(v.sizeBytes),
+          },
+          {
+            maxColumns: config.files.maxColumns,
+            maxRows: config.files.maxRows,
+            workDir,
+            tablePrefix: i === 0 ? 'b_' : 't_',
+            signal: hooks.signal,
+            onProgress: (p) => {
+              read[i] = p.bytesRead;
+              progress = { ...progress, rowsRead: p.rowsRead, bytesRead: read[0] + read[1] };
             },
-            {
-              maxColumns: config.files.maxColumns,
-              maxRows: config.files.maxRows,
-              workDir,
-              tablePrefix: i === 0 ? 'b_' : 't_',
-              signal: hooks.signal,
-              onProgress: (p) => {
-                progress = { ...progress, rowsRead: p.rowsRead, bytesRead: bytesBefore + p.bytesRead };
-              },
-            },
-          ),
+          },
         );
-        bytesBefore += Number(v.sizeBytes);
-      }
+        const t = (await reportTypes(deps, req.companyId, v.id, l)) ?? (await inferTypes(conns[i], l));
+        return { l, t };
+      };
+      const both = await Promise.allSettled([loadAndType(0), loadAndType(1)]);
+      for (const r of both) if (r.status === 'rejected') throw r.reason;
+      const [lb, lt] = both.map(
+        (r) => (r as PromiseFulfilledResult<{ l: LoadedVersion; t: SheetTypes }>).value,
+      );
+      const loaded: LoadedVersion[] = [lb.l, lt.l];
+      const types: SheetTypes[] = [lb.t, lt.t];
       if (hooks.signal?.aborted) throw hooks.signal.reason;
       progress = { ...progress, phase: 'types', bytesRead: bytesTotal };
-      const types: SheetTypes[] = [];
-      for (const [i, v] of [base, target].entries()) {
-        types.push(
-          (await reportTypes(deps, req.companyId, v.id, loaded[i])) ??
-            (await inferTypes(engine.conn, loaded[i])),
-        );
-      }
       progress = { ...progress, phase: 'comparing' };
       writeProgress(true);
       let batch: RowChange[] = [];

@@ -13,6 +13,11 @@ export interface EngineSettings {
 
 export interface Engine {
   conn: DuckDBConnection;
+  /**
+   * another connection to the same database (same settings and macros), to run work concurrently with
+   * `conn`; closed by `close`
+   */
+  connect(): Promise<DuckDBConnection>;
   /** closes the connection and the in-memory database (every table goes with it) */
   close(): void;
 }
@@ -31,15 +36,26 @@ export async function openEngine(settings: EngineSettings): Promise<Engine> {
     autoinstall_known_extensions: 'false',
     autoload_known_extensions: 'false',
   });
-  const conn = await instance.connect();
-  await conn.run("SET TimeZone = 'UTC'");
-  await installMacros(conn);
+  const others: DuckDBConnection[] = [];
+  const connect = async () => {
+    const c = await instance.connect();
+    await c.run("SET TimeZone = 'UTC'");
+    await installMacros(c);
+    return c;
+  };
+  const conn = await connect();
   let closed = false;
   return {
     conn,
+    async connect() {
+      const c = await connect();
+      others.push(c);
+      return c;
+    },
     close() {
       if (closed) return;
       closed = true;
+      for (const c of others) c.closeSync();
       conn.closeSync();
       instance.closeSync();
     },
