@@ -147,7 +147,8 @@ describe('comparisons: automatic and requested, end to end', function () {
     expect(ready.status).to.equal('ready');
     expect(ready.result.sheets[0]).to.deep.include({ matching: 'key', keyColumns: ['name'] });
     expect(ready.result).to.deep.include({ added: 1, removed: 1, changed: 1, unchanged: 1 });
-    // requested comparisons send no events (only the automatic one did)
+    // requested comparisons send no events (only the automatic one did, once it is saved)
+    await whenReady(team.adminToken, `/files/${id}/versions/2/comparison`, 'automatic comparison');
     expect((await datasetEvents(id)).length).to.equal(2);
 
     const missing = await call('POST', '/comparisons', {
