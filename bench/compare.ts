@@ -5,35 +5,40 @@
  * For each: the service's comparison, activity start to result saved (domain/comparisons/run.ts
  * runComparison against the local PostgreSQL and MinIO, key column `id`), against daff 1.4.2 end to end
  * from the same two files on disk (csv-parse + daff compareTables + TableDiff, primary key `id`). Each side
- * runs in its own child process so that its peak memory (maxRSS) is its own. Also printed: the comparison
- * time against one report build of the target version.
+ * runs in its own child process so that its peak memory (maxRSS) is its own. The service acts as the worker
+ * does: the application role, row-level security applied. Also printed: the comparison time against one
+ * report build of the target version.
  *
  *   node dist/bench/compare.js [--runs 1]
  *
  * Targets (2-core machine): ≥ 5× faster than daff on both, peak memory ≤ half of daff's.
  */
 import { execFile } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'csv-parse/sync';
-import knexFactory from 'knex';
-import { loadConfig, type Config } from '../common/config';
+import { loadConfig } from '../common/config';
 import { createStorage } from '../common/storage';
-import { createKnex, migrateLatest } from '../db/knex';
+import { createKnex } from '../db/knex';
 import { runComparison } from '../domain/comparisons/run';
 import { runBuild } from '../domain/reports/build';
+import {
+  arg,
+  asWorker,
+  MB,
+  median,
+  runMain,
+  seedCompany,
+  seedVersions,
+  startBenchRun,
+  writeLines,
+} from './lib';
 
 const run = promisify(execFile);
 const args = process.argv.slice(2);
-const arg = (name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
-const MB = 1024 * 1024;
 const CITIES = ['Lyon', 'Nice', 'Paris', 'Lille', 'Nantes', 'Brest', 'Metz', 'Caen'];
 
 /** a deterministic pseudo-random generator */
@@ -67,15 +72,6 @@ function row(id: number, r: () => number): string[] {
   ];
 }
 const HEADER = ['id', 'customer', 'city', 'qty', 'amount', 'day', 'at', 'paid', 'note', 'rate', 'ref', 'sku'];
-
-async function writeLines(file: string, lines: Iterable<string>): Promise<void> {
-  const out = createWriteStream(file);
-  for (const line of lines)
-    if (!out.write(line)) await new Promise<void>((r) => out.once('drain', () => r()));
-  await new Promise<void>((resolve, reject) =>
-    out.end((err?: Error | null) => (err ? reject(err) : resolve())),
-  );
-}
 
 /** base and target: `rows` rows; target with 1% changed, 0.5% removed, 0.5% added, shuffled. */
 async function writePair(dir: string, name: string, rows: number) {
@@ -148,16 +144,16 @@ async function childDaff(baseFile: string, targetFile: string): Promise<void> {
 async function childService(input: string): Promise<void> {
   const p = JSON.parse(input) as { companyId: string; comparisonId: string };
   const config = loadConfig();
-  const knex = createKnex(config.databaseUrl, 4);
+  // as the worker: the application role, acting for the company (bench/lib.ts asWorker)
+  const knex = createKnex(config.databaseUrl, 4, { actAs: config.databaseAppRole });
   const storage = createStorage(config);
   try {
     const started = performance.now();
-    const outcome = await runComparison(
-      { knex, storage, config },
-      { companyId: p.companyId, comparisonId: p.comparisonId },
+    const outcome = await asWorker(p.companyId, () =>
+      runComparison({ knex, storage, config }, { companyId: p.companyId, comparisonId: p.comparisonId }),
     );
     const ms = performance.now() - started;
-    const row = await knex('comparisons').where({ id: p.comparisonId }).first();
+    const row = await asWorker(p.companyId, () => knex('comparisons').where({ id: p.comparisonId }).first());
     process.stdout.write(
       JSON.stringify({
         ms,
@@ -188,37 +184,12 @@ async function child(kind: string, a: string, b: string | undefined, env: NodeJS
 
 async function main(): Promise<void> {
   const runs = arg('runs', 1);
-  const base = loadConfig();
-  const runId = `bench${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
-  const database = `ds_${runId}`;
-  const admin = knexFactory({ client: 'pg', connection: base.databaseUrl, pool: { min: 0, max: 1 } });
-  const dbUrl = new URL(base.databaseUrl);
-  dbUrl.pathname = `/${database}`;
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'compare-bench-'));
-  const env = {
-    ...process.env,
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-    DATABASE_URL: dbUrl.toString(),
-    S3_PREFIX: `bench/${runId}/`,
-    REPORT_WORK_DIR: path.join(tmp, 'work'),
-  };
-  const config: Config = loadConfig(env);
-  const storage = createStorage(config);
-  await admin.raw('create database ??', [database]);
-  const knex = createKnex(config.databaseUrl, 4);
+  const benchRun = await startBenchRun({ REPORT_WORK_DIR: path.join(tmp, 'work') });
+  const { config, env, storage, knex, appKnex } = benchRun;
   try {
-    await migrateLatest(knex);
-    const companyId = randomUUID();
-    const personId = randomUUID();
-    await knex('companies').insert({ id: companyId, name: 'Bench Co', status: 'active', plan: 'premium' });
-    await knex('people').insert({
-      id: personId,
-      companyId,
-      email: `bench-${runId}@example.test`,
-      name: 'Bench',
-      role: 'admin',
-      status: 'active',
-    });
+    const owner = await seedCompany(knex);
+    const { companyId } = owner;
     const cases = [
       { name: '100k×12', rows: 100_000 },
       { name: '25 MB', rows: rowsFor(25 * MB - 256 * 1024) },
@@ -230,38 +201,13 @@ async function main(): Promise<void> {
         `[bench] ${c.name}: base ${(sizes[0] / MB).toFixed(1)} MB, target ${(sizes[1] / MB).toFixed(1)} MB, ${c.rows} rows; expected ${JSON.stringify(pair.expected)}`,
       );
       // the file and its two versions, as uploads leave them
-      const fileId = randomUUID();
-      const datasetId = randomUUID();
-      await knex('files').insert({
-        id: fileId,
-        companyId,
-        datasetId,
-        originalName: 'bench.csv',
-        uploadedByPersonId: personId,
-        currentVersion: 2,
-      });
-      await knex('datasets').insert({ id: datasetId, companyId, fileId });
-      const versionIds: string[] = [];
-      for (const [i, f] of [pair.baseFile, pair.targetFile].entries()) {
-        const id = randomUUID();
-        const objectKey = storage.key('files', companyId, fileId, id);
-        await storage.client.fPutObject(storage.bucket, objectKey, f);
-        await knex('fileVersions').insert({
-          id,
-          companyId,
-          fileId,
-          datasetId,
-          version: i + 1,
-          originalName: 'bench.csv',
-          format: 'csv',
-          contentType: 'text/csv',
-          delimiter: ',',
-          sizeBytes: sizes[i],
-          objectKey,
-          uploadedByPersonId: personId,
-        });
-        versionIds.push(id);
-      }
+      const { fileId, versionIds } = await seedVersions(
+        benchRun,
+        owner,
+        'csv',
+        [pair.baseFile, pair.targetFile],
+        sizes,
+      );
       const service: number[] = [];
       const serviceRss: number[] = [];
       const daffMs: number[] = [];
@@ -302,12 +248,13 @@ async function main(): Promise<void> {
         build: 1,
       });
       const rs = performance.now();
-      await runBuild(
-        { knex, storage, config },
-        { companyId, fileId, fileVersionId: versionIds[1], version: 2, build: 1 },
+      await asWorker(companyId, () =>
+        runBuild(
+          { knex: appKnex, storage, config },
+          { companyId, fileId, fileVersionId: versionIds[1], version: 2, build: 1 },
+        ),
       );
       const reportMs = performance.now() - rs;
-      const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
       const counts = {
         added: result.added,
         removed: result.removed,
@@ -321,38 +268,24 @@ async function main(): Promise<void> {
         counts.changed === pair.expected.changed;
       console.log(`  counts as generated: ${ok ? 'yes' : 'NO'}`);
       console.log(
-        `  service: ${(med(service) / 1000).toFixed(2)} s, peak RSS ${med(serviceRss).toFixed(0)} MB | daff 1.4.2: ${(med(daffMs) / 1000).toFixed(2)} s, peak RSS ${med(daffRss).toFixed(0)} MB`,
+        `  service: ${(median(service) / 1000).toFixed(2)} s, peak RSS ${median(serviceRss).toFixed(0)} MB | daff 1.4.2: ${(median(daffMs) / 1000).toFixed(2)} s, peak RSS ${median(daffRss).toFixed(0)} MB`,
       );
       console.log(
-        `  speed-up vs daff: ${(med(daffMs) / med(service)).toFixed(1)}× (target ≥ 5×); memory: ${(med(serviceRss) / med(daffRss)).toFixed(2)} of daff's (target ≤ 0.5)`,
+        `  speed-up vs daff: ${(median(daffMs) / median(service)).toFixed(1)}× (target ≥ 5×); memory: ${(median(serviceRss) / median(daffRss)).toFixed(2)} of daff's (target ≤ 0.5)`,
       );
       console.log(
-        `  comparison vs one report build of the target: ${(med(service) / reportMs).toFixed(2)}× (report ${(reportMs / 1000).toFixed(2)} s)`,
+        `  comparison vs one report build of the target: ${(median(service) / reportMs).toFixed(2)}× (report ${(reportMs / 1000).toFixed(2)} s)`,
       );
     }
   } finally {
-    await knex.destroy();
-    await admin.raw('drop database if exists ?? with (force)', [database]).catch(() => undefined);
-    await admin.destroy();
+    await benchRun.close();
     await rm(tmp, { recursive: true, force: true });
   }
 }
 
 if (args[0] === '--child') {
   const [, kind, a, b] = args;
-  (kind === 'daff' ? childDaff(a, b) : childService(a)).then(
-    () => process.exit(0),
-    (err: unknown) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
+  runMain(() => (kind === 'daff' ? childDaff(a, b) : childService(a)));
 } else {
-  main().then(
-    () => process.exit(0),
-    (err: unknown) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
+  runMain(main);
 }

@@ -17,9 +17,9 @@
  * ≤ 1.2× the bare ExcelJS read; RSS growth < 256 MB.
  */
 import { execFile } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -28,34 +28,34 @@ import { promisify } from 'node:util';
 import { NativeConnection, bundleWorkflowCode } from '@temporalio/worker';
 import { parse } from 'csv-parse';
 import ExcelJS from 'exceljs';
-import knexFactory from 'knex';
 import { createApp } from '../api/app';
-import { generateKey } from '../domain/identity/keyFormat';
-import { loadConfig } from '../common/config';
 import { createLogger } from '../common/logger';
 import { createMailer } from '../common/mailer';
-import { deriveKey } from '../common/secrets';
-import { createStorage } from '../common/storage';
 import { createTemporalClient } from '../common/temporal';
 import { generateWebhookSecret, webhookSecretBox } from '../domain/webhooks/secret';
-import { createKnex, migrateLatest } from '../db/knex';
 import { runBuild, type BuildExtension } from '../domain/reports/build';
 import { qualityExtension } from '../domain/rules/extension';
 import { sensitiveExtension } from '../domain/sensitive/extension';
 import { reportBenchRules } from './quality';
 import { installTemporalRuntime } from '../worker/runtime';
 import { createWorker, ensureOutboxDispatcher } from '../worker/worker';
+import {
+  arg,
+  asWorker,
+  MB,
+  median,
+  runMain,
+  sampleRss,
+  seedCompany,
+  seedUploadKey,
+  seedVersions,
+  startBenchRun,
+  type BenchRun,
+} from './lib';
 
 const run = promisify(execFile);
-const args = process.argv.slice(2);
-const arg = (name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
 const RUNS = arg('runs', 3);
 const TARGET_BYTES = arg('mb', 25) * 1024 * 1024 - 64 * 1024;
-const MB = 1024 * 1024;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ROOT = path.resolve(__dirname, '../..');
 
 const CITIES = ['Lyon', 'Nice', 'Paris', 'Lille', 'Nantes', 'Brest', 'Metz', 'Caen'];
@@ -213,31 +213,16 @@ async function pandasRun(python: string, file: string, dir: string): Promise<num
 }
 
 async function main(): Promise<void> {
-  const base = loadConfig();
-  const runId = `bench${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
-  const database = `ds_${runId}`;
-  const admin = knexFactory({ client: 'pg', connection: base.databaseUrl, pool: { min: 0, max: 1 } });
-  const dbUrl = new URL(base.databaseUrl);
-  dbUrl.pathname = `/${database}`;
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'report-bench-'));
-  const config = loadConfig({
-    ...process.env,
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-    DATABASE_URL: dbUrl.toString(),
-    S3_PREFIX: `bench/${runId}/`,
-    TEMPORAL_TASK_QUEUE: `bench-${runId}`,
+  const benchRun = await startBenchRun({
     REPORT_WORK_DIR: path.join(tmp, 'work'),
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     WEBHOOK_ALLOW_HTTP: 'true',
   });
-  const logger = createLogger(config.logLevel, 'bench');
-  installTemporalRuntime(logger);
-  const storage = createStorage(config);
-  await admin.raw('create database ??', [database]);
-  const knex = createKnex(config.databaseUrl, 10);
+  const { config, storage, knex, appKnex } = benchRun;
+  installTemporalRuntime(createLogger(config.logLevel, 'bench'));
   const cleanup: Array<() => Promise<unknown>> = [];
   try {
-    await migrateLatest(knex);
     console.log(`[bench] generating a ${(TARGET_BYTES / MB).toFixed(1)} MB CSV and XLSX in ${tmp}`);
     const csvFile = path.join(tmp, 'bench.csv');
     const csvRows = await writeCsv(csvFile, TARGET_BYTES);
@@ -248,47 +233,15 @@ async function main(): Promise<void> {
       `[bench] CSV ${(csvSize / MB).toFixed(2)} MB, ${csvRows} rows × 12; XLSX ${(xlsxSize / MB).toFixed(2)} MB, ${xlsxRows} rows × 12`,
     );
 
-    const companyId = randomUUID();
-    const personId = randomUUID();
-    await knex('companies').insert({ id: companyId, name: 'Bench Co', status: 'active', plan: 'premium' });
-    await knex('people').insert({
-      id: personId,
-      companyId,
-      email: `bench-${runId}@example.test`,
-      name: 'Bench',
-      role: 'admin',
-      status: 'active',
-    });
+    const owner = await seedCompany(knex);
+    const { companyId } = owner;
 
     /** a file, its version (the object in MinIO) and a report row, as an upload leaves them */
     const stored = async (file: string, format: 'csv' | 'xlsx', size: number) => {
-      const fileId = randomUUID();
-      const datasetId = randomUUID();
-      const versionId = randomUUID();
-      const objectKey = storage.key('files', companyId, fileId, versionId);
-      await storage.client.fPutObject(storage.bucket, objectKey, file);
-      await knex('files').insert({
-        id: fileId,
-        companyId,
-        datasetId,
-        originalName: path.basename(file),
-        uploadedByPersonId: personId,
-      });
-      await knex('datasets').insert({ id: datasetId, companyId, fileId });
-      await knex('fileVersions').insert({
-        id: versionId,
-        companyId,
+      const {
         fileId,
-        datasetId,
-        version: 1,
-        originalName: path.basename(file),
-        format,
-        contentType: 'application/octet-stream',
-        delimiter: format === 'csv' ? ',' : null,
-        sizeBytes: size,
-        objectKey,
-        uploadedByPersonId: personId,
-      });
+        versionIds: [versionId],
+      } = await seedVersions(benchRun, owner, format, [file], [size]);
       const reportId = randomUUID();
       await knex('reports').insert({
         id: reportId,
@@ -302,9 +255,9 @@ async function main(): Promise<void> {
       return { fileId, versionId, reportId };
     };
 
-    let peakRss = 0;
     const baselineRss = process.memoryUsage().rss;
-    const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 10);
+    const rss = sampleRss(() => process.memoryUsage().rss);
+    /** one build as the worker's activity runs it: the application role, acting for the company */
     const build = async (
       target: { fileId: string; versionId: string; reportId: string },
       n: number,
@@ -312,9 +265,11 @@ async function main(): Promise<void> {
     ) => {
       await knex('reports').where({ id: target.reportId }).update({ status: 'queued', build: n });
       const started = performance.now();
-      const outcome = await runBuild(
-        { knex, storage, config, extensions },
-        { companyId, fileId: target.fileId, fileVersionId: target.versionId, version: 1, build: n },
+      const outcome = await asWorker(companyId, () =>
+        runBuild(
+          { knex: appKnex, storage, config, extensions },
+          { companyId, fileId: target.fileId, fileVersionId: target.versionId, version: 1, build: n },
+        ),
       );
       const ms = performance.now() - started;
       if (outcome.status !== 'ready') throw new Error(`build ${outcome.status}`);
@@ -352,15 +307,14 @@ async function main(): Promise<void> {
       results.xlsx.bare.push(await bareXlsx(xlsxFile));
       results.xlsx.report.push(await build(xlsxTarget, 201 + i));
     }
-    clearInterval(sampler);
-    const rssGrowth = (peakRss - baselineRss) / MB;
+    const rssGrowth = ((await rss.stop()) - baselineRss) / MB;
 
     const python = await pandasPython();
     const pandas: number[] = [];
     if (python) for (let i = 0; i < RUNS; i++) pandas.push(await pandasRun(python, csvFile, tmp));
 
     // upload commit → report.ready received, through the API, the worker, the outbox and a webhook
-    const latencies = await endToEnd(config, knex, companyId, personId, csvFile, cleanup);
+    const latencies = await endToEnd(benchRun, owner, csvFile, cleanup);
 
     const csvReport = median(results.csv.report);
     const csvBare = median(results.csv.bare);
@@ -392,27 +346,20 @@ async function main(): Promise<void> {
     );
   } finally {
     for (const fn of cleanup.reverse()) await fn().catch(() => undefined);
-    await knex.destroy();
-    await admin.raw('drop database if exists ?? with (force)', [database]).catch(() => undefined);
-    await admin.destroy();
-    const keys: string[] = [];
-    const listing = storage.client.listObjectsV2(storage.bucket, config.s3.prefix, true);
-    for await (const item of listing as AsyncIterable<{ name?: string }>) if (item.name) keys.push(item.name);
-    if (keys.length) await storage.client.removeObjects(storage.bucket, keys);
+    await benchRun.close();
     await rm(tmp, { recursive: true, force: true });
   }
 }
 
+/** The API and a worker in this process, both on the application role's connection, as served. */
 async function endToEnd(
-  config: ReturnType<typeof loadConfig>,
-  knex: ReturnType<typeof createKnex>,
-  companyId: string,
-  personId: string,
+  benchRun: BenchRun,
+  owner: { companyId: string; personId: string },
   csvFile: string,
   cleanup: Array<() => Promise<unknown>>,
 ): Promise<number[]> {
+  const { config, storage, knex, appKnex } = benchRun;
   const logger = createLogger(config.logLevel, 'bench');
-  const storage = createStorage(config);
   const temporal = createTemporalClient(config);
   cleanup.push(() => temporal.connection.close());
   const connection = await NativeConnection.connect({ address: config.temporal.address });
@@ -421,7 +368,7 @@ async function endToEnd(
     workflowsPath: require.resolve('../workflows'),
     logger: quiet,
   });
-  const worker = await createWorker({ config, knex, logger, connection, workflowBundle });
+  const worker = await createWorker({ config, knex: appKnex, logger, connection, workflowBundle });
   const running = worker.run();
   cleanup.push(async () => {
     worker.shutdown();
@@ -448,36 +395,34 @@ async function endToEnd(
   const endpointId = randomUUID();
   await knex('webhookEndpoints').insert({
     id: endpointId,
-    companyId,
+    companyId: owner.companyId,
     name: 'bench',
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     events: ['report.ready'],
     secretEncrypted: webhookSecretBox(config.secretKey).seal(endpointId, generateWebhookSecret()),
   });
-  const key = generateKey(deriveKey(config.secretKey, 'api-key'));
-  await knex('apiKeys').insert({
-    id: randomUUID(),
-    companyId,
-    personId,
-    name: 'bench',
-    scopes: ['files:write'],
-    identifier: key.identifier,
-    secretFingerprint: key.secretFingerprint,
-  });
+  const key = await seedUploadKey(knex, config, owner);
   const api = http.createServer(
-    createApp({ config, logger, knex, temporal, storage, mailer: createMailer(config, logger) }).callback(),
+    createApp({
+      config,
+      logger,
+      knex: appKnex,
+      temporal,
+      storage,
+      mailer: createMailer(config, logger),
+    }).callback(),
   );
   await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
   cleanup.push(() => new Promise<void>((resolve) => api.close(() => resolve())));
   const baseUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
-  const data = await import('node:fs/promises').then((fs) => fs.readFile(csvFile));
+  const data = await readFile(csvFile);
   const latencies: number[] = [];
   for (let i = 0; i < 3; i++) {
     const form = new FormData();
     form.append('file', new Blob([data]), 'bench.csv');
     const res = await fetch(`${baseUrl}/files`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key.key}` },
+      headers: { authorization: `Bearer ${key}` },
       body: form,
     });
     const committed = performance.now();
@@ -493,10 +438,4 @@ async function endToEnd(
   return latencies;
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);
