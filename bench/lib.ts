@@ -82,15 +82,19 @@ export interface BenchRun {
   storage: Storage;
   /** the owner's connection (outside row-level security): fixtures only */
   knex: Knex;
-  /** the application role's connection, as the API and the worker have it (objection's default knex) */
+  /**
+   * the application role's connection, as the API and the worker have it (DATABASE_POOL_MAX connections;
+   * objection's default knex)
+   */
   appKnex: Knex;
   /** closes the connections, drops the database, removes the run's objects */
   close(): Promise<void>;
 }
 
 /**
- * A run of its own: a database `ds_bench…` created and migrated, the S3 prefix `bench/<run>/` and the task
- * queue `bench-<run>`; `settings` overrides or adds environment variables (LOG_LEVEL defaults to warn).
+ * A run of its own: a database `ds_bench…` created and migrated (kept at the end when BENCH_KEEP_DB is
+ * set), the S3 prefix `bench/<run>/` and the task queue `bench-<run>`; `settings` overrides or adds
+ * environment variables (LOG_LEVEL defaults to warn).
  */
 export async function startBenchRun(settings: Record<string, string> = {}): Promise<BenchRun> {
   const runId = `bench${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
@@ -112,11 +116,12 @@ export async function startBenchRun(settings: Record<string, string> = {}): Prom
   await admin.raw('create database ??', [database]);
   const knex = createKnex(config.databaseUrl, 4);
   // created last: objection's default knex is the application role's, like in the API and the worker
-  const appKnex = createKnex(config.databaseUrl, 10, { actAs: config.databaseAppRole });
+  const appKnex = createKnex(config.databaseUrl, config.databasePoolMax, { actAs: config.databaseAppRole });
   const close = async () => {
     await appKnex.destroy();
     await knex.destroy();
-    await admin.raw('drop database if exists ?? with (force)', [database]).catch(() => undefined);
+    if (process.env.BENCH_KEEP_DB) console.log(`[bench] kept database ${database}`);
+    else await admin.raw('drop database if exists ?? with (force)', [database]).catch(() => undefined);
     await admin.destroy();
     const keys: string[] = [];
     const listing = storage.client.listObjectsV2(storage.bucket, config.s3.prefix, true);

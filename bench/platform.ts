@@ -12,21 +12,20 @@
  * The callers are 64 admins of one company, taken in turn, so that no one exceeds the 300-a-minute session
  * budget: every request is counted in full and none is refused (the run fails if one is).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import knexFactory, { type Knex } from 'knex';
+import knexFactory from 'knex';
 import { createApp } from '../api/app';
 import { generateKey } from '../domain/identity/keyFormat';
 import { hashPassword } from '../domain/identity/passwords';
 import { sessionKeys, startSession } from '../domain/identity/sessions';
-import { loadConfig } from '../common/config';
 import { createLogger } from '../common/logger';
 import { createMailer } from '../common/mailer';
 import { deriveKey } from '../common/secrets';
-import { createStorage } from '../common/storage';
 import { createTemporalClient } from '../common/temporal';
-import { createKnex, knexConfig, migrateLatest } from '../db/knex';
+import { knexConfig } from '../db/knex';
+import { median, runMain, startBenchRun } from './lib';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -39,15 +38,6 @@ interface Result {
   p50: number;
   p99: number;
   count: number;
-}
-
-async function withAdmin<T>(url: string, fn: (admin: Knex) => Promise<T>): Promise<T> {
-  const admin = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
-  try {
-    return await fn(admin);
-  } finally {
-    await admin.destroy();
-  }
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -96,7 +86,6 @@ async function drive(port: number, path: string, tokens: string[], count: number
 
 function merge(results: Result[]): Result {
   // throughput over the total time; latency figures are the median of the rounds'
-  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const total = results.reduce((s, r) => s + r.count, 0);
   const seconds = results.reduce((s, r) => s + r.count / r.rps, 0);
   return {
@@ -108,28 +97,21 @@ function merge(results: Result[]): Result {
 }
 
 async function main(): Promise<void> {
-  const base = loadConfig({ ...process.env, LOG_LEVEL: 'silent' });
-  const database = `ds_bench_${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-  const url = new URL(base.databaseUrl);
-  url.pathname = `/${database}`;
-  await withAdmin(base.databaseUrl, (admin) => admin.raw('create database ??', [database]));
-  const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: url.toString() });
   // fixtures through the owner's connection; the apps act as the application role (db/rls.ts), as served
-  const knex = createKnex(config.databaseUrl, 4);
-  const appKnex = createKnex(config.databaseUrl, 20, { actAs: config.databaseAppRole });
+  const benchRun = await startBenchRun({ LOG_LEVEL: 'silent', DATABASE_POOL_MAX: '20' });
+  const { config, knex, appKnex } = benchRun;
   // not createKnex: objection's default knex stays the application role's
   const ownerKnex = knexFactory(knexConfig(config.databaseUrl, 20));
   const temporal = createTemporalClient(config);
   const servers: http.Server[] = [];
   try {
-    await migrateLatest(knex);
     const logger = createLogger('silent', 'bench');
     const deps = {
       config,
       knex: appKnex,
       temporal,
       logger,
-      storage: createStorage(config),
+      storage: benchRun.storage,
       mailer: createMailer(config, logger),
     };
 
@@ -261,20 +243,10 @@ async function main(): Promise<void> {
       s.closeAllConnections();
       s.close();
     }
-    await appKnex.destroy();
     await ownerKnex.destroy();
-    await knex.destroy();
     await temporal.connection.close().catch(() => undefined);
-    await withAdmin(base.databaseUrl, (admin) =>
-      admin.raw('drop database if exists ?? with (force)', [database]),
-    );
+    await benchRun.close();
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -10,7 +10,7 @@
  * and VmHWM). Uses the local services; creates and drops its own database, S3 prefix and task queue.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import http from 'node:http';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
@@ -18,22 +18,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
-import knexFactory from 'knex';
-import { generateKey } from '../domain/identity/keyFormat';
-import { loadConfig } from '../common/config';
-import { createStorage } from '../common/storage';
 import { createTemporalClient } from '../common/temporal';
-import { deriveKey } from '../common/secrets';
-import { createKnex, migrateLatest } from '../db/knex';
+import { arg, MB, median, runMain, sampleRss, seedCompany, seedUploadKey, startBenchRun } from './lib';
 
-const args = process.argv.slice(2);
-const arg = (name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
 const RUNS = arg('runs', 5);
 const TARGET_BYTES = arg('mb', 24) * 1024 * 1024;
-const MB = 1024 * 1024;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -113,35 +102,21 @@ function readStatus(pid: number): Promise<{ rss: number; hwm: number }> {
   });
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
 async function main(): Promise<void> {
-  const base = loadConfig();
-  const runId = `bench${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
-  const database = `ds_${runId}`;
-  const admin = knexFactory({ client: 'pg', connection: base.databaseUrl, pool: { min: 0, max: 1 } });
-  const dbUrl = new URL(base.databaseUrl);
-  dbUrl.pathname = `/${database}`;
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'upload-bench-'));
   const port = await freePort();
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
+  // the API runs as a child process (node dist/api/server.js) on this run's environment
+  const benchRun = await startBenchRun({
     NODE_ENV: 'development',
     LOG_LEVEL: process.env.BENCH_API_LOG_LEVEL ?? 'warn',
     PORT: String(port),
     HOST: '127.0.0.1',
-    DATABASE_URL: dbUrl.toString(),
-    S3_PREFIX: `bench/${runId}/`,
-    TEMPORAL_TASK_QUEUE: `bench-${runId}`,
-  };
-  const config = loadConfig(env);
-  const storage = createStorage(config);
+  });
+  const { config, env, storage, knex } = benchRun;
   const temporal = createTemporalClient(config);
   let child: ChildProcess | undefined;
   let agentRef: http.Agent | undefined;
   const fileIds: string[] = [];
-  await admin.raw('create database ??', [database]);
-  const knex = createKnex(config.databaseUrl, 2);
   try {
     console.log(`[bench] generating ${TARGET_BYTES / MB} MB CSV and XLSX in ${tmp}`);
     const csvFile = path.join(tmp, 'bench.csv');
@@ -153,28 +128,7 @@ async function main(): Promise<void> {
     ];
     for (const i of inputs) console.log(`[bench] ${i.format}: ${(i.data.length / MB).toFixed(2)} MB`);
 
-    await migrateLatest(knex);
-    const companyId = randomUUID();
-    const personId = randomUUID();
-    await knex('companies').insert({ id: companyId, name: 'Bench Co', status: 'active', plan: 'premium' });
-    await knex('people').insert({
-      id: personId,
-      companyId,
-      email: `bench-${runId}@example.test`,
-      name: 'Bench',
-      role: 'admin',
-      status: 'active',
-    });
-    const key = generateKey(deriveKey(config.secretKey, 'api-key'));
-    await knex('apiKeys').insert({
-      id: randomUUID(),
-      companyId,
-      personId,
-      name: 'bench',
-      scopes: ['files:write'],
-      identifier: key.identifier,
-      secretFingerprint: key.secretFingerprint,
-    });
+    const key = await seedUploadKey(knex, config, await seedCompany(knex));
 
     // BENCH_API_NODE_ARGS: flags for the API's node, e.g. "--max-semi-space-size=1" or "--cpu-prof"
     const nodeArgs = (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -206,7 +160,7 @@ async function main(): Promise<void> {
             method: 'POST',
             agent,
             headers: {
-              authorization: `Bearer ${key.key}`,
+              authorization: `Bearer ${key}`,
               'content-type': contentType,
               'content-length': String(body.length),
             },
@@ -248,14 +202,7 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 500));
     const idle = await readStatus(pid);
 
-    let peakRss = idle.rss;
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        peakRss = Math.max(peakRss, (await readStatus(pid).catch(() => idle)).rss);
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    })();
+    const sampler = sampleRss(async () => (await readStatus(pid).catch(() => idle)).rss);
 
     const results = [];
     let n = 1;
@@ -278,8 +225,7 @@ async function main(): Promise<void> {
         ratio: +(median(directMs) / median(apiMs)).toFixed(2),
       });
     }
-    sampling = false;
-    await sampler;
+    let peakRss = Math.max(idle.rss, await sampler.stop());
     const end = await readStatus(pid);
     // VmHWM is the lifetime peak: if it rose during the uploads, it is their peak (samples may miss it)
     if (end.hwm > idle.hwm) peakRss = Math.max(peakRss, end.hwm);
@@ -310,25 +256,9 @@ async function main(): Promise<void> {
         .catch(() => undefined);
     }
     await temporal.connection.close().catch(() => undefined);
-    const keys: string[] = [];
-    for await (const item of storage.client.listObjectsV2(
-      storage.bucket,
-      config.s3.prefix,
-      true,
-    ) as AsyncIterable<{
-      name?: string;
-    }>) {
-      if (item.name) keys.push(item.name);
-    }
-    if (keys.length) await storage.client.removeObjects(storage.bucket, keys);
-    await knex.destroy();
-    await admin.raw('drop database if exists ?? with (force)', [database]);
-    await admin.destroy();
+    await benchRun.close();
     await rm(tmp, { recursive: true, force: true });
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);
