@@ -7,26 +7,26 @@
  * Environment (all optional): BENCH_EVENTS (burst size, default 2000), BENCH_RECEIVERS (M, default 2),
  * BENCH_RATE (offered events per second in the latency phase, default 50), BENCH_SECONDS (length of the
  * latency phase, default 30), plus the service's own DATABASE_URL / TEMPORAL_ADDRESS. It uses a database
- * and a task queue of its own and removes the database at the end.
+ * and a task queue of its own and removes the database at the end. The events are committed and the worker
+ * runs as in service: the application role, under row-level security.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
-import knexFactory, { type Knex } from 'knex';
-import { loadConfig, type Config } from '../common/config';
+import type { Knex } from 'knex';
 import { createLogger } from '../common/logger';
 import { generateWebhookSecret, webhookSecretBox } from '../domain/webhooks/secret';
 import { signWebhook, verifyWebhook } from '../domain/webhooks/signature';
 import { deliveryPolicy, WEBHOOK_USER_AGENT } from '../domain/webhooks/policy';
-import { createKnex, migrateLatest } from '../db/knex';
 import { transact } from '../db/transaction';
 import { createWorker, ensureOutboxDispatcher } from '../worker/worker';
 import { installTemporalRuntime } from '../worker/runtime';
 import { COMPANY_ID } from '../workflows/shared';
+import { runMain, startBenchRun, type BenchRun } from './lib';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 2000);
 const RECEIVERS = Number(process.env.BENCH_RECEIVERS ?? 2);
@@ -79,21 +79,28 @@ async function waitFor(check: () => boolean, timeoutMs: number, what: string): P
   }
 }
 
-/** Commits `n` events in one transaction, as changes and their events would be; records id → commit time. */
+/**
+ * Commits `n` events in one transaction acting for the company, as the API's changes and their events would
+ * be (`knex`: the application role's); records id → commit time.
+ */
 async function emitEvents(knex: Knex, companyId: string, commits: Map<string, number>, n = 1): Promise<void> {
-  const ids = await transact(knex, async ({ emit }) => {
-    const out: string[] = [];
-    for (let i = 0; i < n; i++) {
-      out.push(
-        await emit({
-          companyId,
-          type: 'file.uploaded',
-          data: { fileId: randomUUID(), datasetId: randomUUID(), version: 1 },
-        }),
-      );
-    }
-    return out;
-  });
+  const ids = await transact(
+    knex,
+    async ({ emit }) => {
+      const out: string[] = [];
+      for (let i = 0; i < n; i++) {
+        out.push(
+          await emit({
+            companyId,
+            type: 'file.uploaded',
+            data: { fileId: randomUUID(), datasetId: randomUUID(), version: 1 },
+          }),
+        );
+      }
+      return out;
+    },
+    { acting: { companyId } },
+  );
   const now = performance.now();
   for (const id of ids) commits.set(id, now);
 }
@@ -149,13 +156,6 @@ async function plainLoop(receivers: Receiver[], eventIds: string[]): Promise<num
 }
 
 async function main(): Promise<void> {
-  const runId = `b${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-  const base = loadConfig(process.env);
-  const database = `bench_${runId}`;
-  const adminUrl = new URL(base.databaseUrl);
-  const admin = knexFactory({ client: 'pg', connection: base.databaseUrl, pool: { min: 0, max: 1 } });
-  await admin.raw('create database ??', [database]);
-  adminUrl.pathname = `/${database}`;
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', 'bench');
   installTemporalRuntime(logger); // before anything creates the SDK runtime
   let ownServer: TestWorkflowEnvironment | undefined;
@@ -171,16 +171,20 @@ async function main(): Promise<void> {
       },
     });
   }
-  const config: Config = loadConfig({
-    ...process.env,
-    ...(ownServer ? { TEMPORAL_ADDRESS: ownServer.address } : {}),
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-    DATABASE_URL: adminUrl.toString(),
-    TEMPORAL_TASK_QUEUE: `bench-${runId}`,
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    WEBHOOK_ALLOW_HTTP: 'true',
-  });
-  const knex = createKnex(config.databaseUrl, 30);
+  let benchRun: BenchRun;
+  try {
+    benchRun = await startBenchRun({
+      ...(ownServer ? { TEMPORAL_ADDRESS: ownServer.address } : {}),
+      // the worker's and the writers' connections (the application role's)
+      DATABASE_POOL_MAX: process.env.DATABASE_POOL_MAX ?? '30',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_ALLOW_HTTP: 'true',
+    });
+  } catch (err) {
+    await ownServer?.teardown();
+    throw err;
+  }
+  const { config, knex, appKnex } = benchRun;
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const receivers: Receiver[] = [];
@@ -188,13 +192,12 @@ async function main(): Promise<void> {
   let running: Promise<void> | undefined;
   let worker: Awaited<ReturnType<typeof createWorker>> | undefined;
   try {
-    await migrateLatest(knex);
     const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
     const workflowBundle = await bundleWorkflowCode({
       workflowsPath: require.resolve('../workflows'),
       logger: quiet,
     });
-    worker = await createWorker({ config, knex, logger, connection, workflowBundle });
+    worker = await createWorker({ config, knex: appKnex, logger, connection, workflowBundle });
     running = worker.run();
     dispatcherId = await ensureOutboxDispatcher(client, config);
 
@@ -221,7 +224,7 @@ async function main(): Promise<void> {
     );
     // warm-up: workflow bundle loaded, connections and caches warm
     const warm = new Map<string, number>();
-    for (let i = 0; i < 20; i++) await emitEvents(knex, companyId, warm);
+    for (let i = 0; i < 20; i++) await emitEvents(appKnex, companyId, warm);
     await waitFor(() => deliveredCount(receivers, warm.keys()) === 20 * RECEIVERS, 120_000, 'warm-up');
 
     // 1. sustained throughput: a burst of EVENTS events, committed 100 to a transaction by 4 writers, so
@@ -234,7 +237,7 @@ async function main(): Promise<void> {
         while (next < EVENTS) {
           const n = Math.min(100, EVENTS - next);
           next += n;
-          await emitEvents(knex, companyId, burst, n);
+          await emitEvents(appKnex, companyId, burst, n);
         }
       }),
     );
@@ -260,7 +263,7 @@ async function main(): Promise<void> {
       const due = pacedStart + (i * 1000) / RATE;
       const wait = due - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      inFlight.push(emitEvents(knex, companyId, paced));
+      inFlight.push(emitEvents(appKnex, companyId, paced));
     }
     await Promise.all(inFlight);
     const offeredRate = total / ((performance.now() - pacedStart) / 1000);
@@ -296,7 +299,7 @@ async function main(): Promise<void> {
       await Promise.all(
         Array.from({ length: 32 }, async () => {
           while (k < ceilingCount) {
-            const id = `ceiling-${runId}-${k++}`;
+            const id = `ceiling-${benchRun.runId}-${k++}`;
             const handle = await client.workflow.start('webhookDeliveryWorkflow', {
               taskQueue: ceilingQueue,
               workflowId: id,
@@ -356,14 +359,8 @@ async function main(): Promise<void> {
     }
     await connection.close();
     await ownServer?.teardown();
-    await knex.destroy();
-    if (process.env.BENCH_KEEP_DB) console.log(`kept database ${database}`);
-    else await admin.raw('drop database if exists ?? with (force)', [database]);
-    await admin.destroy();
+    await benchRun.close();
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);
