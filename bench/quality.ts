@@ -6,36 +6,26 @@
  *   node dist/bench/quality.js [--runs 3] [--mb 25]
  *
  * Runs the engine in this process (the same code the worker's activity runs: load → profile → steps) on a
- * local file, so the figure is the analysis itself, not Temporal or MinIO. `measureQualityOverhead` is
- * exported for bench/report.ts.
+ * local file, so the figure is the analysis itself, not Temporal, MinIO or PostgreSQL (bench/report.ts
+ * measures the same row for whole builds, rules read from the database under row-level security).
  */
-import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { rulesStep, type BuildRule } from '../domain/rules/evaluate';
 import { sensitiveStep } from '../domain/sensitive/step';
 import { fileSource, openEngine, runAnalysis, type AnalysisStep } from '../domain/reports/engine';
-
-const args = process.argv.slice(2);
-const arg = (name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
+import { arg, median, MB, runMain, writeLines } from './lib';
 
 const HEADER = 'id,email,phone,amount,quantity,status,created,country,code,score,note,ip';
 const STATUSES = ['active', 'paused', 'closed', 'pending'];
 const COUNTRIES = ['DE', 'FR', 'US', 'GB', 'NL', 'ES', 'IT', 'PL'];
 
-/** Writes a CSV of about `bytes` bytes with 12 mixed columns; returns its path. */
-export async function writeMixedCsv(dir: string, bytes: number): Promise<string> {
-  const file = path.join(dir, 'quality-bench.csv');
-  const out = createWriteStream(file);
+/** Chunks of a CSV of about `bytes` bytes with 12 mixed columns, 1000 rows each after the header. */
+function* mixedCsv(bytes: number): Generator<string> {
   let written = 0;
   let i = 0;
-  const write = (s: string) =>
-    out.write(s) ? Promise.resolve() : new Promise<void>((r) => out.once('drain', () => r()));
-  await write(`${HEADER}\n`);
+  yield `${HEADER}\n`;
   while (written < bytes) {
     const lines: string[] = [];
     for (let k = 0; k < 1000; k++, i++) {
@@ -59,16 +49,12 @@ export async function writeMixedCsv(dir: string, bytes: number): Promise<string>
     }
     const chunk = `${lines.join('\n')}\n`;
     written += Buffer.byteLength(chunk);
-    await write(chunk);
+    yield chunk;
   }
-  await new Promise<void>((resolve, reject) =>
-    out.end((err?: Error | null) => (err ? reject(err) : resolve())),
-  );
-  return file;
 }
 
 /** Twenty rules of every kind over the bench file's columns. */
-export function benchRules(): BuildRule[] {
+function benchRules(): BuildRule[] {
   const r = (kind: BuildRule['kind'], column: string | null, params: Record<string, unknown> = {}) => ({
     kind,
     column,
@@ -105,39 +91,6 @@ export function benchRules(): BuildRule[] {
   }));
 }
 
-/** Twenty rules of every kind over bench/report.ts's CSV (id, name, city, amount, qty, ratio, day, at, flag, status, note, code). */
-export function reportBenchRules(): Array<Omit<BuildRule, 'id' | 'name'>> {
-  const r = (kind: BuildRule['kind'], column: string | null, params: Record<string, unknown> = {}) => ({
-    kind,
-    column,
-    params,
-    severity: 'error' as const,
-    tolerance: '0.01',
-  });
-  return [
-    r('not_null', 'ratio'),
-    r('not_null', 'name'),
-    r('unique', 'id'),
-    r('unique', 'code'),
-    r('unique', 'name'),
-    r('range', 'amount', { min: -500, max: 9000 }),
-    r('range', 'qty', { min: 1, max: 499 }),
-    r('range', 'ratio', { min: 0, max: 1 }),
-    r('length', 'code', { min: 7, max: 7 }),
-    r('length', 'note', { max: 5 }),
-    r('pattern', 'code', { regex: 'C\\d{6}' }),
-    r('pattern', 'name', { regex: 'c-\\d+' }),
-    r('pattern', 'note', { regex: 'n, \\d{1,2}' }),
-    r('allowed_values', 'status', { values: ['open', 'closed'] }),
-    r('allowed_values', 'city', { values: ['Lyon', 'Nice', 'Paris', 'Lille', 'Nantes', 'Brest', 'Metz'] }),
-    r('type', 'day', { type: 'date' }),
-    r('type', 'at', { type: 'datetime' }),
-    r('type', 'flag', { type: 'boolean' }),
-    r('not_null', 'at'),
-    r('row_count', null, { min: 1000, max: 10_000_000 }),
-  ];
-}
-
 async function timeOnce(file: string, bytes: number, steps: AnalysisStep[], dir: string): Promise<number> {
   const engine = await openEngine({
     threads: Number(process.env.REPORT_THREADS ?? 2),
@@ -159,23 +112,14 @@ async function timeOnce(file: string, bytes: number, steps: AnalysisStep[], dir:
   }
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
-
-export interface QualityOverhead {
+interface QualityOverhead {
   profileOnlyMs: number;
   withRulesAndDetectionMs: number;
   ratio: number;
 }
 
 /** The report pass with 20 rules and detection against the profile-only pass, alternating, medians. */
-export async function measureQualityOverhead(
-  file: string,
-  runs: number,
-  workDir: string,
-): Promise<QualityOverhead> {
+async function measureQualityOverhead(file: string, runs: number, workDir: string): Promise<QualityOverhead> {
   const bytes = (await stat(file)).size;
   const plain: number[] = [];
   const full: number[] = [];
@@ -191,10 +135,11 @@ export async function measureQualityOverhead(
 async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'quality-bench-'));
   try {
-    const file = await writeMixedCsv(dir, arg('mb', 25) * 1024 * 1024 - 64 * 1024);
+    const file = path.join(dir, 'quality-bench.csv');
+    await writeLines(file, mixedCsv(arg('mb', 25) * MB - 64 * 1024));
     const size = (await stat(file)).size;
     const r = await measureQualityOverhead(file, arg('runs', 3), dir);
-    console.log(`CSV ${(size / 1024 / 1024).toFixed(1)} MB, 12 columns`);
+    console.log(`CSV ${(size / MB).toFixed(1)} MB, 12 columns`);
     console.log(`profile only                 ${r.profileOnlyMs.toFixed(0).padStart(7)} ms (median)`);
     console.log(
       `20 rules + detection         ${r.withRulesAndDetectionMs.toFixed(0).padStart(7)} ms (median)`,
@@ -205,9 +150,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (require.main === module) {
-  main().catch((err) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
-}
+runMain(main);
