@@ -28,3 +28,11 @@ if $deps_only; then exit 0; fi
 
 echo "[install] building (tsc)"
 npx tsc -p tsconfig.json
+# tsc never removes the output of a source file that was moved or deleted: drop it, or mocha would still run
+# the old copy of a moved test (dist/x/y.js and its map stay only while x/y.ts exists)
+if [ -d dist ]; then
+  find dist -name '*.js' -print0 | while IFS= read -r -d '' js; do
+    src=${js#dist/}
+    [ -f "${src%.js}.ts" ] || rm -f "$js" "$js.map"
+  done
+fi
