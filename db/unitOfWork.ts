@@ -1,7 +1,8 @@
 /**
  * Units of work under row-level security (db/rls.ts). Every query of the API and the worker runs in a
  * transaction that first sets who acts, with `set_config(..., true)` (SET LOCAL: it ends with the
- * transaction, so a pooled connection never carries it to the next user):
+ * transaction, so a pooled connection never carries it to the next user) — unless its connection's
+ * session-level settings, set when it left the pool (db/knex.ts), already name that actor:
  *
  * - `withCompany(knex, companyId, fn)`: the rows of one company; a query that forgets its `where` still
  *   sees nothing of another company, and an insert or update into another company is refused.
@@ -106,10 +107,32 @@ export function actingStatement<T>(acting: Acting, query: () => PromiseLike<T>):
   return actingAs(acting, async () => await query());
 }
 
-/** Sets the actor of the current transaction (all settings, so a nested unit of work replaces them). */
+/** What a connection's session-level settings hold, as db/knex.ts remembers it on the connection. */
+export function actingKey(settings: string[]): string {
+  return settings.join('|');
+}
+
+/**
+ * Whether `trx` runs on a connection whose session-level settings already are `settings` (set when it left
+ * the pool, db/knex.ts): then its transaction acts as them with nothing more to send. Never for a nested
+ * unit of work (a savepoint), whose outer transaction may have set another actor for itself.
+ */
+async function connectionActsAs(trx: Knex.Transaction, settings: string[]): Promise<boolean> {
+  if ((trx as { parentTransaction?: unknown }).parentTransaction) return false;
+  const client = trx.client as { acquireConnection(): Promise<{ actingKey?: string }> };
+  const conn = await client.acquireConnection(); // a transaction's client gives its own connection
+  return conn.actingKey === actingKey(settings);
+}
+
+/**
+ * Sets the actor of the current transaction (all settings, so a nested unit of work replaces them), unless
+ * its connection already acts as that actor: the usual case of a request's unit of work, which then costs
+ * no round trip more than its own statements.
+ */
 export async function applyActing(trx: Knex.Transaction, acting: Acting | undefined): Promise<void> {
   const appRole = appRoleOf(trx);
   const values = actingSettings(acting, appRole);
+  if (appRole && (await connectionActsAs(trx, values))) return;
   if (!appRole) {
     await trx.raw(`select set_config('app.company_id', ?, true), set_config('app.system_task', ?, true)`, [
       values[1],
