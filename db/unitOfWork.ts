@@ -129,7 +129,7 @@ async function connectionActsAs(trx: Knex.Transaction, settings: string[]): Prom
  * its connection already acts as that actor: the usual case of a request's unit of work, which then costs
  * no round trip more than its own statements.
  */
-export async function applyActing(trx: Knex.Transaction, acting: Acting | undefined): Promise<void> {
+async function applyActing(trx: Knex.Transaction, acting: Acting | undefined): Promise<void> {
   const appRole = appRoleOf(trx);
   const values = actingSettings(acting, appRole);
   if (appRole && (await connectionActsAs(trx, values))) return;
@@ -146,7 +146,16 @@ export async function applyActing(trx: Knex.Transaction, acting: Acting | undefi
   );
 }
 
-async function run<T>(knex: Knex, acting: Acting | undefined, fn: (trx: Knex.Transaction) => Promise<T>) {
+/**
+ * The one way a transaction is opened under row-level security: `acting` set first (`applyActing`), and
+ * the scope's actor while `fn` runs. `unitOfWork`, `withCompany`, `asSystem` and db/transaction.ts
+ * `transact` (with its outbox and after-commit hooks) all go through it.
+ */
+export function transactionActingAs<T>(
+  knex: Knex,
+  acting: Acting | undefined,
+  fn: (trx: Knex.Transaction) => Promise<T>,
+): Promise<T> {
   return knex.transaction(async (trx) => {
     await applyActing(trx, acting);
     return acting ? scope.run(acting, () => fn(trx)) : fn(trx);
@@ -155,7 +164,7 @@ async function run<T>(knex: Knex, acting: Acting | undefined, fn: (trx: Knex.Tra
 
 /** One transaction acting as the scope's actor (see the module comment). */
 export function unitOfWork<T>(knex: Knex, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return run(knex, currentActing(), fn);
+  return transactionActingAs(knex, currentActing(), fn);
 }
 
 /** One transaction acting for `companyId`: no row of another company is visible or writable. */
@@ -165,7 +174,7 @@ export function withCompany<T>(
   fn: (trx: Knex.Transaction) => Promise<T>,
 ): Promise<T> {
   if (!companyId) throw new Error('withCompany without a company');
-  return run(knex, { companyId }, fn);
+  return transactionActingAs(knex, { companyId }, fn);
 }
 
 /** One transaction of the named cross-company task `task` (SYSTEM_TASKS). */
@@ -175,5 +184,5 @@ export function asSystem<T>(
   fn: (trx: Knex.Transaction) => Promise<T>,
 ): Promise<T> {
   if (!SYSTEM_TASKS.includes(task)) throw new Error(`unknown system task ${String(task)}`);
-  return run(knex, { system: task }, fn);
+  return transactionActingAs(knex, { system: task }, fn);
 }
