@@ -14,6 +14,8 @@ export const UPLOAD_FORM_LIMITS = {
   fileSize: MAX_FILE_BYTES + 1,
 } as const;
 
+const MALFORMED = 'the multipart body is malformed';
+
 /** A parser of an upload form (its limits, UTF-8 file names as browsers and fetch send them); 400 without a boundary. */
 export function uploadFormParser(req: IncomingMessage): busboy.Busboy {
   try {
@@ -25,7 +27,12 @@ export function uploadFormParser(req: IncomingMessage): busboy.Busboy {
 
 /** Streams the request into the form parser; `fail` gets a malformed body or an upload interrupted mid-body. */
 export function readForm(req: IncomingMessage, bb: busboy.Busboy, fail: (err: Error) => void): void {
-  bb.on('error', () => fail(new BadRequestError('the multipart body is malformed')));
+  bb.on('error', () => fail(new BadRequestError(MALFORMED)));
+  // a form cut short inside a file part ends that part's stream with an error too: unhandled, it would
+  // bring the process down, whichever part it is (one the reader uses, or one it only drains)
+  bb.on('file', (_name: string, stream: NodeJS.ReadableStream) =>
+    stream.on('error', () => fail(new BadRequestError(MALFORMED))),
+  );
   req.on('close', () => {
     if (!req.complete) fail(new BadRequestError('the upload was interrupted'));
   });
