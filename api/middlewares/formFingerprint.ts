@@ -68,13 +68,7 @@ export class FormFingerprint {
  */
 export function fingerprintMultipart(req: IncomingMessage): Promise<string> {
   return new Promise<string>((resolve, reject) => {
-    let bb: busboy.Busboy;
-    try {
-      bb = uploadFormParser(req);
-    } catch (err) {
-      reject(err as Error);
-      return;
-    }
+    const bb = uploadFormParser(req); // a throw here (no boundary) rejects the promise
     const form = new FormFingerprint();
     const files: Array<Promise<void>> = [];
     let settled = false;

@@ -47,13 +47,7 @@ function receive(ctx: AppContext, slot: UploadSlot): Promise<Received> {
   const allowVisibility = !slot.existing;
   return new Promise<Received>((resolve, reject) => {
     let settled = false;
-    let bb: busboy.Busboy;
-    try {
-      bb = uploadFormParser(req);
-    } catch (err) {
-      reject(err as Error);
-      return;
-    }
+    const bb = uploadFormParser(req); // a throw here (no boundary) rejects the promise
     const problems: string[] = [];
     const form = new FormFingerprint();
     let visibility: Visibility | undefined;
