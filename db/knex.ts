@@ -1,7 +1,7 @@
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import { knexSnakeCaseMappers, Model } from 'objection';
-import { actingSettings, currentActing, touchesNoTenantRows } from './unitOfWork';
+import { actingKey, actingSettings, currentActing, touchesNoTenantRows } from './unitOfWork';
 
 export type { Knex };
 
@@ -71,8 +71,8 @@ interface ActingConnection {
  * role, `app.company_id` and `app.system_task` are set to that actor (a system task's role is the system
  * role) — or emptied outside any scope, so nothing of any company is visible. The settings are remembered
  * per connection and written only when they change, so a process acting for one company pays nothing per
- * query. Explicit units of work still set theirs with
- * `set_config(..., true)`, which ends with their transaction.
+ * query. An explicit unit of work whose actor is not the one its connection holds sets its own with
+ * `set_config(..., true)`, which ends with its transaction (db/unitOfWork.ts `applyActing`).
  */
 function actOnCheckout(knex: Knex, appRole: string): void {
   const client = knex.client as {
@@ -84,7 +84,7 @@ function actOnCheckout(knex: Knex, appRole: string): void {
     const conn = await acquire();
     if (touchesNoTenantRows() && conn.actingKey !== undefined) return conn; // e.g. request budget counters
     const settings = actingSettings(currentActing(), appRole);
-    const key = settings.join('|');
+    const key = actingKey(settings);
     if (conn.actingKey !== key) {
       try {
         conn.actingKey = undefined;

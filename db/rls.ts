@@ -5,7 +5,8 @@
  *   (`DATABASE_APP_ROLE`, default `dataservice_app`: NOLOGIN, no BYPASSRLS, not the owner) through
  *   `SET ROLE` right after each connection opens (db/knex.ts). Migrations keep the owner.
  * - Each unit of work (db/unitOfWork.ts) sets `app.company_id` (from the principal) or `app.system_task`
- *   (a named cross-company task) with `set_config(..., true)`, which ends with the transaction.
+ *   (a named cross-company task) with `set_config(..., true)`, which ends with the transaction (nothing
+ *   when the connection's session-level settings already name that actor, db/knex.ts).
  * - Every tenant table has two policies: `tenant_isolation`, for the application role (rows of the acting
  *   company only, reads and writes: USING and WITH CHECK), and `system_task`, for the system role
  *   (`<app role>_system`) that a named system unit of work switches to with SET LOCAL ROLE (any row, only

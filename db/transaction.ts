@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { createLogger, type Logger } from '../common/logger';
 import { OutboxEvent } from './models';
-import { applyActing, currentActing, type Acting } from './unitOfWork';
+import { currentActing, transactionActingAs, type Acting } from './unitOfWork';
 
 /** Event types of the spec's Events table (plus `ping`). */
 export const EVENT_TYPES = [
@@ -65,9 +65,7 @@ export async function transact<T>(
   options: TransactOptions = {},
 ): Promise<T> {
   const hooks: Array<() => Promise<void> | void> = [];
-  const acting = options.acting ?? currentActing();
-  const result = await knex.transaction(async (trx) => {
-    await applyActing(trx, acting);
+  const result = await transactionActingAs(knex, options.acting ?? currentActing(), async (trx) => {
     const uow: UnitOfWork = {
       trx,
       correlationId: options.correlationId,

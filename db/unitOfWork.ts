@@ -1,7 +1,8 @@
 /**
  * Units of work under row-level security (db/rls.ts). Every query of the API and the worker runs in a
  * transaction that first sets who acts, with `set_config(..., true)` (SET LOCAL: it ends with the
- * transaction, so a pooled connection never carries it to the next user):
+ * transaction, so a pooled connection never carries it to the next user) — unless its connection's
+ * session-level settings, set when it left the pool (db/knex.ts), already name that actor:
  *
  * - `withCompany(knex, companyId, fn)`: the rows of one company; a query that forgets its `where` still
  *   sees nothing of another company, and an insert or update into another company is refused.
@@ -106,10 +107,32 @@ export function actingStatement<T>(acting: Acting, query: () => PromiseLike<T>):
   return actingAs(acting, async () => await query());
 }
 
-/** Sets the actor of the current transaction (all settings, so a nested unit of work replaces them). */
-export async function applyActing(trx: Knex.Transaction, acting: Acting | undefined): Promise<void> {
+/** What a connection's session-level settings hold, as db/knex.ts remembers it on the connection. */
+export function actingKey(settings: string[]): string {
+  return settings.join('|');
+}
+
+/**
+ * Whether `trx` runs on a connection whose session-level settings already are `settings` (set when it left
+ * the pool, db/knex.ts): then its transaction acts as them with nothing more to send. Never for a nested
+ * unit of work (a savepoint), whose outer transaction may have set another actor for itself.
+ */
+async function connectionActsAs(trx: Knex.Transaction, settings: string[]): Promise<boolean> {
+  if ((trx as { parentTransaction?: unknown }).parentTransaction) return false;
+  const client = trx.client as { acquireConnection(): Promise<{ actingKey?: string }> };
+  const conn = await client.acquireConnection(); // a transaction's client gives its own connection
+  return conn.actingKey === actingKey(settings);
+}
+
+/**
+ * Sets the actor of the current transaction (all settings, so a nested unit of work replaces them), unless
+ * its connection already acts as that actor: the usual case of a request's unit of work, which then costs
+ * no round trip more than its own statements.
+ */
+async function applyActing(trx: Knex.Transaction, acting: Acting | undefined): Promise<void> {
   const appRole = appRoleOf(trx);
   const values = actingSettings(acting, appRole);
+  if (appRole && (await connectionActsAs(trx, values))) return;
   if (!appRole) {
     await trx.raw(`select set_config('app.company_id', ?, true), set_config('app.system_task', ?, true)`, [
       values[1],
@@ -123,7 +146,16 @@ export async function applyActing(trx: Knex.Transaction, acting: Acting | undefi
   );
 }
 
-async function run<T>(knex: Knex, acting: Acting | undefined, fn: (trx: Knex.Transaction) => Promise<T>) {
+/**
+ * The one way a transaction is opened under row-level security: `acting` set first (`applyActing`), and
+ * the scope's actor while `fn` runs. `unitOfWork`, `withCompany`, `asSystem` and db/transaction.ts
+ * `transact` (with its outbox and after-commit hooks) all go through it.
+ */
+export function transactionActingAs<T>(
+  knex: Knex,
+  acting: Acting | undefined,
+  fn: (trx: Knex.Transaction) => Promise<T>,
+): Promise<T> {
   return knex.transaction(async (trx) => {
     await applyActing(trx, acting);
     return acting ? scope.run(acting, () => fn(trx)) : fn(trx);
@@ -132,7 +164,7 @@ async function run<T>(knex: Knex, acting: Acting | undefined, fn: (trx: Knex.Tra
 
 /** One transaction acting as the scope's actor (see the module comment). */
 export function unitOfWork<T>(knex: Knex, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return run(knex, currentActing(), fn);
+  return transactionActingAs(knex, currentActing(), fn);
 }
 
 /** One transaction acting for `companyId`: no row of another company is visible or writable. */
@@ -142,7 +174,7 @@ export function withCompany<T>(
   fn: (trx: Knex.Transaction) => Promise<T>,
 ): Promise<T> {
   if (!companyId) throw new Error('withCompany without a company');
-  return run(knex, { companyId }, fn);
+  return transactionActingAs(knex, { companyId }, fn);
 }
 
 /** One transaction of the named cross-company task `task` (SYSTEM_TASKS). */
@@ -152,5 +184,5 @@ export function asSystem<T>(
   fn: (trx: Knex.Transaction) => Promise<T>,
 ): Promise<T> {
   if (!SYSTEM_TASKS.includes(task)) throw new Error(`unknown system task ${String(task)}`);
-  return run(knex, { system: task }, fn);
+  return transactionActingAs(knex, { system: task }, fn);
 }

@@ -14,6 +14,31 @@ export const UPLOAD_FORM_LIMITS = {
   fileSize: MAX_FILE_BYTES + 1,
 } as const;
 
+const MALFORMED = 'the multipart body is malformed';
+
+/** A parser of an upload form (its limits, UTF-8 file names as browsers and fetch send them); 400 without a boundary. */
+export function uploadFormParser(req: IncomingMessage): busboy.Busboy {
+  try {
+    return busboy({ headers: req.headers, defParamCharset: 'utf8', limits: UPLOAD_FORM_LIMITS });
+  } catch {
+    throw new BadRequestError('the multipart body has no boundary');
+  }
+}
+
+/** Streams the request into the form parser; `fail` gets a malformed body or an upload interrupted mid-body. */
+export function readForm(req: IncomingMessage, bb: busboy.Busboy, fail: (err: Error) => void): void {
+  bb.on('error', () => fail(new BadRequestError(MALFORMED)));
+  // a form cut short inside a file part ends that part's stream with an error too: unhandled, it would
+  // bring the process down, whichever part it is (one the reader uses, or one it only drains)
+  bb.on('file', (_name: string, stream: NodeJS.ReadableStream) =>
+    stream.on('error', () => fail(new BadRequestError(MALFORMED))),
+  );
+  req.on('close', () => {
+    if (!req.complete) fail(new BadRequestError('the upload was interrupted'));
+  });
+  req.pipe(bb);
+}
+
 /**
  * What makes two multipart forms "the same request" for Idempotency-Key: each field's name and value and
  * each file part's name, file name and sha256 of its content, in any order. The boundary and the part
@@ -43,13 +68,7 @@ export class FormFingerprint {
  */
 export function fingerprintMultipart(req: IncomingMessage): Promise<string> {
   return new Promise<string>((resolve, reject) => {
-    let bb: busboy.Busboy;
-    try {
-      bb = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: UPLOAD_FORM_LIMITS });
-    } catch {
-      reject(new BadRequestError('the multipart body has no boundary'));
-      return;
-    }
+    const bb = uploadFormParser(req); // a throw here (no boundary) rejects the promise
     const form = new FormFingerprint();
     const files: Array<Promise<void>> = [];
     let settled = false;
@@ -74,7 +93,6 @@ export function fingerprintMultipart(req: IncomingMessage): Promise<string> {
       );
     });
     bb.on('field', (name: string, value: string) => form.field(name, value));
-    bb.on('error', () => fail(new BadRequestError('the multipart body is malformed')));
     bb.on('close', () => {
       void Promise.all(files).then(() => {
         if (settled) return;
@@ -82,9 +100,6 @@ export function fingerprintMultipart(req: IncomingMessage): Promise<string> {
         resolve(form.digest());
       });
     });
-    req.on('close', () => {
-      if (!req.complete) fail(new BadRequestError('the upload was interrupted'));
-    });
-    req.pipe(bb);
+    readForm(req, bb, fail);
   });
 }

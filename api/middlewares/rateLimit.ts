@@ -2,16 +2,14 @@ import type { Next } from 'koa';
 import type Router from '@koa/router';
 import type { Knex } from 'knex';
 import ipaddr from 'ipaddr.js';
-import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { TooManyRequestsError } from '../../common/errors';
 import { BUCKETS, PLANS, REQUEST_BUDGETS } from '../../domain/plans/plans';
 import type { AppContext } from '../context';
 import { identifyCaller, type CallerIdentity } from '../callers';
 import { findRoute, type RouteSpec } from '../routing';
-import { withoutTenantRows } from '../../db/unitOfWork';
+import { takePoint, windowCounter } from '../../db/counters';
 
 const WINDOW_SECONDS = 60;
-const TABLE = 'rate_limit_counters';
 
 /** The budget (or separate bucket) one request is counted against. */
 export interface Budget {
@@ -31,54 +29,21 @@ export interface Decision {
 }
 
 /**
- * Per-minute counters in PostgreSQL through rate-limiter-flexible: one atomic upsert per request
- * (INSERT .. ON CONFLICT DO UPDATE .. RETURNING points), so N concurrent requests get N distinct counts
- * across every API copy and exactly `limit` of them pass. Windows are fixed, 60 s from a subject's first
- * request in the window.
+ * Per-minute request budgets, counted in PostgreSQL (db/counters.ts), so N concurrent requests get N distinct
+ * counts across every API copy and exactly `limit` of them pass.
  */
 export class RequestCounters {
-  private readonly limiters = new Map<string, RateLimiterPostgres>();
-  private first = true;
-
   constructor(private readonly knex: Knex) {}
 
-  private limiter(name: string, limit: number): RateLimiterPostgres {
-    const id = `${name}/${limit}`;
-    let limiter = this.limiters.get(id);
-    if (!limiter) {
-      limiter = new RateLimiterPostgres({
-        storeClient: this.knex,
-        storeType: 'knex',
-        tableName: TABLE,
-        tableCreated: true, // db/migrations/20261122000300_platform.ts
-        // The library's own 5-minute sweep of expired rows; one limiter per process runs it.
-        clearExpiredByTimeout: this.first,
-        // Limiters of one name share their counters whatever the limit (a plan change keeps the count).
-        keyPrefix: name,
-        points: limit,
-        duration: WINDOW_SECONDS,
-      });
-      this.first = false;
-      this.limiters.set(id, limiter);
-    }
-    return limiter;
-  }
-
   async consume(budget: Budget): Promise<Decision> {
-    const toDecision = (res: RateLimiterRes, allowed: boolean): Decision => ({
+    const limiter = windowCounter(this.knex, budget.name, budget.limit, WINDOW_SECONDS);
+    const { allowed, state } = await takePoint(limiter, budget.subject);
+    return {
       allowed,
       limit: budget.limit,
-      remaining: allowed ? Math.max(0, res.remainingPoints) : 0,
-      resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
-    });
-    try {
-      // counters are no tenant rows: the connection keeps whatever actor it holds (no extra round trip)
-      const limiter = this.limiter(budget.name, budget.limit);
-      return toDecision(await withoutTenantRows(() => limiter.consume(budget.subject)), true);
-    } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) return toDecision(rejection, false);
-      throw rejection;
-    }
+      remaining: allowed ? Math.max(0, state.remainingPoints) : 0,
+      resetSeconds: Math.max(1, Math.ceil(state.msBeforeNext / 1000)),
+    };
   }
 }
 

@@ -22,7 +22,7 @@ import { CONTENT_TYPES } from './formats';
 import { UploadInspector } from './inspect';
 import { startReport } from './reportStarts';
 import { startAutomaticComparison } from '../comparisons/commands';
-import { inspectStoredXlsx } from './xlsx';
+import { inspectStoredXlsx, xlsxLimits } from './xlsx';
 
 export interface UploadResult {
   file: File;
@@ -255,15 +255,13 @@ export async function completeUpload(
     let rowCount = received.inspector.dataRows;
     let columnCount = sniffed.columns ?? null;
     if (sniffed.format === 'xlsx') {
-      const facts = await inspectStoredXlsx(storage.client, storage.bucket, slot.objectKey, received.size, {
-        maxUnpackedBytes: config.files.xlsxMaxUnpackedBytes,
-        maxEntries: config.files.xlsxMaxEntries,
-        maxCompressionRatio: config.files.xlsxMaxCompressionRatio,
-        maxSharedStringsBytes: config.files.xlsxMaxSharedStringsBytes,
-        maxSharedStrings: config.files.xlsxMaxSharedStrings,
-        maxRows: config.files.maxRows,
-        maxColumns: config.files.maxColumns,
-      });
+      const facts = await inspectStoredXlsx(
+        storage.client,
+        storage.bucket,
+        slot.objectKey,
+        received.size,
+        xlsxLimits(config.files),
+      );
       rowCount = facts.rows;
       columnCount = facts.columns;
       timings.inspectedMs = Date.now() - slot.startedAt;

@@ -1,6 +1,7 @@
 import { PassThrough, Readable } from 'node:stream';
 import type * as Minio from 'minio';
 import * as yauzl from 'yauzl';
+import type { Config } from '../../common/config';
 import { BadRequestError } from '../../common/errors';
 import { NOT_A_SPREADSHEET } from './sniff';
 
@@ -13,6 +14,19 @@ export interface XlsxLimits {
   /** the shared-strings part: unpacked bytes, and strings it holds (counted, not as it declares) */
   maxSharedStringsBytes: number;
   maxSharedStrings: number;
+}
+
+/** The workbook limits of the configuration: what an upload, a report build and a comparison check. */
+export function xlsxLimits(files: Config['files']): XlsxLimits {
+  return {
+    maxUnpackedBytes: files.xlsxMaxUnpackedBytes,
+    maxEntries: files.xlsxMaxEntries,
+    maxCompressionRatio: files.xlsxMaxCompressionRatio,
+    maxSharedStringsBytes: files.xlsxMaxSharedStringsBytes,
+    maxSharedStrings: files.xlsxMaxSharedStrings,
+    maxRows: files.maxRows,
+    maxColumns: files.maxColumns,
+  };
 }
 
 export interface XlsxFacts {

@@ -1,39 +1,12 @@
 import type { Knex } from 'knex';
-import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimiterPostgres } from 'rate-limiter-flexible';
 import type { Config } from '../../common/config';
 import { TooManyRequestsError } from '../../common/errors';
 import { fingerprint } from '../../common/secrets';
+import { takePoint, windowCounter } from '../../db/counters';
 import { keysOf } from './keys';
 
-const TABLE = 'rate_limit_counters';
 export const ACCOUNT_LOCKED = 'too many failed sign-ins for this account; try again later';
-
-const limiters = new WeakMap<Knex, Map<string, RateLimiterPostgres>>();
-
-/** One limiter per database and setting, sharing the counters of `rate_limit_counters` (keyPrefix). */
-function limiterFor(knex: Knex, points: number, duration: number): RateLimiterPostgres {
-  let byId = limiters.get(knex);
-  if (!byId) {
-    byId = new Map();
-    limiters.set(knex, byId);
-  }
-  const id = `${points}/${duration}`;
-  let limiter = byId.get(id);
-  if (!limiter) {
-    limiter = new RateLimiterPostgres({
-      storeClient: knex,
-      storeType: 'knex',
-      tableName: TABLE,
-      tableCreated: true, // db/migrations/20261122000300_platform.ts
-      clearExpiredByTimeout: false, // the request limiter of the process sweeps the shared table
-      keyPrefix: 'signInFailures',
-      points,
-      duration,
-    });
-    byId.set(id, limiter);
-  }
-  return limiter;
-}
 
 /**
  * Failed sign-ins counted per account (OWASP credential stuffing: a limit per account, on top of the
@@ -58,13 +31,11 @@ export class SignInAttempt {
    */
   static async begin(deps: { knex: Knex; config: Config }, email: string): Promise<SignInAttempt> {
     const { failuresPerAccount: points, failureWindowSeconds: duration } = deps.config.signIn;
-    const limiter = limiterFor(deps.knex, points, duration);
+    const limiter = windowCounter(deps.knex, 'signInFailures', points, duration);
     const key = fingerprint(keysOf(deps.config).signInAccount, email.trim().toLowerCase());
-    try {
-      await limiter.consume(key);
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      const resetSeconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+    const { allowed, state } = await takePoint(limiter, key);
+    if (!allowed) {
+      const resetSeconds = Math.max(1, Math.ceil(state.msBeforeNext / 1000));
       // the limit that refused this answer, in the spec's headers
       throw new TooManyRequestsError(ACCOUNT_LOCKED, resetSeconds, {
         'X-RateLimit-Limit': String(points),

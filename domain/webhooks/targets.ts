@@ -55,29 +55,39 @@ const startsWith = (bytes: number[], prefix: number[]) => prefix.every((b, i) =>
 const zeros = (n: number) => new Array<number>(n).fill(0);
 
 /**
- * The IPv4 addresses an IPv6 address embeds, by form (RFC 4291, 6052, 8215, 3056, 4380, 6145), and whether
- * the form is refused whatever it embeds (deprecated or not globally routable), or null for other addresses.
+ * The IPv4 addresses an IPv6 address embeds, each with the name of its form (RFC 4291, 6052, 8215, 3056,
+ * 4380, 6145), and whether the form is refused whatever it embeds (deprecated or not globally routable), or
+ * null for other addresses.
  */
-function embeddedIPv4(v6: ipaddr.IPv6): { form: string; ipv4: ipaddr.IPv4[]; always: boolean } | null {
+function embeddedIPv4(v6: ipaddr.IPv6): { embeds: Array<[string, ipaddr.IPv4]>; always: boolean } | null {
   const b = v6.toByteArray();
   // ::ffff:0:0/96, IPv4-mapped: the embedded address decides
   if (startsWith(b, [...zeros(10), 0xff, 0xff]))
-    return { form: 'ipv4Mapped', ipv4: [ipv4At(b, 12)], always: false };
+    return { embeds: [['ipv4Mapped', ipv4At(b, 12)]], always: false };
   // ::/96, IPv4-compatible (deprecated by RFC 4291; :: and ::1 are judged as themselves)
   if (startsWith(b, zeros(12)) && (b[12] | b[13] | b[14]) !== 0)
-    return { form: 'ipv4Compatible', ipv4: [ipv4At(b, 12)], always: true };
+    return { embeds: [['ipv4Compatible', ipv4At(b, 12)]], always: true };
   // ::ffff:0:0:0/96, IPv4-translated (SIIT, RFC 6145): not globally routable
   if (startsWith(b, [...zeros(8), 0xff, 0xff, 0, 0]))
-    return { form: 'ipv4Translated', ipv4: [ipv4At(b, 12)], always: true };
+    return { embeds: [['ipv4Translated', ipv4At(b, 12)]], always: true };
   // 64:ff9b::/96, the well-known NAT64 prefix: the translator connects to the embedded address
   if (startsWith(b, [0, 0x64, 0xff, 0x9b, ...zeros(8)]))
-    return { form: 'nat64', ipv4: [ipv4At(b, 12)], always: false };
+    return { embeds: [['nat64', ipv4At(b, 12)]], always: false };
   // 64:ff9b:1::/48, local-use NAT64 (RFC 8215): a site's own translator, where the address sits depends on the
   // site's prefix length; refused whatever it embeds (the /96 position is named)
   if (startsWith(b, [0, 0x64, 0xff, 0x9b, 0, 1]))
-    return { form: 'nat64LocalUse', ipv4: [ipv4At(b, 12)], always: true };
+    return { embeds: [['nat64LocalUse', ipv4At(b, 12)]], always: true };
   // 2002::/16, 6to4: the relay delivers to the IPv4 address in bits 16-47
-  if (startsWith(b, [0x20, 0x02])) return { form: '6to4', ipv4: [ipv4At(b, 2)], always: false };
+  if (startsWith(b, [0x20, 0x02])) return { embeds: [['6to4', ipv4At(b, 2)]], always: false };
+  // 2001::/32, Teredo: the server's IPv4 in bits 32-63, the client's XOR-ed with 0xffffffff in the last 32
+  if (startsWith(b, [0x20, 0x01, 0, 0]))
+    return {
+      embeds: [
+        ['teredoServer', ipv4At(b, 4)],
+        ['teredoClient', ipv4At(b, 12, true)],
+      ],
+      always: false,
+    };
   return null;
 }
 
@@ -94,23 +104,14 @@ export function refusedRange(address: string): string | null {
     return range === 'unicast' ? null : range;
   }
   const v6 = parsed as ipaddr.IPv6;
-  const bytes = v6.toByteArray();
-  // 2001::/32, Teredo: the server's IPv4 in bits 32-63, the client's XOR-ed with 0xffffffff in the last 32
-  if (startsWith(bytes, [0x20, 0x01, 0, 0])) {
-    for (const [form, v4] of [
-      ['teredoServer', ipv4At(bytes, 4)],
-      ['teredoClient', ipv4At(bytes, 12, true)],
-    ] as const) {
-      if (v4.range() !== 'unicast') return `${form} ${v4.toString()} ${v4.range()}`;
-    }
-    return null;
-  }
   const embedded = embeddedIPv4(v6);
   if (embedded) {
-    for (const v4 of embedded.ipv4) {
-      if (v4.range() !== 'unicast') return `${embedded.form} ${v4.toString()} ${v4.range()}`;
+    for (const [form, v4] of embedded.embeds) {
+      if (v4.range() !== 'unicast') return `${form} ${v4.toString()} ${v4.range()}`;
     }
-    return embedded.always ? `${embedded.form} ${embedded.ipv4[0].toString()} (not globally routable)` : null;
+    if (!embedded.always) return null;
+    const [form, v4] = embedded.embeds[0];
+    return `${form} ${v4.toString()} (not globally routable)`;
   }
   const range = v6.range();
   return range === 'unicast' ? null : range;

@@ -46,6 +46,42 @@ describe('Idempotency-Key: uploads are fingerprinted by content, and the header 
     expect(await footprint(a.company.id)).to.deep.equal(before);
   });
 
+  it('a form without a boundary, or cut short, gives 400 both when uploaded and when retried under a used key', async () => {
+    const a = await createTeam({ plan: 'premium' });
+    const key = randomUUID();
+    const broken: Array<[string, string, string]> = [
+      ['multipart/form-data', 'a,b\n', 'the multipart body has no boundary'],
+      [
+        'multipart/form-data; boundary=xyz',
+        '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\na,b\n',
+        'the multipart body is malformed',
+      ],
+      [
+        'multipart/form-data; boundary=xyz',
+        '--xyz\r\nContent-Disposition: form-data; name="other"; filename="a.csv"\r\n\r\na,b\n',
+        'the multipart body is malformed',
+      ],
+    ];
+    const send = (type: string, raw: string, headers: Record<string, string> = {}) =>
+      call('POST', '/files', { token: a.adminToken, raw, headers: { 'content-type': type, ...headers } });
+    // the upload reads the form
+    for (const [type, raw, message] of broken) {
+      expect(expectErrorBody(await send(type, raw), 400).message, type).to.equal(message);
+    }
+    // a retry under a used key reads it only to fingerprint it
+    const first = await uploadFile('a,b\n1,2\n', {
+      token: a.adminToken,
+      headers: { 'Idempotency-Key': key },
+    });
+    expect(first.status, first.text).to.equal(201);
+    const before = await footprint(a.company.id);
+    for (const [type, raw, message] of broken) {
+      const again = await send(type, raw, { 'Idempotency-Key': key });
+      expect(expectErrorBody(again, 400).message, `retried, ${type}`).to.equal(message);
+    }
+    expect(await footprint(a.company.id)).to.deep.equal(before);
+  });
+
   it('a new version: the same key replays only for the same content', async () => {
     const a = await createTeam({ plan: 'premium' });
     const file = await uploadFile('a,b\n1,2\n', { token: a.adminToken });

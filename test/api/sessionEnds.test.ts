@@ -22,6 +22,35 @@ async function untilLockWait(knex: Knex, done: () => boolean): Promise<void> {
   }
 }
 
+/**
+ * Signs `person` in while `hold` (a change of the person, left uncommitted) holds its locks: waits (bounded)
+ * until the sign-in is parked on a lock or answered, then commits the change, and gives the sign-in's answer.
+ */
+async function signInDuring(
+  knex: Knex,
+  person: { email: string; password: string },
+  hold: (trx: Knex.Transaction) => Promise<void>,
+): Promise<{ status: number; body: { accessToken?: string } }> {
+  const trx = await knex.transaction();
+  let login: Promise<{ status: number; body: { accessToken?: string } }> | undefined;
+  try {
+    await hold(trx);
+    let answered = false;
+    login = call('POST', '/auth/login', { json: { email: person.email, password: person.password } }).then(
+      (r) => {
+        answered = true;
+        return r;
+      },
+    );
+    await untilLockWait(knex, () => answered);
+    await trx.commit();
+  } catch (err) {
+    await trx.rollback();
+    throw err;
+  }
+  return login;
+}
+
 describe('sessions end when a person loses access (issue 10, item 11)', () => {
   it('disabling ends every session: old access and refresh tokens stay refused after re-enabling', async () => {
     const team = await createTeam({ plan: 'basic' });
@@ -87,29 +116,14 @@ describe('sessions end when a person loses access (issue 10, item 11)', () => {
     const company = await createCompany();
     const admin = await createPerson(company);
     const person = await createPerson(company, { role: 'employee' });
-    // the disable, as PATCH /employees/{id} makes it, held open: status changed, sessions ended, not committed
-    const trx = await knex.transaction();
-    let login: Promise<{ status: number; body: { accessToken?: string } }> | undefined;
-    try {
+    // the disable, as PATCH /employees/{id} makes it, held open: status changed, sessions ended, not committed;
+    // the sign-in reads the committed (active) person, verifies the password, then either waits for the
+    // disable to commit (the fix) or finishes at once (the defect)
+    const answer = await signInDuring(knex, person, async (trx) => {
       await trx('people').where({ id: person.id }).forUpdate().first();
       await trx('people').where({ id: person.id }).update({ status: 'disabled' });
       await endSessionsOf(trx, person.id, 'person_disabled', { companyId: company.id, personId: admin.id });
-      let answered = false;
-      login = call('POST', '/auth/login', { json: { email: person.email, password: person.password } }).then(
-        (r) => {
-          answered = true;
-          return r;
-        },
-      );
-      // the sign-in reads the committed (active) person, verifies the password, then either waits for the
-      // disable to commit (the fix) or finishes at once (the defect)
-      await untilLockWait(knex, () => answered);
-      await trx.commit();
-    } catch (err) {
-      await trx.rollback();
-      throw err;
-    }
-    const answer = await login;
+    });
     await knex('people').where({ id: person.id }).update({ status: 'active' });
     if (answer.status === 200) {
       // a session begun for a person being disabled must not come back with re-enabling
@@ -125,25 +139,10 @@ describe('sessions end when a person loses access (issue 10, item 11)', () => {
     const { knex } = testEnv();
     const company = await createCompany();
     const person = await createPerson(company);
-    const trx = await knex.transaction();
-    let login: Promise<{ status: number }> | undefined;
-    try {
+    const answer = await signInDuring(knex, person, async (trx) => {
       await trx('people').where({ id: person.id }).update({ passwordHash: 'changed' });
       await endSessionsOf(trx, person.id, 'password_reset', { companyId: company.id, personId: person.id });
-      let answered = false;
-      login = call('POST', '/auth/login', { json: { email: person.email, password: person.password } }).then(
-        (r) => {
-          answered = true;
-          return r;
-        },
-      );
-      await untilLockWait(knex, () => answered);
-      await trx.commit();
-    } catch (err) {
-      await trx.rollback();
-      throw err;
-    }
-    const answer = await login;
+    });
     expect(answer.status).to.equal(401);
     const open = (await knex('sessions').where({ personId: person.id }).whereNull('endedAt')) as unknown[];
     expect(open).to.have.lengthOf(0);

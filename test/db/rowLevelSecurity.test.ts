@@ -6,6 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Knex } from 'knex';
+import { Model } from 'objection';
+import { createKnex } from '../../db/knex';
 import { systemRoleName } from '../../db/rls';
 import { actingAs, asSystem, currentActing, unitOfWork, withCompany } from '../../db/unitOfWork';
 import { testEnv } from '../helpers/env';
@@ -263,6 +265,43 @@ describe('row-level security (tenant isolation in the database)', () => {
     expect(changed).to.equal(0);
     const row = (await knex('companies').where({ id: b }).first()) as { name: string };
     expect(row.name).to.not.equal('taken over');
+  });
+
+  it('a unit of work on a connection that already acts for its actor sends no settings (one pooled connection)', async () => {
+    const { config } = testEnv();
+    const shared = Model.knex();
+    const one = createKnex(config.databaseUrl, 1, { actAs: config.databaseAppRole });
+    Model.knex(shared); // createKnex binds the models to the new knex: give them back
+    // the statements of units of work (the settings made when a connection leaves the pool are not seen)
+    const settings: string[] = [];
+    one.on('query', (q: { sql: string }) => {
+      if (q.sql.includes('set_config')) settings.push(q.sql);
+    });
+    const people = { table: 'people', column: 'company_id' };
+    try {
+      await actingAs({ companyId: a }, async () => {
+        // the first statement sets the connection to company a when it leaves the pool (db/knex.ts)
+        expect([...(await companiesSeen(one, people))]).to.deep.equal([a]);
+        // the request's own unit of work: nothing to set, the connection acts for a already
+        expect([...(await unitOfWork(one, (trx) => companiesSeen(trx, people)))]).to.deep.equal([a]);
+        expect([...(await withCompany(one, a, (trx) => companiesSeen(trx, people)))]).to.deep.equal([a]);
+        expect(settings, 'set_config in a unit of work acting as its connection').to.deep.equal([]);
+        // another actor is set for its transaction only, and a nested unit of work sets its own
+        const system = await asSystem(one, 'outbox-dispatch', async (trx) => ({
+          outer: await companiesSeen(trx, people),
+          nested: await withCompany(trx, a, (inner) => companiesSeen(inner, people)),
+          nestedB: await withCompany(trx, b, (inner) => companiesSeen(inner, people)),
+        }));
+        expect(system.outer.has(a) && system.outer.has(b)).to.equal(true);
+        expect([...system.nested]).to.deep.equal([a]);
+        expect([...system.nestedB]).to.deep.equal([b]);
+        expect([...(await withCompany(one, a, (trx) => companiesSeen(trx, people)))]).to.deep.equal([a]);
+        expect([...(await withCompany(one, b, (trx) => companiesSeen(trx, people)))]).to.deep.equal([b]);
+        expect([...(await companiesSeen(one, people))]).to.deep.equal([a]);
+      });
+    } finally {
+      await one.destroy();
+    }
   });
 
   it('a named system task sees every company; an unnamed one is refused', async () => {

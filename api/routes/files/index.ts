@@ -1,6 +1,5 @@
 import { MAX_DOWNLOAD_LINK_SECONDS } from '../../../common/config';
 import type { Visibility } from '../../../db/models';
-import { transact } from '../../../db/transaction';
 import {
   changeVisibility,
   deleteFile,
@@ -14,6 +13,7 @@ import {
 import { FILE_FORMATS } from '../../../domain/files/formats';
 import { presentFile, presentVersion } from '../../../domain/files/present';
 import { route } from '../../routing';
+import { inUnitOfWork } from '../../unitOfWork';
 import { MAX_INT4 } from '../../validation';
 import { uuidParams } from '../../schemas';
 import { principalOf } from '../../middlewares/authenticate';
@@ -149,10 +149,8 @@ export const filesRoutes = [
       404: { description: 'not found' },
     },
     handler: async (ctx, { params, body }: { params: { id: string }; body: { visibility: Visibility } }) => {
-      const file = await transact(
-        ctx.deps.knex,
-        (uow) => changeVisibility(principalOf(ctx), uow, params.id, body.visibility),
-        { correlationId: ctx.state.correlationId },
+      const file = await inUnitOfWork(ctx, (uow) =>
+        changeVisibility(principalOf(ctx), uow, params.id, body.visibility),
       );
       return { body: presentFile(file) };
     },
@@ -170,9 +168,7 @@ export const filesRoutes = [
       404: { description: 'not found' },
     },
     handler: async (ctx, { params }: { params: { id: string } }) => {
-      await transact(ctx.deps.knex, (uow) => deleteFile(filesDeps(ctx), principalOf(ctx), uow, params.id), {
-        correlationId: ctx.state.correlationId,
-      });
+      await inUnitOfWork(ctx, (uow) => deleteFile(filesDeps(ctx), principalOf(ctx), uow, params.id));
       return { status: 204 };
     },
   }),

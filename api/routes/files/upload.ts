@@ -24,7 +24,7 @@ import {
 } from '../../../domain/files/upload';
 import type { AppContext } from '../../context';
 import { principalOf } from '../../middlewares/authenticate';
-import { FormFingerprint, UPLOAD_FORM_LIMITS } from '../../middlewares/formFingerprint';
+import { FormFingerprint, readForm, uploadFormParser } from '../../middlewares/formFingerprint';
 import { filesDeps } from './deps';
 import { nulProblems } from '../../validation';
 
@@ -47,18 +47,7 @@ function receive(ctx: AppContext, slot: UploadSlot): Promise<Received> {
   const allowVisibility = !slot.existing;
   return new Promise<Received>((resolve, reject) => {
     let settled = false;
-    let bb: busboy.Busboy;
-    try {
-      bb = busboy({
-        headers: req.headers,
-        // browsers and fetch send file names as UTF-8
-        defParamCharset: 'utf8',
-        limits: UPLOAD_FORM_LIMITS,
-      });
-    } catch {
-      reject(new BadRequestError('the multipart body has no boundary'));
-      return;
-    }
+    const bb = uploadFormParser(req); // a throw here (no boundary) rejects the promise
     const problems: string[] = [];
     const form = new FormFingerprint();
     let visibility: Visibility | undefined;
@@ -117,7 +106,6 @@ function receive(ctx: AppContext, slot: UploadSlot): Promise<Received> {
     bb.on('filesLimit', () => problems.push('form: send exactly one file, in the part "file"'));
     bb.on('fieldsLimit', () => problems.push('form: too many fields'));
     bb.on('partsLimit', () => problems.push('form: too many parts'));
-    bb.on('error', () => fail(new BadRequestError('the multipart body is malformed')));
     bb.on('close', () => {
       if (settled) return;
       if (!upload) {
@@ -138,11 +126,8 @@ function receive(ctx: AppContext, slot: UploadSlot): Promise<Received> {
         () => undefined, // handled by fail()
       );
     });
-    // the client went away mid-body
-    req.on('close', () => {
-      if (!req.complete) fail(new BadRequestError('the upload was interrupted'));
-    });
-    req.pipe(bb);
+    // a malformed body, or the client went away mid-body
+    readForm(req, bb, fail);
   });
 }
 

@@ -14,11 +14,10 @@ import {
 import { listDeliveries, pingEndpoint, redeliver } from '../../../domain/webhooks/deliveries';
 import { MANAGE_WEBHOOKS } from '../../../domain/webhooks/access';
 import { presentDelivery, presentEndpoint } from '../../../domain/webhooks/present';
-import { transact, type UnitOfWork } from '../../../db/transaction';
-import type { AppContext } from '../../context';
 import { pageList, type PageQuery } from '../../lists';
 import { principalOf } from '../../middlewares/authenticate';
 import { route } from '../../routing';
+import { domainDeps, inUnitOfWork } from '../../unitOfWork';
 import { pageEnvelopeSchema, pageQuerySchema, uuidParams } from '../../schemas';
 import {
   createBody,
@@ -32,16 +31,6 @@ import {
 } from './schemas';
 
 const TAG = 'Outgoing webhooks';
-
-/** The request's unit of work: one transaction, carrying the correlation id to events and audit. */
-function inUnitOfWork<T>(ctx: AppContext, work: (uow: UnitOfWork) => Promise<T>): Promise<T> {
-  return transact(ctx.deps.knex, work, { correlationId: ctx.state.correlationId });
-}
-
-/** The domain's dependencies, with the request's logger. */
-function deps(ctx: AppContext) {
-  return { ...ctx.deps, logger: ctx.state.log };
-}
 
 export const outgoingWebhookRoutes = [
   route({
@@ -156,7 +145,7 @@ export const outgoingWebhookRoutes = [
     },
     handler: async (ctx, { params }: { params: { id: string } }) => {
       const delivery = await inUnitOfWork(ctx, (uow) =>
-        pingEndpoint(deps(ctx), principalOf(ctx), uow, params.id),
+        pingEndpoint(domainDeps(ctx), principalOf(ctx), uow, params.id),
       );
       return { status: 202, body: presentDelivery(delivery) };
     },
@@ -195,7 +184,7 @@ export const outgoingWebhookRoutes = [
     },
     handler: async (ctx, { params }: { params: { deliveryId: string } }) => {
       const delivery = await inUnitOfWork(ctx, (uow) =>
-        redeliver(deps(ctx), principalOf(ctx), uow, params.deliveryId),
+        redeliver(domainDeps(ctx), principalOf(ctx), uow, params.deliveryId),
       );
       return { status: 202, body: presentDelivery(delivery) };
     },

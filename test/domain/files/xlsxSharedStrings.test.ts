@@ -22,6 +22,13 @@ async function stored(name: string, data: Buffer): Promise<{ key: string; size: 
   return { key, size: data.length };
 }
 
+/** Stores `data` and previews it from the stored object. */
+async function previewOf(name: string, data: Buffer) {
+  const { storage } = testEnv();
+  const { key, size } = await stored(name, data);
+  return previewStoredXlsx(storage.client, storage.bucket, key, size, previewOptions, limits);
+}
+
 function sst(strings: string[], tail = ''): string {
   return (
     '<?xml version="1.0" encoding="UTF-8"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">' +
@@ -94,22 +101,13 @@ describe('XLSX shared strings: bounded at upload, read only as needed by preview
   });
 
   it('previews from the stored object: values right, only the needed shared strings read', async () => {
-    const { storage } = testEnv();
     // everything after the strings the preview needs is broken XML: reading it would fail the preview
     const { data } = workbook(10, {
       sstTail: '<si><t>never read</t></si><broken',
       sheetTail: '<row r="99"><c r="A99"><v>1</v></c></row><broken',
       rows: 5,
     });
-    const { key, size } = await stored('lazy.xlsx', data);
-    const preview = await previewStoredXlsx(
-      storage.client,
-      storage.bucket,
-      key,
-      size,
-      previewOptions,
-      limits,
-    );
+    const preview = await previewOf('lazy.xlsx', data);
     expect(preview).to.deep.equal({
       columns: ['s0-', 's1-x', 'inline'],
       rows: [
@@ -122,16 +120,7 @@ describe('XLSX shared strings: bounded at upload, read only as needed by preview
   });
 
   it('previews a workbook written by exceljs the same way (dates, formulas, booleans, nulls)', async () => {
-    const { storage } = testEnv();
-    const { key, size } = await stored('real.xlsx', await xlsx(3, 3));
-    const preview = await previewStoredXlsx(
-      storage.client,
-      storage.bucket,
-      key,
-      size,
-      previewOptions,
-      limits,
-    );
+    const preview = await previewOf('real.xlsx', await xlsx(3, 3));
     expect(preview).to.deep.equal({
       columns: ['col1', 'col2', 'col3'],
       rows: [
