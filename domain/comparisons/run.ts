@@ -18,7 +18,8 @@ import { inspectStoredXlsx } from '../files/xlsx';
 import type { Storage } from '../../common/storage';
 import type { Config } from '../../common/config';
 import { Comparison, ComparisonChange, File, FileVersion, Report } from '../../db/models';
-import { inCompany, transactInCompany } from '../reports/unitOfWork';
+import { transact } from '../../db/transaction';
+import { withCompany } from '../../db/unitOfWork';
 import {
   AnalysisFailure,
   loadVersion,
@@ -105,12 +106,14 @@ export async function prepareComparison(
 ): Promise<{ comparisonId: string; status: string } | null> {
   const comparisonId = req.comparisonId;
   if (comparisonId) {
-    const row = await inCompany(knex, req.companyId, (trx) => q(trx, req.companyId).findById(comparisonId));
+    const row = await withCompany(knex, req.companyId, async (trx) =>
+      q(trx, req.companyId).findById(comparisonId),
+    );
     return row ? { comparisonId: row.id, status: row.status } : null;
   }
   const a = req.automatic!;
   try {
-    await inCompany(knex, req.companyId, (trx) =>
+    await withCompany(knex, req.companyId, async (trx) =>
       q(trx, req.companyId).insert({
         id: randomUUID(),
         fileId: a.fileId,
@@ -128,7 +131,7 @@ export async function prepareComparison(
     if (err instanceof ForeignKeyViolationError) return null;
     if (!(err instanceof UniqueViolationError)) throw err;
   }
-  const row = await inCompany(knex, req.companyId, (trx) =>
+  const row = await withCompany(knex, req.companyId, async (trx) =>
     q(trx, req.companyId).findOne({ targetVersionId: a.targetVersionId, automatic: true }),
   );
   return row ? { comparisonId: row.id, status: row.status } : null;
@@ -141,7 +144,7 @@ async function reportTypes(
   versionId: string,
   loaded: LoadedVersion,
 ): Promise<SheetTypes | null> {
-  const report = await inCompany(deps.knex, companyId, (trx) =>
+  const report = await withCompany(deps.knex, companyId, async (trx) =>
     Report.scoped(companyId, trx).findOne({ fileVersionId: versionId }),
   );
   if (!report || report.status !== 'ready') return null;
@@ -181,10 +184,12 @@ export async function runComparison(
   const prepared = await prepareComparison(knex, req, null);
   if (!prepared) return { status: 'file_deleted', comparisonId: null };
   const comparisonId = prepared.comparisonId;
-  const row = await inCompany(knex, req.companyId, (trx) => q(trx, req.companyId).findById(comparisonId));
+  const row = await withCompany(knex, req.companyId, async (trx) =>
+    q(trx, req.companyId).findById(comparisonId),
+  );
   if (!row) return { status: 'file_deleted', comparisonId: null };
   if (row.status === 'ready' || row.status === 'failed') return { status: row.status, comparisonId };
-  const [base, target] = await inCompany(knex, req.companyId, (trx) =>
+  const [base, target] = await withCompany(knex, req.companyId, async (trx) =>
     Promise.all([
       FileVersion.scoped(req.companyId, trx).findById(row.baseVersionId),
       FileVersion.scoped(req.companyId, trx).findById(row.targetVersionId),
@@ -192,7 +197,7 @@ export async function runComparison(
   );
   if (!base || !target) return { status: 'file_deleted', comparisonId };
   const bytesTotal = Number(base.sizeBytes) + Number(target.sizeBytes);
-  const started = await inCompany(knex, req.companyId, (trx) =>
+  const started = await withCompany(knex, req.companyId, async (trx) =>
     q(trx, req.companyId)
       .patch({ status: 'comparing', startedAt: new Date(), phase: 'loading', changesSaved: 0 })
       .where({ id: comparisonId })
@@ -200,7 +205,7 @@ export async function runComparison(
   );
   if (started === 0) return { status: 'file_deleted', comparisonId };
   // an earlier attempt (a worker stopped mid-run) may have written some changes
-  await inCompany(knex, req.companyId, (trx) =>
+  await withCompany(knex, req.companyId, async (trx) =>
     ComparisonChange.scoped(req.companyId, trx).where({ comparisonId }).delete(),
   );
 
@@ -222,7 +227,7 @@ export async function runComparison(
     const s = progress;
     writing = writing
       .then(() =>
-        inCompany(knex, req.companyId, (trx) =>
+        withCompany(knex, req.companyId, async (trx) =>
           q(trx, req.companyId)
             .patch({
               phase: s.phase,
@@ -324,7 +329,7 @@ export async function runComparison(
           columns: c.columns === null ? null : JSON.stringify(c.columns),
         }));
         batch = [];
-        await inCompany(knex, req.companyId, (trx) => trx('comparisonChanges').insert(rows));
+        await withCompany(knex, req.companyId, async (trx) => trx('comparisonChanges').insert(rows));
         progress = { ...progress, changesSaved: seq };
       };
       summary = await compareVersions(engine.conn, loaded[0], loaded[1], types[0], types[1], {
@@ -353,9 +358,8 @@ export async function runComparison(
     writeProgress(true);
     await hooks.beforeSave?.();
     const result = summary;
-    const saved = await transactInCompany(
+    const saved = await transact(
       knex,
-      req.companyId,
       async ({ trx, emit }) => {
         const file = await File.scoped(req.companyId, trx).findById(row.fileId).select('files.id').forShare();
         if (!file) return false;
@@ -412,10 +416,15 @@ export async function runComparison(
         }
         return true;
       },
-      { correlationId: req.correlationId ?? row.correlationId ?? undefined },
+      {
+        acting: { companyId: req.companyId },
+        correlationId: req.correlationId ?? row.correlationId ?? undefined,
+      },
     );
     if (!saved) {
-      const now = await inCompany(knex, req.companyId, (trx) => q(trx, req.companyId).findById(comparisonId));
+      const now = await withCompany(knex, req.companyId, async (trx) =>
+        q(trx, req.companyId).findById(comparisonId),
+      );
       if (!now) return { status: 'file_deleted', comparisonId: null };
       return { status: now.status === 'failed' ? 'failed' : 'ready', comparisonId };
     }
@@ -435,7 +444,7 @@ export async function failComparison(
   reason: ComparisonFailureReason,
   message: string,
 ): Promise<{ status: string }> {
-  const updated = await inCompany(knex, req.companyId, (trx) =>
+  const updated = await withCompany(knex, req.companyId, async (trx) =>
     q(trx, req.companyId)
       .patch({
         status: 'failed',
@@ -448,7 +457,7 @@ export async function failComparison(
       .whereIn('status', ['queued', 'comparing']),
   );
   if (updated > 0)
-    await inCompany(knex, req.companyId, (trx) =>
+    await withCompany(knex, req.companyId, async (trx) =>
       ComparisonChange.scoped(req.companyId, trx).where({ comparisonId }).delete(),
     );
   return { status: updated > 0 ? 'failed' : 'ended' };

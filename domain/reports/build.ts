@@ -17,8 +17,8 @@ import { inspectStoredXlsx } from '../files/xlsx';
 import type { Storage } from '../../common/storage';
 import type { Config } from '../../common/config';
 import { File, FileVersion, Report } from '../../db/models';
-import type { UnitOfWork } from '../../db/transaction';
-import { inCompany, transactInCompany } from './unitOfWork';
+import { transact, type UnitOfWork } from '../../db/transaction';
+import { withCompany } from '../../db/unitOfWork';
 import {
   AnalysisFailure,
   openEngine,
@@ -105,7 +105,7 @@ export async function prepareBuild(
   workflowId: string | null,
 ): Promise<{ reportId: string; build: number; status: string } | null> {
   try {
-    await inCompany(knex, req.companyId, (trx) =>
+    await withCompany(knex, req.companyId, async (trx) =>
       reportQuery(trx, req.companyId)
         .insert({
           id: randomUUID(),
@@ -124,7 +124,7 @@ export async function prepareBuild(
     if (err instanceof ForeignKeyViolationError) return null;
     if (!(err instanceof UniqueViolationError)) throw err;
   }
-  const row = await inCompany(knex, req.companyId, (trx) =>
+  const row = await withCompany(knex, req.companyId, async (trx) =>
     reportQuery(trx, req.companyId).findOne({ fileVersionId: req.fileVersionId }),
   );
   return row ? { reportId: row.id, build: row.build, status: row.status } : null;
@@ -154,7 +154,7 @@ export async function runBuild(
 ): Promise<BuildOutcome> {
   const { knex, storage, config } = deps;
   const build = req.build ?? 1;
-  const report = await inCompany(knex, req.companyId, (trx) =>
+  const report = await withCompany(knex, req.companyId, async (trx) =>
     reportQuery(trx, req.companyId).findOne({ fileVersionId: req.fileVersionId }),
   );
   if (!report) return { status: 'file_deleted', reportId: null };
@@ -163,12 +163,12 @@ export async function runBuild(
     // an earlier attempt of this build saved it already
     return { status: report.status, reportId: report.id };
   }
-  const version = await inCompany(knex, req.companyId, (trx) =>
+  const version = await withCompany(knex, req.companyId, async (trx) =>
     FileVersion.scoped(req.companyId, trx).findById(req.fileVersionId),
   );
   if (!version) return { status: 'file_deleted', reportId: report.id };
   const sizeBytes = Number(version.sizeBytes);
-  const started = await inCompany(knex, req.companyId, (trx) =>
+  const started = await withCompany(knex, req.companyId, async (trx) =>
     reportQuery(trx, req.companyId)
       .patch({
         status: 'building',
@@ -193,7 +193,7 @@ export async function runBuild(
     const snapshot = progress;
     writing = writing
       .then(() =>
-        inCompany(knex, req.companyId, (trx) =>
+        withCompany(knex, req.companyId, async (trx) =>
           reportQuery(trx, req.companyId)
             .patch({
               rowsRead: snapshot.rowsRead,
@@ -291,9 +291,8 @@ export async function runBuild(
       });
     }
     progress = { ...progress, phase: 'saving' };
-    const saved = await transactInCompany(
+    const saved = await transact(
       knex,
-      req.companyId,
       async (uow) => {
         const { trx, emit } = uow;
         // the file row first (shared lock): a delete running now either waits for this save (and then
@@ -341,11 +340,11 @@ export async function runBuild(
         }
         return true;
       },
-      { correlationId: req.correlationId },
+      { acting: { companyId: req.companyId }, correlationId: req.correlationId },
     );
     if (!saved) {
       if (objectKey) await removeObject(storage, objectKey);
-      const now = await inCompany(knex, req.companyId, (trx) =>
+      const now = await withCompany(knex, req.companyId, async (trx) =>
         reportQuery(trx, req.companyId).findById(report.id),
       );
       if (!now) return { status: 'file_deleted', reportId: null };
@@ -376,9 +375,8 @@ export async function failBuild(
   message: string,
 ): Promise<{ status: string }> {
   const build = req.build ?? 1;
-  return transactInCompany(
+  return transact(
     knex,
-    req.companyId,
     async ({ trx, emit }) => {
       const report = await reportQuery(trx, req.companyId)
         .findOne({ fileVersionId: req.fileVersionId })
@@ -402,6 +400,6 @@ export async function failBuild(
       });
       return { status: 'failed' };
     },
-    { correlationId: req.correlationId },
+    { acting: { companyId: req.companyId }, correlationId: req.correlationId },
   );
 }

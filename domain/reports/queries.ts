@@ -8,7 +8,7 @@ import type { UnitOfWork } from '../../db/transaction';
 import { REPORT_WORKFLOW, reportStart } from '../../workflows/definitions/reports';
 import { visibleVersion } from './access';
 import { presentReport, type ReportResult, type ReportView } from './present';
-import { inCompany } from './unitOfWork';
+import { withCompany } from '../../db/unitOfWork';
 
 export interface ReportDeps {
   knex: Knex;
@@ -34,7 +34,7 @@ export async function getReport(
   fileId: string,
   version: number | 'latest',
 ): Promise<ReportView> {
-  const { row, report } = await inCompany(deps.knex, auth.companyId, async (trx) => {
+  const { row, report } = await withCompany(deps.knex, auth.companyId, async (trx) => {
     const found = await visibleVersion(auth, trx, fileId, version);
     return {
       row: found,

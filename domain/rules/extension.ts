@@ -5,7 +5,7 @@
  * at least one `error` rule failed.
  */
 import type { BuildExtension } from '../reports/build';
-import { inCompany } from '../reports/unitOfWork';
+import { withCompany } from '../../db/unitOfWork';
 import { rulesStep, type QualitySection } from './evaluate';
 import { rulesForBuild } from './queries';
 
@@ -13,7 +13,7 @@ export function qualityExtension(): BuildExtension {
   return {
     async prepare(knex, req) {
       // read like every query of the build: in a transaction acting for the build's company
-      const rules = await inCompany(knex, req.companyId, (trx) =>
+      const rules = await withCompany(knex, req.companyId, async (trx) =>
         rulesForBuild(trx, req.companyId, req.fileId),
       );
       return {
