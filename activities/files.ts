@@ -1,13 +1,13 @@
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { startMissingReports } from '../domain/files/reportStarts';
+import { startMissingAnalyses } from '../domain/files/reportStarts';
 import { sweepOrphanObjects, type SweepResult } from '../domain/files/sweep';
 import type { Storage } from '../common/storage';
 
 export interface FileActivityDeps {
   knex: Knex;
   storage: Storage;
-  /** starts report workflows that did not start after an upload; without it none are started */
+  /** starts report and comparison workflows that did not start after an upload; without it none are */
   temporal?: Client;
   taskQueue: string;
 }
@@ -18,12 +18,15 @@ export function createFileActivities(deps: FileActivityDeps) {
     async sweepOrphanObjects(input: { olderThanMs?: number } = {}): Promise<SweepResult> {
       return sweepOrphanObjects(deps.knex, deps.storage, input);
     },
-    /** For the same schedule: report workflows of versions without a report row a few minutes after upload. */
-    async startMissingReports(
-      input: { olderThanMs?: number } = {},
-    ): Promise<{ reportsStarted: number; reportsRunning: number }> {
-      if (!deps.temporal) return { reportsStarted: 0, reportsRunning: 0 };
-      return startMissingReports(deps.knex, deps.temporal, deps.taskQueue, input);
+    /**
+     * For the same schedule: the report workflows and automatic comparisons of versions without their row a
+     * few minutes after upload.
+     */
+    async startMissingAnalyses(input: { olderThanMs?: number } = {}) {
+      if (!deps.temporal) {
+        return { reportsStarted: 0, reportsRunning: 0, comparisonsStarted: 0, comparisonsRunning: 0 };
+      }
+      return startMissingAnalyses(deps.knex, deps.temporal, deps.taskQueue, input);
     },
   };
 }

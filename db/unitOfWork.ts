@@ -40,7 +40,7 @@ export const SYSTEM_TASKS = [
   'webhook-delivery',
   /** worker: deletion of old delivery records */
   'webhook-retention',
-  /** worker: orphaned objects and report starts that did not happen */
+  /** worker: orphaned objects, and report and comparison starts that did not happen */
   'file-sweep',
 ] as const;
 export type SystemTask = (typeof SYSTEM_TASKS)[number];

@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { FileActivities } from '../activities/files';
 
-const { sweepOrphanObjects, startMissingReports } = proxyActivities<FileActivities>({
+const { sweepOrphanObjects, startMissingAnalyses } = proxyActivities<FileActivities>({
   startToCloseTimeout: '10 minutes',
   retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });
@@ -9,15 +9,18 @@ const { sweepOrphanObjects, startMissingReports } = proxyActivities<FileActiviti
 /**
  * Run by the Temporal Schedule `retention:file-orphans:<task queue>`: removes objects left by uploads that
  * never committed (older than an hour, so uploads in progress are left alone), and starts the report
- * workflow of versions whose start after the upload failed (no report row after five minutes).
+ * workflow and the automatic comparison of versions whose start after the upload failed (no row after five
+ * minutes).
  */
 export async function fileOrphanSweepWorkflow(input: { olderThanMs?: number } = {}): Promise<{
   objectsRemoved: number;
   uploadsAborted: number;
   reportsStarted: number;
   reportsRunning: number;
+  comparisonsStarted: number;
+  comparisonsRunning: number;
 }> {
   const swept = await sweepOrphanObjects(input);
-  const reports = await startMissingReports();
-  return { ...swept, ...reports };
+  const starts = await startMissingAnalyses();
+  return { ...swept, ...starts };
 }

@@ -1,6 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { REPORT_WORKFLOW, reportStart, type ReportWorkflowInput } from '../../workflows/definitions/reports';
+import { startAutomaticComparison } from '../comparisons/commands';
 
 /**
  * Starts the report workflow of one version (`report:<fileId>:v<n>`). Rejects with
@@ -14,47 +15,100 @@ export async function startReport(
   await temporal.workflow.start(REPORT_WORKFLOW, reportStart(input, params));
 }
 
+/** Runs each start; one refused as already started counts as running (the workflow id is the upload's own). */
+async function startAll(starts: Array<() => Promise<void>>): Promise<{ started: number; running: number }> {
+  let started = 0;
+  let running = 0;
+  for (const start of starts) {
+    try {
+      await start();
+      started++;
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      running++;
+    }
+  }
+  return { started, running };
+}
+
 /**
- * Starts the report workflow `report:<fileId>:v<n>` again for versions that have no `reports` row some minutes
- * after their upload: the start after commit is not awaited by the upload and only logged when it fails
- * (Temporal down). The id is the upload's own, so a workflow still running is not started twice
- * (WorkflowExecutionAlreadyStarted counts as running). At most `limit` versions per call, oldest first,
- * among those uploaded in the last `withinMs` (a week): a report that keeps failing is tried hourly for a
+ * Starts again the workflows an upload starts after its commit, for versions uploaded some minutes ago that
+ * still lack their row: the start after commit is not awaited by the upload and only logged when it fails
+ * (Temporal down). The report workflow `report:<fileId>:v<n>` of a version without a `reports` row, and the
+ * automatic comparison `comparison:<fileId>:v<n-1>:v<n>` of a version n > 1 without an automatic
+ * `comparisons` row. The ids are the upload's own, so a workflow still running is not started twice
+ * (WorkflowExecutionAlreadyStarted counts as running). At most `limit` versions of each kind per call, oldest
+ * first, among those uploaded in the last `withinMs` (a week): one that keeps failing is tried hourly for a
  * week, and cannot hold back newer versions behind it for ever.
  */
-export async function startMissingReports(
+export async function startMissingAnalyses(
   knex: Knex,
   temporal: Client,
   taskQueue: string,
   { olderThanMs = 5 * 60_000, withinMs = 7 * 24 * 3_600_000, now = Date.now(), limit = 500 } = {},
-): Promise<{ reportsStarted: number; reportsRunning: number }> {
-  const versions = (await knex('fileVersions as v')
-    .leftJoin('reports as r', 'r.fileVersionId', 'v.id')
-    .whereNull('r.id')
-    .where('v.createdAt', '<', new Date(now - olderThanMs))
-    .where('v.createdAt', '>', new Date(now - withinMs))
-    .orderBy('v.createdAt')
-    .limit(limit)
-    .select('v.id', 'v.companyId', 'v.fileId', 'v.version')) as Array<{
+): Promise<{
+  reportsStarted: number;
+  reportsRunning: number;
+  comparisonsStarted: number;
+  comparisonsRunning: number;
+}> {
+  const recent = (q: Knex.QueryBuilder) =>
+    q
+      .where('v.createdAt', '<', new Date(now - olderThanMs))
+      .where('v.createdAt', '>', new Date(now - withinMs))
+      .orderBy('v.createdAt')
+      .limit(limit);
+  const unreported = (await recent(
+    knex('fileVersions as v').leftJoin('reports as r', 'r.fileVersionId', 'v.id').whereNull('r.id'),
+  ).select('v.id', 'v.companyId', 'v.fileId', 'v.version')) as Array<{
     id: string;
     companyId: string;
     fileId: string;
     version: number;
   }>;
-  let reportsStarted = 0;
-  let reportsRunning = 0;
-  for (const v of versions) {
-    try {
-      await startReport(
-        temporal,
-        { companyId: v.companyId, fileId: v.fileId, fileVersionId: v.id, version: v.version },
-        { taskQueue },
-      );
-      reportsStarted++;
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      reportsRunning++;
-    }
-  }
-  return { reportsStarted, reportsRunning };
+  const uncompared = (await recent(
+    knex('fileVersions as v')
+      .join('fileVersions as p', (j) =>
+        j.on('p.fileId', 'v.fileId').andOn('p.version', '=', knex.raw('?? - 1', ['v.version'])),
+      )
+      .leftJoin('comparisons as c', (j) =>
+        j.on('c.targetVersionId', 'v.id').andOn('c.automatic', knex.raw('true')),
+      )
+      .whereNull('c.id'),
+  ).select('v.id', 'v.companyId', 'v.fileId', 'v.version', 'p.id as previousId')) as Array<{
+    id: string;
+    companyId: string;
+    fileId: string;
+    version: number;
+    previousId: string;
+  }>;
+  const reports = await startAll(
+    unreported.map(
+      (v) => () =>
+        startReport(
+          temporal,
+          { companyId: v.companyId, fileId: v.fileId, fileVersionId: v.id, version: v.version },
+          { taskQueue },
+        ),
+    ),
+  );
+  const comparisons = await startAll(
+    uncompared.map(
+      (v) => () =>
+        startAutomaticComparison(temporal, taskQueue, {
+          companyId: v.companyId,
+          fileId: v.fileId,
+          baseVersionId: v.previousId,
+          targetVersionId: v.id,
+          baseVersion: v.version - 1,
+          targetVersion: v.version,
+        }),
+    ),
+  );
+  return {
+    reportsStarted: reports.started,
+    reportsRunning: reports.running,
+    comparisonsStarted: comparisons.started,
+    comparisonsRunning: comparisons.running,
+  };
 }

@@ -205,7 +205,7 @@ async function writeRows(
       });
       afterCommit(() => {
         // not awaited: the answer does not wait for Temporal; a start that fails is logged, the upload
-        // stays saved and the hourly file sweep starts the report later (startMissingReports)
+        // stays saved and the hourly file sweep starts the report later (startMissingAnalyses)
         startReport(
           deps.temporal,
           { companyId: actor.companyId, fileId: file.id, fileVersionId: row.id, version },

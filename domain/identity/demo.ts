@@ -117,7 +117,7 @@ async function addFile(
     uploadedByPersonId: ctx.visitorId,
   });
   ctx.afterCommit(async () => {
-    // as after an upload; if Temporal is down, the hourly sweep starts it later (startMissingReports)
+    // as after an upload; if Temporal is down, the hourly sweep starts it later (startMissingAnalyses)
     await services.temporal.workflow.start(
       REPORT_WORKFLOW,
       reportStart(

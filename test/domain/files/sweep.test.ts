@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startMissingReports } from '../../../domain/files/reportStarts';
+import { startMissingAnalyses } from '../../../domain/files/reportStarts';
 import { sweepOrphanObjects } from '../../../domain/files/sweep';
 import { uuidv7 } from '../../../common/ids';
 import { startWorker, testEnv } from '../../helpers/env';
@@ -8,7 +8,7 @@ import { fileOrphanSweepWorkflow } from '../../../workflows/fileOrphanSweep';
 import { workflowIdentity } from '../../../workflows/shared';
 import { createTeam } from '../../helpers/factories';
 import { eventually } from '../../helpers/temporal';
-import { csv, objectsOf, uploadFile } from '../../helpers/files';
+import { csv, objectsOf, uploadFile, uploadTo } from '../../helpers/files';
 
 describe('orphan sweep (real MinIO and PostgreSQL)', function () {
   this.timeout(30_000);
@@ -55,20 +55,63 @@ describe('orphan sweep (real MinIO and PostgreSQL)', function () {
     expect(await knex('reports').where({ fileId: saved.body.id })).to.have.lengthOf(0);
 
     // a young version is left alone (its start may still be on its way)
-    await startMissingReports(knex, temporal, config.temporal.taskQueue);
+    await startMissingAnalyses(knex, temporal, config.temporal.taskQueue);
     expect((await temporal.workflow.getHandle(id).describe()).status.name).to.equal('TERMINATED');
 
     const later = Date.now() + 10 * 60_000;
-    const first = await startMissingReports(knex, temporal, config.temporal.taskQueue, { now: later });
+    const first = await startMissingAnalyses(knex, temporal, config.temporal.taskQueue, { now: later });
     expect(first.reportsStarted).to.be.at.least(1);
     const restarted = await temporal.workflow.getHandle(id).describe();
     expect(restarted.status.name).to.equal('RUNNING');
     expect(restarted.type).to.equal('reportWorkflow');
     // idempotent: a workflow already running is not started twice
-    const second = await startMissingReports(knex, temporal, config.temporal.taskQueue, { now: later });
+    const second = await startMissingAnalyses(knex, temporal, config.temporal.taskQueue, { now: later });
     expect(second.reportsStarted).to.equal(0);
     expect(second.reportsRunning).to.be.at.least(1);
     await temporal.workflow.getHandle(id).terminate('test done');
+  });
+
+  it('starts the automatic comparison again for a new version left without one (its start after upload failed)', async () => {
+    const { temporal, knex, config } = testEnv();
+    const a = await createTeam({ plan: 'premium' });
+    const saved = await uploadFile(csv(2), { token: a.adminToken });
+    expect(saved.status).to.equal(201);
+    const second = await uploadTo(`/files/${saved.body.id}/versions`, csv(3), { token: a.adminToken });
+    expect(second.status).to.equal(201);
+    const id = `comparison:${saved.body.id}:v1:v2`;
+    const started = (wid: string) =>
+      temporal.workflow
+        .getHandle(wid)
+        .describe()
+        .then(() => true)
+        .catch(() => false);
+    // no worker polls here: end the started workflows as if their starts after upload had never happened
+    for (const wid of [id, `report:${saved.body.id}:v1`, `report:${saved.body.id}:v2`]) {
+      await eventually(() => started(wid), { what: `workflow ${wid} started after the upload` });
+      await temporal.workflow.getHandle(wid).terminate('test: the start after upload failed');
+    }
+    expect(await knex('comparisons').where({ fileId: saved.body.id })).to.have.lengthOf(0);
+
+    // a young version is left alone (its start may still be on its way)
+    await startMissingAnalyses(knex, temporal, config.temporal.taskQueue);
+    expect((await temporal.workflow.getHandle(id).describe()).status.name).to.equal('TERMINATED');
+
+    const later = Date.now() + 10 * 60_000;
+    const first = await startMissingAnalyses(knex, temporal, config.temporal.taskQueue, { now: later });
+    expect(first.comparisonsStarted).to.be.at.least(1);
+    const restarted = await temporal.workflow.getHandle(id).describe();
+    expect(restarted.status.name).to.equal('RUNNING');
+    expect(restarted.type).to.equal('comparisonWorkflow');
+    // idempotent: a workflow already running is not started twice
+    const again = await startMissingAnalyses(knex, temporal, config.temporal.taskQueue, { now: later });
+    expect(again.comparisonsStarted).to.equal(0);
+    expect(again.comparisonsRunning).to.be.at.least(1);
+    for (const wid of [id, `report:${saved.body.id}:v1`, `report:${saved.body.id}:v2`]) {
+      await temporal.workflow
+        .getHandle(wid)
+        .terminate('test done')
+        .catch(() => undefined);
+    }
   });
 
   it('runs as the hourly Temporal Schedule retention:file-orphans:<task queue>, created idempotently', async () => {
