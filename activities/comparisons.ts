@@ -8,6 +8,7 @@ import {
   prepareComparison,
   runComparison,
   type ComparisonFailureReason,
+  type BeforeSaveHook,
   type ComparisonRequest,
   type RunOutcome,
 } from '../domain/comparisons/run';
@@ -19,7 +20,7 @@ export interface ComparisonDeps {
   storage: Storage;
   config: Config;
   /** tests only: called after comparing, before saving */
-  beforeSave?: () => Promise<void>;
+  beforeSave?: BeforeSaveHook;
 }
 
 /**

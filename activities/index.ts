@@ -10,6 +10,7 @@ import { createOutboxActivities } from './outbox';
 import { createReportActivities } from './reports';
 import { createComparisonActivities } from './comparisons';
 import type { AnalysisStep } from '../domain/reports/engine';
+import type { BeforeSaveHook } from '../domain/comparisons/run';
 import { qualityExtension } from '../domain/rules/extension';
 import { sensitiveExtension } from '../domain/sensitive/extension';
 import { createWebhookActivities, createWebhookFanOut } from './webhooks';
@@ -45,7 +46,7 @@ export interface ActivityDeps {
   /** extension steps of the report pass, after the profile (domain/reports/engine/types.ts) */
   reportSteps?: readonly AnalysisStep[];
   /** called by a comparison after comparing, before it saves (tests only) */
-  comparisonBeforeSave?: () => Promise<void>;
+  comparisonBeforeSave?: BeforeSaveHook;
 }
 
 /** Every activity the worker registers, built from its clients so tests can pass their own. */

@@ -11,6 +11,7 @@ import { SYSTEM_COMPANY, workflowIdentity } from '../workflows/shared';
 import { WEBHOOK_RETENTION_WORKFLOW } from '../workflows/definitions/webhooks';
 import type { Resolver } from '../domain/webhooks/targets';
 import type { AnalysisStep } from '../domain/reports/engine';
+import type { BeforeSaveHook } from '../domain/comparisons/run';
 
 export interface WorkerDeps {
   config: Config;
@@ -25,7 +26,7 @@ export interface WorkerDeps {
   /** extension steps of the report pass (tests; the rules and detectors of later issues) */
   reportSteps?: readonly AnalysisStep[];
   /** called by a comparison after comparing, before it saves (tests that stop a worker mid-comparison) */
-  comparisonBeforeSave?: () => Promise<void>;
+  comparisonBeforeSave?: BeforeSaveHook;
   /** Pre-built bundle (tests bundle once per run); otherwise the worker bundles workflows/ itself. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }

@@ -76,8 +76,11 @@ export interface RunHooks {
   signal?: AbortSignal;
   heartbeat?: (progress: RunProgress) => void;
   /** tests only: called after comparing, before saving (phase `saving`) */
-  beforeSave?: () => Promise<void>;
+  beforeSave?: BeforeSaveHook;
 }
+
+/** Tests only: holds a comparison of `fileId` after comparing, before saving; `signal` aborts when cancelled. */
+export type BeforeSaveHook = (at: { fileId: string; signal?: AbortSignal }) => Promise<void>;
 
 export interface RunProgress {
   phase: string;
@@ -356,7 +359,8 @@ export async function runComparison(
 
     progress = { ...progress, phase: 'saving' };
     writeProgress(true);
-    await hooks.beforeSave?.();
+    await hooks.beforeSave?.({ fileId: row.fileId, signal: hooks.signal });
+    if (hooks.signal?.aborted) throw hooks.signal.reason;
     const result = summary;
     const saved = await transact(
       knex,

@@ -4,6 +4,7 @@
  * changes list, 400 / 404 / 422), visibility, and a few random pairs through HTTP + worker against the
  * reference.
  */
+import { readdir } from 'node:fs/promises';
 import { expect } from 'chai';
 import { testEnv, startWorker } from '../helpers/env';
 import { createTeam } from '../helpers/factories';
@@ -46,12 +47,25 @@ function toCsv(t: Table): string {
   return [t.header, ...t.rows].map((r) => r.map((c) => c ?? '').join(',')).join('\n') + '\n';
 }
 
+/** Comparisons of the files named here wait before saving until their activity is cancelled. */
+const held = new Map<string, { reached: boolean; interrupted: boolean }>();
+async function holdAtGate({ fileId, signal }: { fileId: string; signal?: AbortSignal }): Promise<void> {
+  const g = held.get(fileId);
+  if (!g || !signal) return;
+  g.reached = true;
+  await new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  g.interrupted = true;
+}
+
 describe('comparisons: automatic and requested, end to end', function () {
   this.timeout(240_000);
   let stop: () => Promise<void>;
 
   before(async () => {
-    const worker = await startWorker();
+    const worker = await startWorker({ comparisonBeforeSave: holdAtGate });
     stop = () => worker.stop();
   });
   after(async () => {
@@ -307,6 +321,43 @@ describe('comparisons: automatic and requested, end to end', function () {
     const left = await testEnv().knex('comparisons').where({ fileId: id });
     const changes = await testEnv().knex('comparisonChanges').where({ companyId: team.company.id });
     expect([left.length, changes.length]).to.deep.equal([0, 0]);
+  });
+
+  it('deleting the file interrupts a comparison in flight: cancelled, its activity stopped, nothing left', async () => {
+    const team = await createTeam({ plan: 'premium' });
+    const up = await uploadFile(V1, { token: team.adminToken });
+    const id = up.body.id as string;
+    const g = { reached: false, interrupted: false };
+    held.set(id, g);
+    await uploadTo(`/files/${id}/versions`, V2, { token: team.adminToken });
+    await eventually(async () => g.reached || undefined, {
+      what: 'the comparison held before saving',
+      timeoutMs: 60_000,
+    });
+    const del = await call('DELETE', `/files/${id}`, { token: team.adminToken });
+    expect(del.status, del.text).to.equal(204);
+    const { temporal, knex, config } = testEnv();
+    const handle = temporal.workflow.getHandle(`comparison:${id}:v1:v2`);
+    await eventually(async () => (await handle.describe()).status.name === 'CANCELLED' || undefined, {
+      what: 'the comparison workflow cancelled',
+      timeoutMs: 30_000,
+    });
+    // the running activity saw the cancellation (at its next heartbeat) and stopped: its folder is removed
+    await eventually(async () => g.interrupted || undefined, {
+      what: 'the comparison activity interrupted',
+      timeoutMs: 30_000,
+    });
+    await eventually(
+      async () => {
+        const left = await readdir(config.reports.workDir).catch(() => [] as string[]);
+        return left.filter((f) => f.startsWith('compare-')).length === 0 || undefined;
+      },
+      { what: `no comparison folder left in ${config.reports.workDir}`, timeoutMs: 25_000 },
+    );
+    expect(await knex('comparisons').where({ fileId: id })).to.deep.equal([]);
+    expect(await knex('comparisonChanges').where({ companyId: team.company.id })).to.deep.equal([]);
+    const events = await datasetEvents(id);
+    expect(events).to.deep.equal([]);
   });
 
   it('a worker stopped in the middle of a comparison: another worker completes it, one result and one event', async () => {

@@ -27,6 +27,7 @@ import { installTemporalRuntime } from '../../worker/runtime';
 import type { FanOut } from '../../db/outbox';
 import type { Resolver } from '../../domain/webhooks/targets';
 import type { AnalysisStep } from '../../domain/reports/engine';
+import type { BeforeSaveHook } from '../../domain/comparisons/run';
 
 export const ROOT = path.resolve(__dirname, '../../..');
 
@@ -199,6 +200,7 @@ export async function startWorker(
     fanOut?: FanOut;
     webhookResolver?: Resolver;
     reportSteps?: readonly AnalysisStep[];
+    comparisonBeforeSave?: BeforeSaveHook;
   } = {},
 ): Promise<{ worker: Worker; stop(): Promise<void> }> {
   const { appKnex: knex, logger } = testEnv();
@@ -212,6 +214,7 @@ export async function startWorker(
     fanOut: options.fanOut,
     webhookResolver: options.webhookResolver,
     reportSteps: options.reportSteps,
+    comparisonBeforeSave: options.comparisonBeforeSave,
     workflowBundle: await workflowBundle(),
   });
   const running = worker.run();
