@@ -1,35 +1,15 @@
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  isCancellation,
-  proxyActivities,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ComparisonActivities } from '../activities/comparisons';
 import type { ComparisonFailureReason, ComparisonRequest } from './definitions/comparisons';
+import { analysisActivity, analysisFailure, BOOKKEEPING_ACTIVITY } from './definitions/analysis';
 import { COMPARISON_FAILURE_TYPE } from './shared';
 
-const { prepareComparison, failComparison } = proxyActivities<ComparisonActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
-
+const { prepareComparison, failComparison } = proxyActivities<ComparisonActivities>(BOOKKEEPING_ACTIVITY);
 /**
- * The comparison itself: a worker that dies stops heartbeating; after 10 s the attempt times out and
- * another worker runs it again from the stored files (the row's conditional status change makes it save
- * once). Transient failures are retried 5 times; a comparison that cannot succeed fails at once.
+ * The comparison itself (run again from the stored files by another worker when one dies; the row's
+ * conditional status change makes it save once); one that cannot succeed fails at once.
  */
-const { compareVersions } = proxyActivities<ComparisonActivities>({
-  startToCloseTimeout: '20 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: {
-    initialInterval: '2 seconds',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    maximumAttempts: 5,
-    nonRetryableErrorTypes: [COMPARISON_FAILURE_TYPE],
-  },
-});
+const { compareVersions } = proxyActivities<ComparisonActivities>(analysisActivity(COMPARISON_FAILURE_TYPE));
 
 export type ComparisonWorkflowInput = ComparisonRequest;
 
@@ -49,14 +29,7 @@ export async function comparisonWorkflow(input: ComparisonWorkflowInput): Promis
     return { status: outcome.status };
   } catch (err) {
     if (isCancellation(err)) throw err;
-    const cause = err instanceof ActivityFailure ? err.cause : err;
-    const known = cause instanceof ApplicationFailure && cause.type === COMPARISON_FAILURE_TYPE;
-    const reason = known
-      ? String((cause.details?.[0] as string | undefined) ?? 'unparsable_file')
-      : 'internal_error';
-    const message = known
-      ? cause.message
-      : 'the comparison failed after every retry (storage or database unavailable, or an internal error)';
+    const { reason, message } = analysisFailure(err, COMPARISON_FAILURE_TYPE, 'the comparison');
     return failComparison({
       request: withId,
       comparisonId: prepared.comparisonId,
