@@ -3,19 +3,10 @@
  * is sent for a version equal to its predecessor or for a requested comparison.
  */
 import { expect } from 'chai';
-import { createTeam } from '../helpers/factories';
 import { call } from '../helpers/http';
 import { uploadFile, uploadTo } from '../helpers/files';
 import { eventually } from '../helpers/temporal';
-import {
-  finishedDeliveries,
-  insertEndpoint,
-  startReceiver,
-  startWebhookApp,
-  startWebhookWorker,
-  stopOtherDispatchers,
-  webhookTestConfig,
-} from '../helpers/webhooks';
+import { finishedDeliveries, startEventsReceiver, stopOtherDispatchers } from '../helpers/webhooks';
 
 describe('comparisons: events to a receiver', function () {
   this.timeout(180_000);
@@ -25,17 +16,11 @@ describe('comparisons: events to a receiver', function () {
   });
 
   it('one dataset.changed / dataset.schema_changed per new version; none when nothing differs', async () => {
-    const config = webhookTestConfig('compare-events');
-    const running = await startWebhookWorker(config);
+    const { running, baseUrl, team, receiver, endpoint } = await startEventsReceiver('compare-events', [
+      'dataset.changed',
+      'dataset.schema_changed',
+    ]);
     try {
-      const { baseUrl } = await startWebhookApp(config);
-      const team = await createTeam({ plan: 'premium' });
-      const receiver = await startReceiver();
-      const { endpoint, secret } = await insertEndpoint(config, team.company.id, {
-        url: receiver.url,
-        events: ['dataset.changed', 'dataset.schema_changed'],
-      });
-      receiver.secrets = [secret];
       const token = team.adminToken;
       const ready = (id: string, v: number) =>
         eventually(

@@ -20,7 +20,7 @@ import { ensureOutboxDispatcher } from '../../worker/worker';
 import type { Resolver } from '../../domain/webhooks/targets';
 import { createApp } from '../../api/app';
 import { atEnd, startWorker, testEnv, workflowBundle } from './env';
-import { createCompany, type TestCompany } from './factories';
+import { createCompany, createTeam, type TestCompany } from './factories';
 import { eventually } from './temporal';
 import { deliveryWorkflowId } from '../../workflows/definitions/webhooks';
 
@@ -316,4 +316,25 @@ export async function startWebhookApp(config: Config): Promise<{ baseUrl: string
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
   return { baseUrl: `http://127.0.0.1:${port}` };
+}
+
+/**
+ * What a test of events reaching a real receiver starts with: a worker with the outbox dispatcher and an API
+ * on `webhookTestConfig(name)`, a premium team, and its endpoint subscribed to `events`, pointing at a
+ * receiver on loopback that knows its secret. Stop `running` at the end.
+ */
+export async function startEventsReceiver(name: string, events: string[]) {
+  const config = webhookTestConfig(name);
+  const running = await startWebhookWorker(config);
+  try {
+    const { baseUrl } = await startWebhookApp(config);
+    const team = await createTeam({ plan: 'premium' });
+    const receiver = await startReceiver();
+    const { endpoint, secret } = await insertEndpoint(config, team.company.id, { url: receiver.url, events });
+    receiver.secrets = [secret];
+    return { config, running, baseUrl, team, receiver, endpoint };
+  } catch (err) {
+    await running.stop();
+    throw err;
+  }
 }

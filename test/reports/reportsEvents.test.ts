@@ -10,11 +10,9 @@ import { uploadFile } from '../helpers/files';
 import { eventually } from '../helpers/temporal';
 import {
   finishedDeliveries,
-  insertEndpoint,
   spawnWorkerProcess,
-  startReceiver,
+  startEventsReceiver,
   startWebhookApp,
-  startWebhookWorker,
   stopOtherDispatchers,
   webhookTestConfig,
   webhookTestEnvVars,
@@ -40,17 +38,11 @@ describe('reports: events and a worker lost mid-build', function () {
   });
 
   it('report.ready and report.failed reach the receiver exactly once per build', async () => {
-    const config = webhookTestConfig('report-events');
-    const running = await startWebhookWorker(config);
+    const { running, baseUrl, team, receiver, endpoint } = await startEventsReceiver('report-events', [
+      'report.ready',
+      'report.failed',
+    ]);
     try {
-      const { baseUrl } = await startWebhookApp(config);
-      const team = await createTeam({ plan: 'premium' });
-      const receiver = await startReceiver();
-      const { endpoint, secret } = await insertEndpoint(config, team.company.id, {
-        url: receiver.url,
-        events: ['report.ready', 'report.failed'],
-      });
-      receiver.secrets = [secret];
       const good = await uploadFile(GOOD, { token: team.adminToken, baseUrl });
       const bad = await uploadFile(BAD, { token: team.adminToken, baseUrl });
       expect([good.status, bad.status]).to.deep.equal([201, 201]);
