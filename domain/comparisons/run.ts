@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import { ForeignKeyViolationError, UniqueViolationError } from 'objection';
 import { BadRequestError } from '../../common/errors';
-import { inspectStoredXlsx } from '../files/xlsx';
+import { inspectStoredXlsx, xlsxLimits } from '../files/xlsx';
 import type { Storage } from '../../common/storage';
 import type { Config } from '../../common/config';
 import { Comparison, ComparisonChange, File, FileVersion, Report } from '../../db/models';
@@ -253,15 +253,13 @@ export async function runComparison(
     for (const v of [base, target]) {
       if (v.format !== 'xlsx') continue;
       try {
-        await inspectStoredXlsx(storage.client, storage.bucket, v.objectKey, Number(v.sizeBytes), {
-          maxUnpackedBytes: config.files.xlsxMaxUnpackedBytes,
-          maxEntries: config.files.xlsxMaxEntries,
-          maxCompressionRatio: config.files.xlsxMaxCompressionRatio,
-          maxSharedStringsBytes: config.files.xlsxMaxSharedStringsBytes,
-          maxSharedStrings: config.files.xlsxMaxSharedStrings,
-          maxRows: config.files.maxRows,
-          maxColumns: config.files.maxColumns,
-        });
+        await inspectStoredXlsx(
+          storage.client,
+          storage.bucket,
+          v.objectKey,
+          Number(v.sizeBytes),
+          xlsxLimits(config.files),
+        );
       } catch (err) {
         if (err instanceof BadRequestError) throw new ComparisonFailure('unsafe_workbook', err.message);
         throw err;

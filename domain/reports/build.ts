@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import { ForeignKeyViolationError, UniqueViolationError } from 'objection';
 import { BadRequestError } from '../../common/errors';
-import { inspectStoredXlsx } from '../files/xlsx';
+import { inspectStoredXlsx, xlsxLimits } from '../files/xlsx';
 import type { Storage } from '../../common/storage';
 import type { Config } from '../../common/config';
 import { File, FileVersion, Report } from '../../db/models';
@@ -220,15 +220,13 @@ export async function runBuild(
   try {
     if (version.format === 'xlsx') {
       try {
-        await inspectStoredXlsx(storage.client, storage.bucket, version.objectKey, sizeBytes, {
-          maxUnpackedBytes: config.files.xlsxMaxUnpackedBytes,
-          maxEntries: config.files.xlsxMaxEntries,
-          maxCompressionRatio: config.files.xlsxMaxCompressionRatio,
-          maxSharedStringsBytes: config.files.xlsxMaxSharedStringsBytes,
-          maxSharedStrings: config.files.xlsxMaxSharedStrings,
-          maxRows: config.files.maxRows,
-          maxColumns: config.files.maxColumns,
-        });
+        await inspectStoredXlsx(
+          storage.client,
+          storage.bucket,
+          version.objectKey,
+          sizeBytes,
+          xlsxLimits(config.files),
+        );
       } catch (err) {
         if (err instanceof BadRequestError) throw new AnalysisFailure('unsafe_workbook', err.message);
         throw err;
