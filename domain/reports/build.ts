@@ -19,6 +19,7 @@ import type { Config } from '../../common/config';
 import { File, FileVersion, Report } from '../../db/models';
 import { transact, type UnitOfWork } from '../../db/transaction';
 import { withCompany } from '../../db/unitOfWork';
+import { progressReporter } from './progress';
 import {
   AnalysisFailure,
   openEngine,
@@ -87,9 +88,6 @@ export interface BuildProgress extends LoadProgress {
 export type BuildOutcome =
   | { status: 'ready' | 'failed'; reportId: string }
   | { status: 'file_deleted' | 'superseded'; reportId: string | null };
-
-/** How often at most the report row's progress columns are written while building. */
-const PROGRESS_WRITE_MS = 1000;
 
 function reportQuery(knex: Knex | Knex.Transaction, companyId: string) {
   return Report.scoped(companyId, knex);
@@ -183,41 +181,22 @@ export async function runBuild(
   );
   if (started === 0) return { status: 'superseded', reportId: report.id };
 
-  let progress: BuildProgress = { rowsRead: 0, bytesRead: 0, bytesTotal: sizeBytes, phase: 'loading' };
-  let lastWrite = 0;
-  let writing: Promise<unknown> = Promise.resolve();
-  const writeProgress = (force = false) => {
-    const now = Date.now();
-    if (!force && now - lastWrite < PROGRESS_WRITE_MS) return;
-    lastWrite = now;
-    const snapshot = progress;
-    writing = writing
-      .then(() =>
-        withCompany(knex, req.companyId, async (trx) =>
-          reportQuery(trx, req.companyId)
-            .patch({
-              rowsRead: snapshot.rowsRead,
-              bytesRead: snapshot.bytesRead,
-              phase: snapshot.phase,
-            })
-            .where({ id: report.id, build, status: 'building' }),
-        ),
-      )
-      .catch(() => undefined); // progress is best effort; the save decides
-  };
-  const beat = setInterval(() => {
-    hooks.heartbeat?.(progress);
-    writeProgress();
-  }, 1000);
-  hooks.heartbeat?.(progress);
-
-  const prepared: Array<Awaited<ReturnType<BuildExtension['prepare']>>> = [];
-  for (const extension of deps.extensions ?? []) prepared.push(await extension.prepare(knex, req));
-  const steps = [...(deps.steps ?? []), ...prepared.flatMap((p) => p.steps)];
-
+  const progress = progressReporter<BuildProgress>(
+    { rowsRead: 0, bytesRead: 0, bytesTotal: sizeBytes, phase: 'loading' },
+    (p) =>
+      withCompany(knex, req.companyId, async (trx) =>
+        reportQuery(trx, req.companyId)
+          .patch({ rowsRead: p.rowsRead, bytesRead: p.bytesRead, phase: p.phase })
+          .where({ id: report.id, build, status: 'building' }),
+      ),
+    hooks.heartbeat,
+  );
   const workDir = path.join(config.reports.workDir, `build-${randomUUID()}`);
   let objectKey: string | null = null;
   try {
+    const prepared: Array<Awaited<ReturnType<BuildExtension['prepare']>>> = [];
+    for (const extension of deps.extensions ?? []) prepared.push(await extension.prepare(knex, req));
+    const steps = [...(deps.steps ?? []), ...prepared.flatMap((p) => p.steps)];
     if (version.format === 'xlsx') {
       try {
         await inspectStoredXlsx(
@@ -263,13 +242,8 @@ export async function runBuild(
           maxRows: config.files.maxRows,
           workDir,
           signal: hooks.signal,
-          onProgress: (p) => {
-            progress = { ...progress, ...p };
-          },
-          onPhase: (phase) => {
-            progress = { ...progress, phase };
-            writeProgress(true);
-          },
+          onProgress: (p) => progress.update(p),
+          onPhase: (phase) => progress.update({ phase }, { write: true }),
         },
       );
     } finally {
@@ -288,7 +262,7 @@ export async function runBuild(
         'Content-Type': 'application/json',
       });
     }
-    progress = { ...progress, phase: 'saving' };
+    progress.update({ phase: 'saving' });
     const saved = await transact(
       knex,
       async (uow) => {
@@ -356,8 +330,7 @@ export async function runBuild(
     if (objectKey) await removeObject(storage, objectKey);
     throw err;
   } finally {
-    clearInterval(beat);
-    await writing;
+    await progress.stop();
     await rm(workDir, { recursive: true, force: true });
   }
 }

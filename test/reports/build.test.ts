@@ -1,0 +1,68 @@
+/**
+ * The build runner called directly (no worker): what it leaves behind when a build ends early.
+ */
+import { expect } from 'chai';
+import { prepareBuild, runBuild } from '../../domain/reports/build';
+import { testEnv } from '../helpers/env';
+import { createTeam } from '../helpers/factories';
+import { uploadFile } from '../helpers/files';
+
+describe('reports: the build runner', function () {
+  this.timeout(30_000);
+
+  it('an extension that fails to prepare ends the build without leaving its heartbeat running', async () => {
+    const { knex, storage, config } = testEnv();
+    const team = await createTeam({ plan: 'premium' });
+    const up = await uploadFile('id,v\n1,a\n', { token: team.adminToken });
+    expect(up.status, up.text).to.equal(201);
+    const version = await knex('fileVersions').where({ fileId: up.body.id }).first();
+    const req = {
+      companyId: team.company.id,
+      fileId: up.body.id as string,
+      fileVersionId: version.id as string,
+      version: 1,
+    };
+    expect(await prepareBuild(knex, req, null)).to.include({ build: 1 });
+    // every interval the build starts must be cleared by the time it has ended
+    const started = new Set<unknown>();
+    const realSet = global.setInterval;
+    const realClear = global.clearInterval;
+    global.setInterval = ((...args: Parameters<typeof setInterval>) => {
+      const handle = realSet(...args);
+      started.add(handle);
+      return handle;
+    }) as typeof setInterval;
+    global.clearInterval = ((handle?: Parameters<typeof clearInterval>[0]) => {
+      started.delete(handle);
+      realClear(handle);
+    }) as typeof clearInterval;
+    let error: unknown;
+    try {
+      await runBuild(
+        {
+          knex,
+          storage,
+          config,
+          extensions: [
+            {
+              prepare: async () => {
+                throw new Error('rules unavailable');
+              },
+            },
+          ],
+        },
+        req,
+        { heartbeat: () => undefined },
+      );
+    } catch (err) {
+      error = err;
+    } finally {
+      global.setInterval = realSet;
+      global.clearInterval = realClear;
+    }
+    const left = started.size;
+    for (const handle of started) realClear(handle as NodeJS.Timeout);
+    expect(String(error)).to.include('rules unavailable');
+    expect(left, 'intervals left running').to.equal(0);
+  });
+});
