@@ -20,6 +20,7 @@ import type { Config } from '../../common/config';
 import { Comparison, ComparisonChange, File, FileVersion, Report } from '../../db/models';
 import { transact } from '../../db/transaction';
 import { withCompany } from '../../db/unitOfWork';
+import { progressReporter } from '../reports/progress';
 import {
   AnalysisFailure,
   loadVersion,
@@ -95,7 +96,6 @@ export interface RunProgress {
 export type RunOutcome = { status: 'ready' | 'failed' | 'file_deleted'; comparisonId: string | null };
 
 const CHANGES_BATCH = 1000;
-const PROGRESS_WRITE_MS = 1000;
 
 function q(knex: Knex | Knex.Transaction, companyId: string) {
   return Comparison.scoped(companyId, knex);
@@ -212,42 +212,29 @@ export async function runComparison(
     ComparisonChange.scoped(req.companyId, trx).where({ comparisonId }).delete(),
   );
 
-  let progress: RunProgress = {
-    phase: 'loading',
-    rowsRead: 0,
-    bytesRead: 0,
-    bytesTotal,
-    sheetsDone: 0,
-    sheetsTotal: 0,
-    changesSaved: 0,
-  };
-  let lastWrite = 0;
-  let writing: Promise<unknown> = Promise.resolve();
-  const writeProgress = (force = false) => {
-    const now = Date.now();
-    if (!force && now - lastWrite < PROGRESS_WRITE_MS) return;
-    lastWrite = now;
-    const s = progress;
-    writing = writing
-      .then(() =>
-        withCompany(knex, req.companyId, async (trx) =>
-          q(trx, req.companyId)
-            .patch({
-              phase: s.phase,
-              sheetsDone: s.sheetsDone,
-              sheetsTotal: s.sheetsTotal,
-              changesSaved: s.changesSaved,
-            })
-            .where({ id: comparisonId, status: 'comparing' }),
-        ),
-      )
-      .catch(() => undefined);
-  };
-  const beat = setInterval(() => {
-    hooks.heartbeat?.(progress);
-    writeProgress();
-  }, 1000);
-  hooks.heartbeat?.(progress);
+  const progress = progressReporter<RunProgress>(
+    {
+      phase: 'loading',
+      rowsRead: 0,
+      bytesRead: 0,
+      bytesTotal,
+      sheetsDone: 0,
+      sheetsTotal: 0,
+      changesSaved: 0,
+    },
+    (p) =>
+      withCompany(knex, req.companyId, async (trx) =>
+        q(trx, req.companyId)
+          .patch({
+            phase: p.phase,
+            sheetsDone: p.sheetsDone,
+            sheetsTotal: p.sheetsTotal,
+            changesSaved: p.changesSaved,
+          })
+          .where({ id: comparisonId, status: 'comparing' }),
+      ),
+    hooks.heartbeat,
+  );
   const workDir = path.join(config.reports.workDir, `compare-${randomUUID()}`);
   try {
     for (const v of [base, target]) {
@@ -297,7 +284,7 @@ export async function runComparison(
             signal: hooks.signal,
             onProgress: (p) => {
               read[i] = p.bytesRead;
-              progress = { ...progress, rowsRead: p.rowsRead, bytesRead: read[0] + read[1] };
+              progress.update({ rowsRead: p.rowsRead, bytesRead: read[0] + read[1] });
             },
           },
         );
@@ -312,9 +299,7 @@ export async function runComparison(
       const loaded: LoadedVersion[] = [lb.l, lt.l];
       const types: SheetTypes[] = [lb.t, lt.t];
       if (hooks.signal?.aborted) throw hooks.signal.reason;
-      progress = { ...progress, phase: 'types', bytesRead: bytesTotal };
-      progress = { ...progress, phase: 'comparing' };
-      writeProgress(true);
+      progress.update({ phase: 'comparing', bytesRead: bytesTotal }, { write: true });
       let batch: RowChange[] = [];
       const flush = async () => {
         if (batch.length === 0) return;
@@ -331,13 +316,13 @@ export async function runComparison(
         }));
         batch = [];
         await withCompany(knex, req.companyId, async (trx) => trx('comparisonChanges').insert(rows));
-        progress = { ...progress, changesSaved: seq };
+        progress.update({ changesSaved: seq });
       };
       summary = await compareVersions(engine.conn, loaded[0], loaded[1], types[0], types[1], {
         keyColumns: row.keyColumns ?? undefined,
         signal: hooks.signal,
         onProgress: (p) => {
-          progress = { ...progress, sheetsDone: p.sheetsDone, sheetsTotal: p.sheetsTotal };
+          progress.update({ sheetsDone: p.sheetsDone, sheetsTotal: p.sheetsTotal });
         },
         onChanges: async (changes) => {
           batch.push(...changes);
@@ -355,8 +340,7 @@ export async function runComparison(
     }
     if (hooks.signal?.aborted) throw hooks.signal.reason;
 
-    progress = { ...progress, phase: 'saving' };
-    writeProgress(true);
+    progress.update({ phase: 'saving' }, { write: true });
     await hooks.beforeSave?.({ fileId: row.fileId, signal: hooks.signal });
     if (hooks.signal?.aborted) throw hooks.signal.reason;
     const result = summary;
@@ -432,8 +416,7 @@ export async function runComparison(
     }
     return { status: 'ready', comparisonId };
   } finally {
-    clearInterval(beat);
-    await writing;
+    await progress.stop();
     await rm(workDir, { recursive: true, force: true });
   }
 }
