@@ -6,6 +6,7 @@
  * DuckDB's RE2 `regexp_full_match` in the report pass: no backtracking engine ever runs a user's pattern.
  */
 import { RE2JS } from 're2js';
+import { INFERRED_TYPES, type InferredType } from '../reports/engine/types';
 
 export const RULE_KINDS = [
   'not_null',
@@ -22,9 +23,9 @@ export type RuleKind = (typeof RULE_KINDS)[number];
 export const SEVERITIES = ['error', 'warn'] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
-/** The types a `type` rule may require (the report's inferred types). */
-export const VALUE_TYPES = ['integer', 'decimal', 'boolean', 'date', 'datetime', 'text'] as const;
-export type ValueType = (typeof VALUE_TYPES)[number];
+/** The types a `type` rule may require: the report's inferred types. */
+export const VALUE_TYPES = INFERRED_TYPES;
+export type ValueType = InferredType;
 
 /** Kinds whose units are the rows of one column; the others (`row_count`) are dataset rules with one unit. */
 export const COLUMN_KINDS: readonly RuleKind[] = [
