@@ -184,9 +184,9 @@ export async function runComparison(
   hooks: RunHooks = {},
 ): Promise<RunOutcome> {
   const { knex, storage, config } = deps;
-  const prepared = await prepareComparison(knex, req, null);
-  if (!prepared) return { status: 'file_deleted', comparisonId: null };
-  const comparisonId = prepared.comparisonId;
+  // the workflow names the row its prepare activity found or created; prepared here only when called without
+  const comparisonId = req.comparisonId ?? (await prepareComparison(knex, req, null))?.comparisonId;
+  if (!comparisonId) return { status: 'file_deleted', comparisonId: null };
   const row = await withCompany(knex, req.companyId, async (trx) =>
     q(trx, req.companyId).findById(comparisonId),
   );
