@@ -47,6 +47,12 @@ PY
   printf 'import _ds_ast_parse_lock\n' >"$site/_ds_ast_parse_lock.pth"
 }
 
+# a venv moved or made through another path (its scripts' #! names the old one) does not run: made anew
+if [[ -x $VENV/bin/python && -x $ST ]] && ! "$ST" --version >/dev/null 2>&1; then
+  say "$ST does not run (made at another path?): creating $VENV anew"
+  rm -rf "$VENV"
+fi
+
 if [[ $(installed_version || true) == "$SCHEMATHESIS_VERSION" && -x $ST ]]; then
   ast_lock
   echo "$ST"
