@@ -32,10 +32,11 @@ export async function connectMcp(
 }
 
 /** The JSON error body inside a tool's error result. */
-export function toolErrorOf(result: { isError?: boolean; content?: unknown }): {
+export function toolErrorOf(answer: unknown): {
   statusCode: number;
   message: string | string[];
 } {
+  const result = answer as { isError?: boolean; content?: unknown };
   if (!result.isError) throw new Error(`expected a tool error, got ${JSON.stringify(result)}`);
   const content = result.content as Array<{ type: string; text: string }>;
   return JSON.parse(content[0].text) as { statusCode: number; message: string | string[] };
