@@ -40,10 +40,14 @@ function resourceError(ctx: AppContext, err: unknown): McpError {
   if (mapped.status >= 500) ctx.state.log.error({ err }, 'AI-agent resource read failed');
   const message = Array.isArray(mapped.message) ? mapped.message.join('; ') : mapped.message;
   // -32002: the MCP specification's "resource not found"
-  return new McpError(mapped.status === 404 ? -32002 : ErrorCode.InvalidRequest, `${mapped.status} ${message}`, {
-    statusCode: mapped.status,
-    message: mapped.message,
-  });
+  return new McpError(
+    mapped.status === 404 ? -32002 : ErrorCode.InvalidRequest,
+    `${mapped.status} ${message}`,
+    {
+      statusCode: mapped.status,
+      message: mapped.message,
+    },
+  );
 }
 
 function buildServer(ctx: AppContext): Server {

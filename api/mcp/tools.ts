@@ -153,7 +153,8 @@ export const TOOLS: readonly ToolEntry[] = [
   },
   {
     name: 'upload_version',
-    description: 'Upload a new version of a file (base64). Counts against the file quota like POST /files/{id}/versions',
+    description:
+      'Upload a new version of a file (base64). Counts against the file quota like POST /files/{id}/versions',
     route: { method: 'post', path: '/files/:id/versions' },
     input: uploadVersionInput,
     run: async (ctx, args) => {
@@ -234,7 +235,12 @@ function mergedInput(spec: RouteSpec): JsonSchema {
     Object.assign(properties, part?.properties ?? {});
     required.push(...(part === spec.query ? [] : (part?.required ?? [])));
   }
-  return { type: 'object', additionalProperties: false, properties, ...(required.length ? { required } : {}) };
+  return {
+    type: 'object',
+    additionalProperties: false,
+    properties,
+    ...(required.length ? { required } : {}),
+  };
 }
 
 function successSchema(spec: RouteSpec): JsonSchema | undefined {
@@ -284,7 +290,11 @@ export async function callRoute(
 ): Promise<unknown> {
   const inParams = (spec.params as ObjectSchema | undefined)?.properties ?? {};
   const inQuery = (spec.query as ObjectSchema | undefined)?.properties ?? {};
-  const raw = { params: {} as Record<string, unknown>, query: {} as Record<string, unknown>, body: {} as Record<string, unknown> };
+  const raw = {
+    params: {} as Record<string, unknown>,
+    query: {} as Record<string, unknown>,
+    body: {} as Record<string, unknown>,
+  };
   for (const [name, value] of Object.entries(args)) {
     if (name in inParams) raw.params[name] = value;
     else if (name in inQuery || !spec.body) raw.query[name] = value;

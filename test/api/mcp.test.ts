@@ -67,12 +67,19 @@ function postAnnouncing(baseUrl: string, token: string, announced: number) {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString()) });
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: JSON.parse(Buffer.concat(chunks).toString()),
+        });
         req.destroy();
       });
     });
     req.on('error', reject);
-    req.write('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"upload_file","arguments":{"fileName":"a.csv","contentBase64":"' + 'QUFB'.repeat(256));
+    req.write(
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"upload_file","arguments":{"fileName":"a.csv","contentBase64":"' +
+        'QUFB'.repeat(256),
+    );
     // the rest is never sent: the answer must come before the body is read whole
   });
 }
@@ -86,10 +93,21 @@ describe('AI-agent endpoint (/mcp)', function () {
       [['mcp'], []],
       [['mcp', 'files:read'], READ_TOOLS],
       [['mcp', 'files:write'], WRITE_TOOLS],
-      [['mcp', 'files:read', 'files:write'], [...READ_TOOLS, ...WRITE_TOOLS]],
+      [
+        ['mcp', 'files:read', 'files:write'],
+        [...READ_TOOLS, ...WRITE_TOOLS],
+      ],
       [['mcp', 'notifications:read', 'billing:read', 'audit:read', 'rules:write'], []],
       [
-        ['mcp', 'files:read', 'files:write', 'notifications:read', 'billing:read', 'audit:read', 'rules:write'],
+        [
+          'mcp',
+          'files:read',
+          'files:write',
+          'notifications:read',
+          'billing:read',
+          'audit:read',
+          'rules:write',
+        ],
         [...READ_TOOLS, ...WRITE_TOOLS],
       ],
     ];
@@ -105,7 +123,10 @@ describe('AI-agent endpoint (/mcp)', function () {
     const demo = await connectMcp((await signIn(team.admin, { demo: true })).accessToken);
     // (request_comparison is a POST: the demo refuses every write)
     expect(await toolNames(demo)).to.deep.equal(READ_TOOLS.filter((n) => n !== 'request_comparison').sort());
-    const refused = await toolError(demo, 'upload_file', { fileName: 'a.csv', contentBase64: base64(csv(1)) });
+    const refused = await toolError(demo, 'upload_file', {
+      fileName: 'a.csv',
+      contentBase64: base64(csv(1)),
+    });
     expect(refused).to.deep.include({ statusCode: 403, message: 'the demo is read-only' });
     await demo.close();
   });
@@ -125,17 +146,21 @@ describe('AI-agent endpoint (/mcp)', function () {
     expectErrorBody(await call('POST', '/mcp', { json: init, headers }), 401);
     // the transport's own refusals get the error body too (no Accept for the event stream: 406)
     const mcpKey = await createApiKey(team.admin, ['mcp']);
-    const noAccept = await call('POST', '/mcp', { token: mcpKey, json: init, headers: { accept: 'application/json' } });
+    const noAccept = await call('POST', '/mcp', {
+      token: mcpKey,
+      json: init,
+      headers: { accept: 'application/json' },
+    });
     expectErrorBody(noAccept, 406);
     expectErrorBody(await call('GET', '/mcp', { token: mcpKey }), 405);
   });
 
   describe('with a worker', () => {
-    let stopWorker: () => Promise<void>;
+    let worker: Awaited<ReturnType<typeof startWorker>> | undefined;
     before(async () => {
-      stopWorker = (await startWorker()).stop;
+      worker = await startWorker();
     });
-    after(async () => stopWorker());
+    after(async () => worker?.stop());
 
     it('every tool answers as its REST route does, for the same call', async () => {
       const team = await createTeam({ plan: 'premium' });
@@ -224,7 +249,9 @@ describe('AI-agent endpoint (/mcp)', function () {
       });
       expect(rule.status, rule.text).to.equal(201);
       expect(await tool(mcp, 'list_rules')).to.deep.equal(await get('/rules'));
-      expect(await tool(mcp, 'get_rule', { id: rule.body.id })).to.deep.equal(await get(`/rules/${rule.body.id}`));
+      expect(await tool(mcp, 'get_rule', { id: rule.body.id })).to.deep.equal(
+        await get(`/rules/${rule.body.id}`),
+      );
       expect(await tool(mcp, 'get_plan_and_quota')).to.deep.equal(await get('/subscriptions/me'));
 
       const hidden = await tool(mcp, 'change_visibility', { id, visibility: 'private' });
@@ -238,7 +265,11 @@ describe('AI-agent endpoint (/mcp)', function () {
 
       // resources: the visible reports and comparisons, read as the REST routes answer
       const listed = (await mcp.client.listResources()).resources.map((r) => r.uri);
-      expect(listed).to.include.members([`report://${id}/v1`, `report://${id}/v2`, `comparison://${automatic.id}`]);
+      expect(listed).to.include.members([
+        `report://${id}/v1`,
+        `report://${id}/v2`,
+        `comparison://${automatic.id}`,
+      ]);
       const read = await mcp.client.readResource({ uri: `report://${id}/v2` });
       expect(JSON.parse((read.contents[0] as { text: string }).text)).to.deep.equal(
         await get(`/files/${id}/versions/2/report`),
@@ -279,7 +310,10 @@ describe('AI-agent endpoint (/mcp)', function () {
       const { message } = expectErrorBody(rest, 404);
       expect(await toolError(mcp, 'get_file', { id })).to.deep.include({ statusCode: 404, message });
       expect((await toolError(mcp, 'get_report', { id, version: 1 })).statusCode).to.equal(404);
-      expect((await toolError(mcp, 'upload_version', { id, fileName: 'x.csv', contentBase64: base64(csv(1)) })).statusCode).to.equal(404);
+      expect(
+        (await toolError(mcp, 'upload_version', { id, fileName: 'x.csv', contentBase64: base64(csv(1)) }))
+          .statusCode,
+      ).to.equal(404);
       const err = await mcp.client.readResource({ uri: `report://${id}/v1` }).then(
         () => undefined,
         (e: Error) => e,
@@ -306,8 +340,17 @@ describe('AI-agent endpoint (/mcp)', function () {
     ]);
     const mcp = await connectMcp(all);
     const names = await toolNames(mcp);
-    for (const forbidden of [/comment/, /key/, /webhook/, /person|people|invit/, /plan(?!_and_quota)|subscri/]) {
-      expect(names.filter((n) => forbidden.test(n) && !/^get_plan_and_quota$/.test(n)), String(forbidden)).to.deep.equal([]);
+    for (const forbidden of [
+      /comment/,
+      /key/,
+      /webhook/,
+      /person|people|invit/,
+      /plan(?!_and_quota)|subscri/,
+    ]) {
+      expect(
+        names.filter((n) => forbidden.test(n) && !/^get_plan_and_quota$/.test(n)),
+        String(forbidden),
+      ).to.deep.equal([]);
     }
     const unknown = await mcp.client.callTool({ name: 'create_api_key', arguments: {} }).then(
       (r) => r,
@@ -318,7 +361,10 @@ describe('AI-agent endpoint (/mcp)', function () {
 
     // a key without files:write: the upload is refused with REST's 403
     const reader = await connectMcp(await createApiKey(team.employee, ['mcp', 'files:read']));
-    const refused = await toolError(reader, 'upload_file', { fileName: 'a.csv', contentBase64: base64(csv(1)) });
+    const refused = await toolError(reader, 'upload_file', {
+      fileName: 'a.csv',
+      contentBase64: base64(csv(1)),
+    });
     const rest = await uploadFile(csv(1), { token: await createApiKey(team.employee, ['files:read']) });
     expect(refused).to.deep.include({ statusCode: 403, message: expectErrorBody(rest, 403).message });
     await reader.close();
@@ -336,7 +382,10 @@ describe('AI-agent endpoint (/mcp)', function () {
     expect(early.headers['x-ratelimit-remaining']).to.be.a('string');
 
     const mcp = await connectMcp(key, { baseUrl: server.baseUrl });
-    const big = await toolError(mcp, 'upload_file', { fileName: 'big.csv', contentBase64: base64(csv(100, 5)) });
+    const big = await toolError(mcp, 'upload_file', {
+      fileName: 'big.csv',
+      contentBase64: base64(csv(100, 5)),
+    });
     expect(big.statusCode).to.equal(413);
     expect(big.message).to.match(/at most 1000 bytes/);
     const notSheet = await toolError(mcp, 'upload_file', {
@@ -350,10 +399,21 @@ describe('AI-agent endpoint (/mcp)', function () {
     // versions: the free plan keeps 5
     const first = await tool(mcp, 'upload_file', { fileName: 'a.csv', contentBase64: base64(csv(2)) });
     for (let v = 2; v <= 5; v++) {
-      await tool(mcp, 'upload_version', { id: first.id, fileName: 'a.csv', contentBase64: base64(csv(2, 3, `v${v}`)) });
+      await tool(mcp, 'upload_version', {
+        id: first.id,
+        fileName: 'a.csv',
+        contentBase64: base64(csv(2, 3, `v${v}`)),
+      });
     }
-    const sixth = await toolError(mcp, 'upload_version', { id: first.id, fileName: 'a.csv', contentBase64: base64(csv(2)) });
-    const restSixth = await uploadTo(`/files/${first.id}/versions`, csv(2), { token: key, baseUrl: server.baseUrl });
+    const sixth = await toolError(mcp, 'upload_version', {
+      id: first.id,
+      fileName: 'a.csv',
+      contentBase64: base64(csv(2)),
+    });
+    const restSixth = await uploadTo(`/files/${first.id}/versions`, csv(2), {
+      token: key,
+      baseUrl: server.baseUrl,
+    });
     expect(sixth).to.deep.include({ statusCode: 409, message: expectErrorBody(restSixth, 409).message });
 
     // quota: the free plan's 10 uploads a period
@@ -409,4 +469,3 @@ describe('AI-agent endpoint (/mcp)', function () {
     await mcp.close().catch(() => undefined);
   });
 });
-

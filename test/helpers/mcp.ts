@@ -16,16 +16,19 @@ export async function connectMcp(
   options: { baseUrl?: string; ip?: string } = {},
 ): Promise<McpConnection> {
   const answers: McpConnection['answers'] = [];
-  const transport = new StreamableHTTPClientTransport(new URL(`${options.baseUrl ?? testEnv().baseUrl}/mcp`), {
-    requestInit: {
-      headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': options.ip ?? randomClientAddress() },
+  const transport = new StreamableHTTPClientTransport(
+    new URL(`${options.baseUrl ?? testEnv().baseUrl}/mcp`),
+    {
+      requestInit: {
+        headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': options.ip ?? randomClientAddress() },
+      },
+      fetch: async (url, init) => {
+        const res = await fetch(url, init);
+        answers.push({ status: res.status, headers: res.headers, method: init?.method ?? 'GET' });
+        return res;
+      },
     },
-    fetch: async (url, init) => {
-      const res = await fetch(url, init);
-      answers.push({ status: res.status, headers: res.headers, method: init?.method ?? 'GET' });
-      return res;
-    },
-  });
+  );
   const client = new Client({ name: 'test-agent', version: '1.0.0' });
   await client.connect(transport);
   return { client, answers, close: () => client.close() };

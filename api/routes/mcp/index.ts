@@ -17,7 +17,8 @@ export const mcpRoutes = [
     },
     responses: {
       200: {
-        description: 'the JSON-RPC answer (a tool refusal is a result with isError and the REST status and message)',
+        description:
+          'the JSON-RPC answer (a tool refusal is a result with isError and the REST status and message)',
         schema: { anyOf: [{ type: 'object' }, { type: 'array' }] },
       },
       202: { description: 'a notification or a response, accepted' },
