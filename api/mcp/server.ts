@@ -16,6 +16,7 @@ import {
   ReadResourceRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { AppError } from '../../common/errors';
 import type { AppContext } from '../context';
 import { mapError } from '../middlewares/errors';
@@ -24,6 +25,12 @@ import { listResources, readResource, RESOURCE_TEMPLATES } from './resources';
 import { resolveTools, runTool, toolsFor } from './tools';
 
 export const MCP_SERVER_INFO = { name: 'data-service', version: '1.0.0' };
+
+/**
+ * One JSON Schema validator for every request's server (the SDK builds an Ajv instance per server otherwise,
+ * which costs more than the rest of a stateless request; the server uses it for elicitation only).
+ */
+const validator = new AjvJsonSchemaValidator();
 
 /** A tool's failure as MCP's error result: the REST error body's status and message, nothing else. */
 function toolError(ctx: AppContext, err: unknown): CallToolResult {
@@ -53,6 +60,7 @@ function resourceError(ctx: AppContext, err: unknown): McpError {
 function buildServer(ctx: AppContext): Server {
   const server = new Server(MCP_SERVER_INFO, {
     capabilities: { tools: {}, resources: {} },
+    jsonSchemaValidator: validator,
     instructions:
       'Spreadsheet files, their versions, reports, comparisons, quality rules and the plan of one company. ' +
       'The tools offered depend on the API key scopes (or the role of a signed-in person).',

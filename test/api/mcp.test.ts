@@ -153,6 +153,8 @@ describe('AI-agent endpoint (/mcp)', function () {
     });
     expectErrorBody(noAccept, 406);
     expectErrorBody(await call('GET', '/mcp', { token: mcpKey }), 405);
+    const notJsonRpc = await call('POST', '/mcp', { token: mcpKey, json: { hello: 'world' }, headers });
+    expectErrorBody(notJsonRpc, 400);
   });
 
   describe('with a worker', () => {
@@ -380,6 +382,15 @@ describe('AI-agent endpoint (/mcp)', function () {
     expect(early.body).to.include({ statusCode: 413 });
     expect(early.body.message).to.match(/request body too large/);
     expect(early.headers['x-ratelimit-remaining']).to.be.a('string');
+
+    // on the default limit (10 MB decoded) a 2 MB file passes, over JSON_BODY_LIMIT_BYTES (1 MB)
+    const premium = await createTeam({ plan: 'premium' });
+    const writer = await connectMcp(await createApiKey(premium.admin, ['mcp', 'files:write']));
+    const twoMb = csv(45_000, 8);
+    expect(twoMb.length).to.be.greaterThan(2 * testEnv().config.jsonBodyLimitBytes);
+    const saved = await tool(writer, 'upload_file', { fileName: 'two.csv', contentBase64: base64(twoMb) });
+    expect(saved.version.sizeBytes).to.equal(Buffer.byteLength(twoMb));
+    await writer.close();
 
     const mcp = await connectMcp(key, { baseUrl: server.baseUrl });
     const big = await toolError(mcp, 'upload_file', {
