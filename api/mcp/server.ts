@@ -77,6 +77,7 @@ function buildServer(ctx: AppContext): Server {
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const tool = resolveTools(ctx.routeTable).get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${request.params.name}`);
+    ctx.state.log.debug({ tool: tool.entry.name }, 'AI-agent tool call');
     try {
       const result = await runTool(ctx, tool, request.params.arguments ?? {});
       return {
@@ -139,8 +140,8 @@ export async function handleMcp(ctx: AppContext, body: unknown): Promise<Reply> 
       throw new AppError(response.status, message);
     }
     if (!text) return { status: response.status };
-    ctx.type = 'application/json';
-    return { status: response.status, body: text };
+    // the transport's JSON, as it wrote it
+    return { status: response.status, headers: { 'Content-Type': 'application/json' }, body: text };
   } finally {
     await server.close();
   }
