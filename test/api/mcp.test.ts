@@ -442,12 +442,33 @@ describe('AI-agent endpoint (/mcp)', function () {
   it('each MCP request spends the request budget (X-RateLimit-*); exhausted, 429 with Retry-After', async () => {
     const team = await createTeam({ plan: 'free' }); // 30 requests a minute for the company's keys
     const key = await createApiKey(team.admin, ['mcp', 'files:read']);
+    // a JSON-RPC batch of two tool calls is one HTTP request: one unit
+    const batch = () =>
+      call('POST', '/mcp', {
+        token: key,
+        headers: { accept: 'application/json, text/event-stream' },
+        json: [1, 2].map((id) => ({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'list_files', arguments: {} },
+        })),
+      });
+    const first = await batch();
+    expect(first.status, first.text).to.equal(200);
+    expect(first.body.map((r: { id: number }) => r.id).sort()).to.deep.equal([1, 2]);
+    expect(
+      first.body.every((r: { result?: { isError?: boolean } }) => r.result && !r.result.isError),
+    ).to.equal(true);
+    expect(first.headers.get('x-ratelimit-remaining')).to.equal('29');
+    expect((await batch()).headers.get('x-ratelimit-remaining')).to.equal('28');
+
     const mcp = await connectMcp(key);
     const remaining = () => mcp.answers.map((a) => Number(a.headers.get('x-ratelimit-remaining')));
     expect(mcp.answers.every((a) => a.headers.get('x-ratelimit-limit') === '30')).to.equal(true);
     const before = remaining();
     // each HTTP request (initialize, initialized, the event-stream probe) counted once, in order
-    expect(before).to.deep.equal(before.map((_, i) => 29 - i));
+    expect(before).to.deep.equal(before.map((_, i) => 27 - i));
     let refused: Error | undefined;
     for (let i = 0; i < 40 && !refused; i++) {
       refused = await mcp.client.callTool({ name: 'list_files', arguments: {} }).then(
@@ -459,7 +480,7 @@ describe('AI-agent endpoint (/mcp)', function () {
     const last = mcp.answers[mcp.answers.length - 1];
     expect(last.status).to.equal(429);
     expect(last.headers.get('retry-after')).to.equal(last.headers.get('x-ratelimit-reset'));
-    expect(mcp.answers.filter((a) => a.status !== 429)).to.have.lengthOf(30);
+    expect(mcp.answers.filter((a) => a.status !== 429)).to.have.lengthOf(28); // and the two batches
     await mcp.close().catch(() => undefined);
   });
 
