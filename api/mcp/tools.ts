@@ -9,7 +9,7 @@ import { BadRequestError, PayloadTooLargeError } from '../../common/errors';
 import type { Config } from '../../common/config';
 import type { Visibility } from '../../db/models';
 import { presentFile, presentVersion } from '../../domain/files/present';
-import { uploadFile } from '../../domain/files/upload';
+import { uploadFile, uploadTarget } from '../../domain/files/upload';
 import type { AppContext } from '../context';
 import { authorize, isAuthorized, principalOf } from '../middlewares/authenticate';
 import { filesDeps } from '../routes/files/deps';
@@ -100,8 +100,12 @@ const uploadVersionInput = {
 
 /** An upload tool: the same domain command as POST /files (quota 402, versions 409, format 400), audited "via ai-agent". */
 async function upload(ctx: AppContext, args: Record<string, unknown>, fileId?: string) {
+  const deps = filesDeps(ctx);
+  const actor = principalOf(ctx);
+  // as in REST: a file the caller may not see is "not found" whatever else is wrong with the call
+  if (fileId) await uploadTarget(actor, deps.knex, fileId);
   const content = decodeFile(ctx.deps.config, args.contentBase64 as string);
-  const { file, version } = await uploadFile(filesDeps(ctx), principalOf(ctx), {
+  const { file, version } = await uploadFile(deps, actor, {
     fileId,
     fileName: args.fileName as string,
     visibility: fileId ? undefined : ((args.visibility as Visibility | undefined) ?? 'private'),
@@ -290,14 +294,16 @@ export async function callRoute(
 ): Promise<unknown> {
   const inParams = (spec.params as ObjectSchema | undefined)?.properties ?? {};
   const inQuery = (spec.query as ObjectSchema | undefined)?.properties ?? {};
+  // own properties only, into objects without a prototype: an argument named `__proto__` or
+  // `constructor` is an unknown field like any other
   const raw = {
-    params: {} as Record<string, unknown>,
-    query: {} as Record<string, unknown>,
-    body: {} as Record<string, unknown>,
+    params: Object.create(null) as Record<string, unknown>,
+    query: Object.create(null) as Record<string, unknown>,
+    body: Object.create(null) as Record<string, unknown>,
   };
   for (const [name, value] of Object.entries(args)) {
-    if (name in inParams) raw.params[name] = value;
-    else if (name in inQuery || !spec.body) raw.query[name] = value;
+    if (Object.hasOwn(inParams, name)) raw.params[name] = value;
+    else if (Object.hasOwn(inQuery, name) || !spec.body) raw.query[name] = value;
     else raw.body[name] = value;
   }
   const input = validateInput(spec, { ...raw, body: spec.body ? raw.body : undefined });

@@ -399,6 +399,13 @@ describe('AI-agent endpoint (/mcp)', function () {
     });
     expect(big.statusCode).to.equal(413);
     expect(big.message).to.match(/at most 1000 bytes/);
+    // as in REST, a file the caller may not see is "not found" before the size is looked at
+    const unseen = await toolError(mcp, 'upload_version', {
+      id: '00000000-0000-4000-8000-000000000000',
+      fileName: 'big.csv',
+      contentBase64: base64(csv(100, 5)),
+    });
+    expect(unseen.statusCode).to.equal(404);
     const notSheet = await toolError(mcp, 'upload_file', {
       fileName: 'a.png',
       contentBase64: base64(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d])),
