@@ -32,6 +32,8 @@ interface Result {
   p50: number;
   p99: number;
   count: number;
+  /** CPU time of this process (server and driver) per call, in ms: steadier than req/s on a shared machine */
+  cpuMs: number;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -79,6 +81,7 @@ async function drive(port: number, call: Call, tokens: string[], count: number):
       req.end(call.body);
     });
   const began = process.hrtime.bigint();
+  const cpuBefore = process.cpuUsage();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < count) {
@@ -88,11 +91,18 @@ async function drive(port: number, call: Call, tokens: string[], count: number):
     }),
   );
   const seconds = Number(process.hrtime.bigint() - began) / 1e9;
+  const cpu = process.cpuUsage(cpuBefore);
   agent.destroy();
   if (failures.length > 0)
     throw new Error(`${failures.length} calls failed: ${failures.slice(0, 3).join(' | ')}`);
   latencies.sort((a, b) => a - b);
-  return { rps: count / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), count };
+  return {
+    rps: count / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    count,
+    cpuMs: (cpu.user + cpu.system) / 1000 / count,
+  };
 }
 
 function merge(results: Result[]): Result {
@@ -103,6 +113,7 @@ function merge(results: Result[]): Result {
     p50: median(results.map((r) => r.p50)),
     p99: median(results.map((r) => r.p99)),
     count: total,
+    cpuMs: results.reduce((sum, r) => sum + r.cpuMs * r.count, 0) / total,
   };
 }
 
@@ -200,7 +211,7 @@ async function main(): Promise<void> {
     const mcpAll = merge(mcpRounds);
     const line = (name: string, r: Result) =>
       console.log(
-        `${name.padEnd(44)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  (${r.count} calls)`,
+        `${name.padEnd(44)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  CPU ${r.cpuMs.toFixed(2)} ms/call  (${r.count} calls)`,
       );
     console.log(
       `list 20 files, ${ROUNDS} alternating rounds of ${REQUESTS} calls, concurrency ${CONCURRENCY}, session tokens`,
@@ -209,6 +220,7 @@ async function main(): Promise<void> {
     line('POST /mcp tools/call list_files (MCP)', mcpAll);
     const ratio = mcpAll.rps / restAll.rps;
     console.log(`MCP / REST throughput: ${(ratio * 100).toFixed(0)}% (target ≥ 60%)`);
+    console.log(`REST / MCP CPU per call: ${((restAll.cpuMs / mcpAll.cpuMs) * 100).toFixed(0)}%`);
   } finally {
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
     await temporal.connection.close();
