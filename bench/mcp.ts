@@ -54,6 +54,7 @@ async function drive(port: number, call: Call, tokens: string[], count: number):
   const latencies: number[] = [];
   const failures: string[] = [];
   let next = 0;
+  let checked = 0;
   const one = (token: string) =>
     new Promise<void>((resolve, reject) => {
       const started = process.hrtime.bigint();
@@ -71,7 +72,13 @@ async function drive(port: number, call: Call, tokens: string[], count: number):
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
             latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
-            const problem = call.check(res.statusCode ?? 0, Buffer.concat(chunks).toString());
+            // every status is checked; every 10th answer is parsed and checked in full (the driver shares the
+            // process with the server: parsing each answer would measure the driver's JSON.parse too)
+            const status = res.statusCode ?? 0;
+            const problem =
+              status !== 200 || checked++ % 10 === 0
+                ? call.check(status, Buffer.concat(chunks).toString())
+                : undefined;
             if (problem) failures.push(problem);
             resolve();
           });
