@@ -10,7 +10,7 @@ import { methodNotAllowed } from './middlewares/methods';
 import { authenticate } from './middlewares/authenticate';
 import { planGuard } from './middlewares/plan';
 import { rateLimit, RequestCounters } from './middlewares/rateLimit';
-import { mountRoutes, type RouteMiddlewareFactory, type RouteSpec } from './routing';
+import { findRoute, mountRoutes, type RouteMiddlewareFactory, type RouteSpec } from './routing';
 import { routes as allRoutes } from './routes';
 
 export interface AppOptions {
@@ -48,7 +48,10 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): ServiceApp {
     // are counted and carry the X-RateLimit-* headers too
     app.use(rateLimit(router, new RequestCounters(deps.knex)) as Koa.Middleware<AppState>);
   }
-  app.use(jsonBody(deps.config.jsonBodyLimitBytes) as Koa.Middleware<AppState>);
+  const { config } = deps;
+  const bodyLimit = (ctx: AppContext) =>
+    findRoute(router, ctx.method, ctx.path)?.bodyLimitBytes?.(config) ?? config.jsonBodyLimitBytes;
+  app.use(jsonBody(bodyLimit) as Koa.Middleware<AppState>);
   app.use(methodNotAllowed(router) as Koa.Middleware<AppState>);
   app.use(router.routes());
   return Object.assign(app, { router });

@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import type { AppContext } from './context';
+import type { Config } from '../common/config';
 import { BadRequestError } from '../common/errors';
 import type { BucketName } from '../domain/plans/plans';
 import type { Role, Scope } from '../domain/identity/scopes';
@@ -71,6 +72,11 @@ export interface RouteSpec {
   idempotent?: boolean;
   /** Work that needs a chosen plan: 402 until the company has one (api/middlewares/plan.ts). */
   needsPlan?: boolean;
+  /**
+   * The largest JSON body this route reads (after decompression), when not JSON_BODY_LIMIT_BYTES: the
+   * AI-agent endpoint's, sized for a base64 upload. Checked on Content-Length before a byte is read.
+   */
+  bodyLimitBytes?: (config: Config) => number;
   /** OpenAPI operationId; derived from method and path when absent. */
   operationId?: string;
   handler(ctx: AppContext, input: RouteInput<any, any, any>): Promise<Reply>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -111,6 +117,30 @@ function validateBody(spec: RouteSpec, body: unknown): string[] {
   return [...nul, ...(validate(body ?? {}) ? [] : describeErrors('body', validate.errors ?? []))];
 }
 
+/**
+ * A route's input checked and converted as a request's is (path, query and JSON body; every problem listed
+ * in one 400). The HTTP routes and the AI-agent tools (api/mcp/tools.ts) both call it.
+ */
+export function validateInput(
+  spec: RouteSpec,
+  raw: { params: Record<string, unknown>; query: Record<string, unknown>; body: unknown },
+): RouteInput<unknown, Record<string, unknown>, Record<string, string>> {
+  const query = validateParameters('query', spec.query ?? NO_QUERY, raw.query);
+  // a route without a params schema still gets the NUL rule
+  const params = validateParameters('path', spec.params ?? ANY_PARAMS, raw.params);
+  const problems = [
+    ...params.problems,
+    ...query.problems,
+    ...(spec.multipart ? [] : validateBody(spec, raw.body)),
+  ];
+  if (problems.length > 0) throw new BadRequestError(problems.length === 1 ? problems[0] : problems);
+  return {
+    body: raw.body ?? {},
+    query: query.values,
+    params: params.values as Record<string, string>,
+  };
+}
+
 /** Builds the middleware a route runs before its handler, from the route's spec (e.g. its access rule). */
 export type RouteMiddlewareFactory = (
   spec: RouteSpec,
@@ -140,23 +170,12 @@ export function mountRoutes(
     const chain = before.map((make) => make(spec));
     const stackSize = router.stack.length;
     router[spec.method](spec.path, ...chain, async (ctx: AppContext) => {
-      const query = validateParameters('query', spec.query ?? NO_QUERY, { ...ctx.query });
-      // a route without a params schema still gets the NUL rule
-      const params = validateParameters('path', spec.params ?? ANY_PARAMS, {
-        ...(ctx.params as Record<string, string>),
+      const input = validateInput(spec, {
+        params: { ...(ctx.params as Record<string, string>) },
+        query: { ...ctx.query },
+        body: ctx.request.body as unknown,
       });
-      const body: unknown = ctx.request.body;
-      const problems = [
-        ...params.problems,
-        ...query.problems,
-        ...(spec.multipart ? [] : validateBody(spec, body)),
-      ];
-      if (problems.length > 0) throw new BadRequestError(problems.length === 1 ? problems[0] : problems);
-      const reply = await spec.handler(ctx, {
-        body: body ?? {},
-        query: query.values,
-        params: params.values as Record<string, string>,
-      });
+      const reply = await spec.handler(ctx, input);
       for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
       ctx.status = reply.status ?? 200;
       if (reply.body !== undefined) ctx.body = reply.body;

@@ -113,7 +113,10 @@ export function compile(ajv: Ajv, schema: object): ValidateFunction {
 }
 
 /** Human messages naming where each mistake is: `body.name must NOT have more than 80 characters`. */
-export function describeErrors(where: 'body' | 'query' | 'path', errors: ErrorObject[]): string[] {
+export function describeErrors(
+  where: 'body' | 'query' | 'path' | 'arguments',
+  errors: ErrorObject[],
+): string[] {
   const messages = errors.map((e) => {
     const pointer = e.instancePath
       .split('/')

@@ -17,6 +17,8 @@ export interface Config {
   port: number;
   logLevel: string;
   jsonBodyLimitBytes: number;
+  /** The AI-agent endpoint (README "AI-agent endpoint"): the largest decoded file an upload tool takes. */
+  mcp: { uploadMaxBytes: number };
   databaseUrl: string;
   databasePoolMax: number;
   /** the role the API and the worker act as (row-level security, db/rls.ts) */
@@ -204,6 +206,7 @@ export function loadConfig(env: Env = process.env): Config {
       'silent',
     ] as const),
     jsonBodyLimitBytes: r.int('JSON_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    mcp: { uploadMaxBytes: r.int('MCP_UPLOAD_MAX_BYTES', 10 * 1024 * 1024, 1, 25 * 1024 * 1024) },
     databaseUrl: r.url('DATABASE_URL', 'postgres://dataservice:dataservice@127.0.0.1:54329/dataservice', [
       'postgres:',
       'postgresql:',

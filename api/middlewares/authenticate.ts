@@ -5,7 +5,7 @@ import { isApiKeyToken } from '../../domain/identity/keyFormat';
 import { UNAUTHENTICATED } from '../../domain/identity/signIn';
 import { accessClaimsFor, bearerToken, verifiedKeyFor } from '../callers';
 import type { AppContext, Principal } from '../context';
-import type { RouteMiddlewareFactory } from '../routing';
+import type { Access, RouteMiddlewareFactory } from '../routing';
 import { actingAs } from '../../db/unitOfWork';
 
 /** Rule 7: one message for every reason a request is not authenticated (the identity domain's). */
@@ -57,6 +57,41 @@ async function keyPrincipal(ctx: AppContext, knex: Knex, token: string): Promise
 }
 
 /**
+ * The route table's access rule for an authenticated caller: the key's scope, the role, the read-only demo
+ * (403 with the reason). `method` is the route's HTTP method. The AI-agent tools (api/mcp/tools.ts) decide
+ * with this too, from the access rule of the REST route each tool stands for.
+ */
+export function authorize(
+  access: Exclude<Access, { public: true }>,
+  principal: Principal,
+  method: string,
+): void {
+  if (principal.kind === 'key') {
+    if (!access.keyScope) throw new ForbiddenError('API keys are not accepted on this endpoint');
+    if (!principal.scopes?.includes(access.keyScope)) {
+      throw new ForbiddenError(`the API key lacks the scope ${access.keyScope}`);
+    }
+  }
+  if (!access.roles.includes(principal.role)) throw new ForbiddenError('your role does not allow this');
+  if (principal.demo && !READ_METHODS.has(method.toUpperCase()) && !access.demoAllowed)
+    throw new ForbiddenError('the demo is read-only');
+}
+
+/** Whether `authorize` lets the caller through (the AI-agent tool list). */
+export function isAuthorized(
+  access: Exclude<Access, { public: true }>,
+  principal: Principal,
+  method: string,
+): boolean {
+  try {
+    authorize(access, principal, method);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Authenticates the caller and enforces the route's `access` rule (api/routes: the route table):
  * 401 for every authentication failure (one message), 403 only for role, scope, suspended company,
  * keys on a route that does not accept them, and writes in the read-only demo.
@@ -74,15 +109,7 @@ export const authenticate: RouteMiddlewareFactory = (spec) => {
       : sessionPrincipal(ctx, knex, token));
 
     if (companyStatus !== 'active') throw new ForbiddenError('the company is suspended');
-    if (principal.kind === 'key') {
-      if (!access.keyScope) throw new ForbiddenError('API keys are not accepted on this endpoint');
-      if (!principal.scopes?.includes(access.keyScope)) {
-        throw new ForbiddenError(`the API key lacks the scope ${access.keyScope}`);
-      }
-    }
-    if (!access.roles.includes(principal.role)) throw new ForbiddenError('your role does not allow this');
-    if (principal.demo && !READ_METHODS.has(ctx.method) && !access.demoAllowed)
-      throw new ForbiddenError('the demo is read-only');
+    authorize(access, principal, ctx.method);
 
     ctx.state.auth = principal;
     // the request's units of work (db/unitOfWork.ts) act for the principal's company

@@ -19,18 +19,28 @@ function hasHttpStatus(err: unknown): boolean {
  * so labelled that does not decompress is 400, another coding 415, and a compressed multipart upload 415
  * (uploads are streamed as sent).
  */
-export function jsonBody(limitBytes: number) {
-  const parse = koaBody({
-    json: true,
-    jsonStrict: true,
-    jsonLimit: limitBytes,
-    multipart: false,
-    urlencoded: false,
-    text: false,
-    patchKoa: true,
-    patchNode: false,
-  });
+export function jsonBody(limitBytes: number | ((ctx: AppContext) => number)) {
+  // one parser per limit (JSON_BODY_LIMIT_BYTES, and a route's own bodyLimitBytes such as /mcp's)
+  const parsers = new Map<number, ReturnType<typeof koaBody>>();
+  const parserFor = (limit: number) => {
+    let parser = parsers.get(limit);
+    if (!parser) {
+      parser = koaBody({
+        json: true,
+        jsonStrict: true,
+        jsonLimit: limit,
+        multipart: false,
+        urlencoded: false,
+        text: false,
+        patchKoa: true,
+        patchNode: false,
+      });
+      parsers.set(limit, parser);
+    }
+    return parser;
+  };
   return async (ctx: AppContext, next: Next) => {
+    const parse = parserFor(typeof limitBytes === 'number' ? limitBytes : limitBytes(ctx));
     const hasBody =
       WITH_BODY.has(ctx.method) &&
       (Boolean(ctx.request.length) || ctx.request.get('Transfer-Encoding') !== '');
@@ -59,6 +69,8 @@ export function jsonBody(limitBytes: number) {
     try {
       await parse(ctx, async () => undefined);
     } catch (err) {
+      // over the limit (announced by Content-Length, or seen while reading): the rest is not read
+      if ((err as { status?: unknown }).status === 413) ctx.set('Connection', 'close');
       if (encoding !== 'identity' && !hasHttpStatus(err)) {
         throw new BadRequestError(`the request body is not valid ${encoding} data`);
       }

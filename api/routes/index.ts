@@ -7,6 +7,7 @@ import { comparisonRoutes } from './comparisons';
 import { demoRoutes } from './demo';
 import { docsRoutes } from './docs';
 import { filesRoutes } from './files';
+import { mcpRoutes } from './mcp';
 import { oauthRoutes } from './oauth';
 import { outgoingWebhookRoutes } from './outgoing-webhooks';
 import { peopleRoutes } from './people';
@@ -31,6 +32,7 @@ const table = [
   ...comparisonRoutes,
   ...outgoingWebhookRoutes,
   ...rulesRoutes,
+  ...mcpRoutes,
 ] as const satisfies readonly RouteSpec[];
 
 /**

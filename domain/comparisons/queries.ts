@@ -4,6 +4,7 @@ import type { FileActor } from '../files/access';
 import { ConflictError, NotFoundError } from '../../common/errors';
 import { Comparison, ComparisonChange } from '../../db/models';
 import { visibleComparison, visibleVersion } from './access';
+import { visibleFiles } from '../files/access';
 import { presentChange, presentComparison, type ChangeRow, type ComparisonView } from './present';
 
 /** GET /comparisons/{id}: status, progress, failure reason, and the summary when ready. */
@@ -98,4 +99,23 @@ export async function cancelComparisons(temporal: Client, workflowIds: readonly 
       // finished meanwhile, or never started
     }
   }
+}
+
+/**
+ * The comparisons whose target version the actor may see (visibleComparison's rule), newest first, a page
+ * at a time: what the AI-agent endpoint lists as resources.
+ */
+export async function visibleComparisons(
+  auth: FileActor,
+  knex: Knex,
+  page: { offset: number; limit: number },
+): Promise<Comparison[]> {
+  return await Comparison.scoped(auth.companyId, knex)
+    .whereExists(visibleFiles(auth, knex).select(1).whereColumn('files.id', 'comparisons.fileId'))
+    .orderBy([
+      { column: 'comparisons.queuedAt', order: 'desc' },
+      { column: 'comparisons.id', order: 'desc' },
+    ])
+    .offset(page.offset)
+    .limit(page.limit);
 }

@@ -48,7 +48,12 @@ export interface ReceivedUpload {
   /** the inspector the content went through (format, dialect, rows, sha256) */
   inspector: UploadInspector;
   size: number;
+  /** the adapter, when not the HTTP upload: written into the audit entry (`details.via`) */
+  via?: UploadChannel;
 }
+
+/** Adapters other than the multipart upload that upload files, as the audit entry names them. */
+export type UploadChannel = 'ai-agent';
 
 /**
  * The file a new version goes to: 404 unless the actor sees it. Checked first: a file the caller may not see
@@ -202,6 +207,7 @@ async function writeRows(
         sizeBytes: received.size,
         format: sniffed.format,
         filesUsed: quota.filesUsed,
+        ...(received.via ? { via: received.via } : {}),
       });
       afterCommit(() => {
         // not awaited: the answer does not wait for Temporal; a start that fails is logged, the upload
@@ -294,6 +300,8 @@ export interface UploadInput {
   visibility?: Visibility;
   content: Buffer | Readable;
   correlationId?: string;
+  /** the adapter uploading (audited as `details.via`) */
+  via?: UploadChannel;
 }
 
 /**
@@ -321,6 +329,12 @@ export async function uploadFile(
     await discardUpload(deps, slot);
     throw err;
   }
-  const received = { fileName: input.fileName, visibility: input.visibility, inspector, size };
+  const received = {
+    fileName: input.fileName,
+    visibility: input.visibility,
+    inspector,
+    size,
+    via: input.via,
+  };
   return completeUpload(deps, slot, received, { correlationId: input.correlationId });
 }

@@ -7,6 +7,7 @@ import { Report } from '../../db/models';
 import type { UnitOfWork } from '../../db/transaction';
 import { REPORT_WORKFLOW, reportStart } from '../../workflows/definitions/reports';
 import { visibleVersion } from './access';
+import { visibleFiles } from '../files/access';
 import { presentReport, type ReportResult, type ReportView } from './present';
 import { withCompany } from '../../db/unitOfWork';
 
@@ -126,4 +127,27 @@ export async function cancelBuilds(temporal: Client, workflowIds: readonly strin
       // finished meanwhile, or never started: nothing to cancel
     }
   }
+}
+
+/**
+ * The reports of every version the actor may see (visibleFiles' rule), newest file first, a page at a time
+ * (`offset`, `limit`): what the AI-agent endpoint lists as resources.
+ */
+export function visibleReports(
+  auth: FileActor,
+  knex: Knex,
+  page: { offset: number; limit: number },
+): Promise<Array<{ fileId: string; version: number; status: string; originalName: string }>> {
+  return Report.scoped(auth.companyId, knex)
+    .join('files', 'files.id', 'reports.fileId')
+    .whereExists(visibleFiles(auth, knex).select(1).whereColumn('files.id', 'reports.fileId'))
+    .select('reports.fileId', 'reports.version', 'reports.status', 'files.originalName')
+    .orderBy([
+      { column: 'reports.fileId', order: 'desc' },
+      { column: 'reports.version', order: 'desc' },
+    ])
+    .offset(page.offset)
+    .limit(page.limit) as unknown as Promise<
+    Array<{ fileId: string; version: number; status: string; originalName: string }>
+  >;
 }
