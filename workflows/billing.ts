@@ -23,7 +23,10 @@ const { listBillingChunks, finalizeBillingChunk } = proxyActivities<BillingActiv
  * Safe to run again: a second run issues no invoice (domain/billing/finalize.ts).
  */
 export async function billingPeriodWorkflow(input: BillingPeriodInput): Promise<BillingPeriodResult> {
-  const chunks = await listBillingChunks({ periodKey: input.periodKey, chunkSize: input.chunkSize ?? DEFAULT_CHUNK_SIZE });
+  const chunks = await listBillingChunks({
+    periodKey: input.periodKey,
+    chunkSize: input.chunkSize ?? DEFAULT_CHUNK_SIZE,
+  });
   const result: BillingPeriodResult = {
     periodKey: input.periodKey,
     trigger: input.trigger,
@@ -51,7 +54,9 @@ export async function billingPeriodWorkflow(input: BillingPeriodInput): Promise<
       result.documentsRendered += done.documentsRendered;
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, input.concurrency ?? DEFAULT_CHUNK_CONCURRENCY) }, lane));
+  await Promise.all(
+    Array.from({ length: Math.max(1, input.concurrency ?? DEFAULT_CHUNK_CONCURRENCY) }, lane),
+  );
   return result;
 }
 

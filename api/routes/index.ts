@@ -14,6 +14,7 @@ import { reportRoutes } from './reports';
 import { rulesRoutes } from './rules';
 import { subscriptionRoutes } from './subscriptions';
 import { systemRoutes } from './system';
+import { billingRoutes } from './billing';
 
 const table = [
   ...systemRoutes,
@@ -31,6 +32,7 @@ const table = [
   ...comparisonRoutes,
   ...outgoingWebhookRoutes,
   ...rulesRoutes,
+  ...billingRoutes,
 ] as const satisfies readonly RouteSpec[];
 
 /**

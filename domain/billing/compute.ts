@@ -82,11 +82,22 @@ export function planSegments(history: readonly PlanChange[], start: Date, until:
       continue;
     }
     if (at >= to) break;
-    segments.push({ plan: current, start: new Date(from * 1000), end: new Date(at * 1000), seconds: at - from });
+    segments.push({
+      plan: current,
+      start: new Date(from * 1000),
+      end: new Date(at * 1000),
+      seconds: at - from,
+    });
     current = change.plan;
     from = at;
   }
-  if (to > from) segments.push({ plan: current, start: new Date(from * 1000), end: new Date(to * 1000), seconds: to - from });
+  if (to > from)
+    segments.push({
+      plan: current,
+      start: new Date(from * 1000),
+      end: new Date(to * 1000),
+      seconds: to - from,
+    });
   // a change to the plan already in effect does not split the segment
   const merged: PlanSegment[] = [];
   for (const s of segments) {

@@ -26,7 +26,11 @@ export interface BillingDeps {
 }
 
 /** Called after each company of a chunk is computed, before the chunk commits (tests that kill a run midway). */
-export type BillingChunkHook = (info: { periodKey: string; companyId: string; index: number }) => void | Promise<void>;
+export type BillingChunkHook = (info: {
+  periodKey: string;
+  companyId: string;
+  index: number;
+}) => void | Promise<void>;
 
 export interface BillingChunk {
   /** companies with an id greater than this (null: from the first) … */
@@ -46,7 +50,6 @@ export interface ChunkResult {
   documentsRendered: number;
 }
 
-
 /** `2026-10`-style keys only, and only periods that have ended by `now`. */
 export function closedPeriod(periodKey: string, now: Date = new Date()): { start: Date; end: Date } {
   if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(periodKey)) throw new Error(`invalid billing period "${periodKey}"`);
@@ -54,7 +57,6 @@ export function closedPeriod(periodKey: string, now: Date = new Date()): { start
   if (bounds.end.getTime() > now.getTime()) throw new Error(`billing period ${periodKey} has not ended yet`);
   return bounds;
 }
-
 
 /**
  * The companies that may owe for the period, split into chunks of `size`: every company but the demo that
@@ -70,14 +72,24 @@ export async function billingChunks(
     const rows = (await trx('companies as c')
       .select('c.id')
       .where('c.isDemo', false)
-      .whereExists((q) => q.select(trx.raw('1')).from('planChanges as pc').whereRaw('pc.company_id = c.id').where('pc.effectiveAt', '<', end))
+      .whereExists((q) =>
+        q
+          .select(trx.raw('1'))
+          .from('planChanges as pc')
+          .whereRaw('pc.company_id = c.id')
+          .where('pc.effectiveAt', '<', end),
+      )
       .orderBy('c.id')) as Array<{ id: string }>;
     return rows.map((r) => r.id);
   });
   const chunks: BillingChunk[] = [];
   for (let i = 0; i < ids.length; i += size) {
     const part = ids.slice(i, i + size);
-    chunks.push({ afterId: i === 0 ? null : ids[i - 1], throughId: part[part.length - 1], count: part.length });
+    chunks.push({
+      afterId: i === 0 ? null : ids[i - 1],
+      throughId: part[part.length - 1],
+      count: part.length,
+    });
   }
   return chunks;
 }
@@ -152,16 +164,24 @@ export async function finalizeChunk(
     deps.knex,
     async (uow) => {
       const { trx } = uow;
-      const range = trx('companies').select('id', 'name').where('isDemo', false).where('id', '<=', input.throughId);
+      const range = trx('companies')
+        .select('id', 'name')
+        .where('isDemo', false)
+        .where('id', '<=', input.throughId);
       if (input.afterId) void range.where('id', '>', input.afterId);
       const companies = (await range.orderBy('id').forUpdate()) as CompanyRow[];
       result.companies = companies.map((c) => c.id);
       if (companies.length === 0) return;
       const ids = companies.map((c) => c.id);
       const invoiced = new Set(
-        ((await trx('invoices').select('companyId').whereIn('companyId', ids).where('periodStart', start)) as Array<{
-          companyId: string;
-        }>).map((r) => r.companyId),
+        (
+          (await trx('invoices')
+            .select('companyId')
+            .whereIn('companyId', ids)
+            .where('periodStart', start)) as Array<{
+            companyId: string;
+          }>
+        ).map((r) => r.companyId),
       );
       result.alreadyInvoiced = invoiced.size;
       const todo = companies.filter((c) => !invoiced.has(c.id));
@@ -187,7 +207,8 @@ export async function finalizeChunk(
           filesUsed: usage.get(company.id) ?? 0,
           asOf: end,
         });
-        if (input.hook) await input.hook({ periodKey: input.periodKey, companyId: company.id, index: index++ });
+        if (input.hook)
+          await input.hook({ periodKey: input.periodKey, companyId: company.id, index: index++ });
         if (!isBillable(bill)) {
           result.notBillable++;
           continue;
@@ -231,7 +252,12 @@ export async function finalizeChunk(
           },
         });
         // notification: invoice finalized (issue 15)
-        result.created.push({ companyId: b.companyId, invoiceId: b.id, number: b.number, totalCents: b.bill.totalCents });
+        result.created.push({
+          companyId: b.companyId,
+          invoiceId: b.id,
+          number: b.number,
+          totalCents: b.bill.totalCents,
+        });
       }
     },
     { acting: { system: 'billing' }, log: deps.logger },
@@ -284,7 +310,20 @@ export async function renderMissingDocuments(
 ): Promise<number> {
   const missing = (await asSystem(deps.knex, 'billing', (trx) =>
     trx('invoices')
-      .select('id', 'companyId', 'companyName', 'number', 'periodKey', 'periodStart', 'periodEnd', 'issuedAt', 'currency', 'lines', 'subtotalCents', 'totalCents')
+      .select(
+        'id',
+        'companyId',
+        'companyName',
+        'number',
+        'periodKey',
+        'periodStart',
+        'periodEnd',
+        'issuedAt',
+        'currency',
+        'lines',
+        'subtotalCents',
+        'totalCents',
+      )
       .whereIn('companyId', companyIds)
       .where({ periodKey })
       .whereNull('documentKey'),
@@ -307,4 +346,47 @@ export async function renderMissingDocuments(
     ),
   );
   return done.length;
+}
+
+/** The whole period in this process, chunk after chunk, `concurrency` at a time (operators' `--direct`, bench). */
+export async function finalizePeriodHere(
+  deps: BillingDeps,
+  input: { periodKey: string; chunkSize?: number; concurrency?: number; workflowId?: string },
+): Promise<{
+  chunks: number;
+  companies: number;
+  invoicesCreated: number;
+  alreadyInvoiced: number;
+  notBillable: number;
+  documentsRendered: number;
+}> {
+  closedPeriod(input.periodKey);
+  const chunks = await billingChunks(deps.knex, input.periodKey, input.chunkSize ?? DEFAULT_CHUNK_SIZE);
+  const total = {
+    chunks: chunks.length,
+    companies: 0,
+    invoicesCreated: 0,
+    alreadyInvoiced: 0,
+    notBillable: 0,
+    documentsRendered: 0,
+  };
+  let next = 0;
+  const lane = async () => {
+    while (next < chunks.length) {
+      const c = chunks[next++];
+      const r = await finalizeChunk(deps, {
+        periodKey: input.periodKey,
+        afterId: c.afterId,
+        throughId: c.throughId,
+        workflowId: input.workflowId,
+      });
+      total.companies += r.companies.length;
+      total.invoicesCreated += r.created.length;
+      total.alreadyInvoiced += r.alreadyInvoiced;
+      total.notBillable += r.notBillable;
+      total.documentsRendered += r.documentsRendered;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, input.concurrency ?? 4) }, lane));
+  return total;
 }

@@ -16,7 +16,11 @@ import { presentInvoice } from './present';
  * The running bill: the current period's bill as of `now`, computed exactly as the invoice would be if the
  * period ended now (the same `computeBill` over the same plan history and file usage).
  */
-export async function currentBill(db: Knex | Knex.Transaction, actor: BillingActor, now: Date = new Date()): Promise<Bill> {
+export async function currentBill(
+  db: Knex | Knex.Transaction,
+  actor: BillingActor,
+  now: Date = new Date(),
+): Promise<Bill> {
   const key = periodKey(now);
   const [history, used] = await Promise.all([
     PlanChange.scoped(actor.companyId, db)
@@ -51,7 +55,10 @@ export async function listInvoices(
       .limit(limit)
       .offset((page - 1) * limit),
   ]);
-  return { data: rows.map(presentInvoice), meta: { page, limit, total, totalPages: Math.ceil(total / limit) } };
+  return {
+    data: rows.map(presentInvoice),
+    meta: { page, limit, total, totalPages: Math.ceil(total / limit) },
+  };
 }
 
 export async function getInvoice(db: Knex | Knex.Transaction, actor: BillingActor, id: string) {

@@ -5,7 +5,11 @@
 import { workflowId } from '../shared';
 import type { ChunkResult } from '../../domain/billing/finalize';
 
-export { DEFAULT_CHUNK_CONCURRENCY, DEFAULT_CHUNK_SIZE, previousPeriodKey } from '../../domain/billing/policy';
+export {
+  DEFAULT_CHUNK_CONCURRENCY,
+  DEFAULT_CHUNK_SIZE,
+  previousPeriodKey,
+} from '../../domain/billing/policy';
 
 export const BILLING_SCHEDULE_WORKFLOW = 'billingScheduleWorkflow';
 export const BILLING_PERIOD_WORKFLOW = 'billingPeriodWorkflow';
