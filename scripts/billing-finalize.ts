@@ -1,7 +1,7 @@
 /**
  * Operators: finalise a closed billing period by hand (README "Billing"). Idempotent: companies already
  * invoiced for the period are left alone; prints what it did as JSON.
- *   npm run billing:finalize -- --period 2026-10            # through Temporal: the period's workflow billing:<period>
+ *   npm run billing:finalize -- --period 2026-10            # through Temporal: the period's workflow billing:<period>:<task queue>
  *   npm run billing:finalize -- --period 2026-10 --direct   # in this process (no worker needed)
  * Through Temporal, a run of the period already in progress is joined (its result printed), not doubled.
  */
@@ -15,7 +15,6 @@ import { createKnex, migrateLatest } from '../db/knex';
 import { closedPeriod, finalizePeriodHere } from '../domain/billing/finalize';
 import {
   BILLING_PERIOD_WORKFLOW,
-  billingPeriodWorkflowId,
   type BillingPeriodInput,
   type BillingPeriodResult,
 } from '../workflows/definitions/billing';
@@ -51,14 +50,13 @@ async function main(): Promise<void> {
   try {
     const identity = workflowIdentity({
       kind: 'billing',
-      parts: [periodKey],
+      parts: [periodKey, config.temporal.taskQueue],
       companyId: SYSTEM_COMPANY,
       taskQueue: config.temporal.taskQueue,
     });
     const input: BillingPeriodInput = { periodKey, trigger: 'operator' };
     const handle = await client.workflow.start(BILLING_PERIOD_WORKFLOW, {
       ...identity,
-      workflowId: billingPeriodWorkflowId(periodKey),
       args: [input],
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,

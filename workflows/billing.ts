@@ -18,7 +18,7 @@ const { listBillingChunks, finalizeBillingChunk } = proxyActivities<BillingActiv
 });
 
 /**
- * Finalises one closed period for every billable company (`billing:<period>`): the companies in chunks
+ * Finalises one closed period for every billable company (`billing:<period>:<task queue>`): the companies in chunks
  * (id ranges), a few chunks at a time; each chunk's result lists its companies and the invoices it issued.
  * Safe to run again: a second run issues no invoice (domain/billing/finalize.ts).
  */
@@ -63,7 +63,7 @@ export async function billingPeriodWorkflow(input: BillingPeriodInput): Promise<
 /**
  * Started by the system Schedule at the start of each month (UTC): closes the previous period (from the
  * time the Schedule fired, so a run caught up later still closes the right month) through the period's own
- * workflow `billing:<period>`. A second firing while that runs finds it running and stops; one after it
+ * workflow `billing:<period>:<task queue>`. A second firing while that runs finds it running and stops; one after it
  * finished runs it again, which issues nothing new.
  */
 export async function billingScheduleWorkflow(
@@ -72,7 +72,7 @@ export async function billingScheduleWorkflow(
   const periodKey = input.periodKey ?? previousPeriodKey(workflowInfo().startTime);
   try {
     return await executeChild(billingPeriodWorkflow, {
-      workflowId: billingPeriodWorkflowId(periodKey),
+      workflowId: billingPeriodWorkflowId(periodKey, workflowInfo().taskQueue),
       args: [{ periodKey, trigger: 'schedule' }],
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
       typedSearchAttributes: [{ key: COMPANY_ID, value: SYSTEM_COMPANY }],

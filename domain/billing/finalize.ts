@@ -69,17 +69,7 @@ export async function billingChunks(
 ): Promise<BillingChunk[]> {
   const { end } = periodBounds(periodKey);
   const ids = await asSystem(knex, 'billing', async (trx) => {
-    const rows = (await trx('companies as c')
-      .select('c.id')
-      .where('c.isDemo', false)
-      .whereExists((q) =>
-        q
-          .select(trx.raw('1'))
-          .from('planChanges as pc')
-          .whereRaw('pc.company_id = c.id')
-          .where('pc.effectiveAt', '<', end),
-      )
-      .orderBy('c.id')) as Array<{ id: string }>;
+    const rows = (await candidates(trx, end).select('c.id').orderBy('c.id')) as Array<{ id: string }>;
     return rows.map((r) => r.id);
   });
   const chunks: BillingChunk[] = [];
@@ -92,6 +82,19 @@ export async function billingChunks(
     });
   }
   return chunks;
+}
+
+/** Companies (`c`) that may owe for a period ending at `end`: not the demo, a plan recorded before the end. */
+function candidates(trx: Knex.Transaction, end: Date): Knex.QueryBuilder {
+  return trx('companies as c')
+    .where('c.isDemo', false)
+    .whereExists((q) =>
+      q
+        .select(trx.raw('1'))
+        .from('planChanges as pc')
+        .whereRaw('pc.company_id = c.id')
+        .where('pc.effectiveAt', '<', end),
+    );
 }
 
 interface CompanyRow {
@@ -164,12 +167,10 @@ export async function finalizeChunk(
     deps.knex,
     async (uow) => {
       const { trx } = uow;
-      const range = trx('companies')
-        .select('id', 'name')
-        .where('isDemo', false)
-        .where('id', '<=', input.throughId);
-      if (input.afterId) void range.where('id', '>', input.afterId);
-      const companies = (await range.orderBy('id').forUpdate()) as CompanyRow[];
+      // the chunk's companies: those of its id range that billingChunks counted (a plan before the period's end)
+      const range = candidates(trx, end).where('c.id', '<=', input.throughId);
+      if (input.afterId) void range.where('c.id', '>', input.afterId);
+      const companies = (await range.select('c.id', 'c.name').orderBy('c.id').forUpdate()) as CompanyRow[];
       result.companies = companies.map((c) => c.id);
       if (companies.length === 0) return;
       const ids = companies.map((c) => c.id);

@@ -14,9 +14,12 @@ export {
 export const BILLING_SCHEDULE_WORKFLOW = 'billingScheduleWorkflow';
 export const BILLING_PERIOD_WORKFLOW = 'billingPeriodWorkflow';
 
-/** `billing:<period>`, e.g. `billing:2026-10`: the one run of a period at a time (Schedule and operators alike). */
-export function billingPeriodWorkflowId(periodKey: string): string {
-  return workflowId('billing', periodKey);
+/**
+ * `billing:<period>:<task queue>`, e.g. `billing:2026-10:data-service`: the one run of a period at a time
+ * (Schedule and operators alike) of the deployment on that task queue (like `outbox-dispatcher:<task queue>`).
+ */
+export function billingPeriodWorkflowId(periodKey: string, taskQueue: string): string {
+  return workflowId('billing', periodKey, taskQueue);
 }
 
 /** `billing-schedule:<task queue>` (kind `retention`-style system Schedule id). */
