@@ -188,15 +188,14 @@ export async function finalizeChunk(
       const todo = companies.filter((c) => !invoiced.has(c.id));
       if (todo.length === 0) return;
       const todoIds = todo.map((c) => c.id);
-      const [histories, usage, sequences] = await Promise.all([
-        planHistories(trx, todoIds, end),
-        periodUsage(trx, todoIds, input.periodKey),
-        trx('invoices')
-          .select('companyId')
-          .max({ last: 'sequence' })
-          .whereIn('companyId', todoIds)
-          .groupBy('companyId') as Promise<Array<{ companyId: string; last: number }>>,
-      ]);
+      // one connection: its statements one after the other
+      const histories = await planHistories(trx, todoIds, end);
+      const usage = await periodUsage(trx, todoIds, input.periodKey);
+      const sequences = (await trx('invoices')
+        .select('companyId')
+        .max({ last: 'sequence' })
+        .whereIn('companyId', todoIds)
+        .groupBy('companyId')) as Array<{ companyId: string; last: number }>;
       const lastSequence = new Map(sequences.map((r) => [r.companyId, Number(r.last)]));
       const rows: Array<Record<string, unknown>> = [];
       const bills: Array<{ id: string; companyId: string; number: string; bill: Bill }> = [];
