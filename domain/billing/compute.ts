@@ -14,7 +14,7 @@
  */
 import { periodBounds, planLimits, type PlanName } from '../plans/plans';
 
-export const CURRENCY = 'EUR';
+export const CURRENCY = 'USD';
 
 export interface PlanChange {
   plan: PlanName | null;

@@ -21,7 +21,7 @@ export interface InvoiceDocumentInput {
   totalCents: number;
 }
 
-/** "1234.56 EUR" from integer cents. */
+/** "1234.56 USD" from integer cents. */
 export function formatCents(cents: number, currency: string): string {
   const sign = cents < 0 ? '-' : '';
   const abs = Math.abs(cents);

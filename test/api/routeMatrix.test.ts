@@ -62,7 +62,7 @@ const otherCompanyResource: Record<
             periodKey: `x-${id}`,
             periodStart: new Date(Date.UTC(2000, 0, 1) - sequence * 1000),
             periodEnd: new Date('2000-02-01T00:00:00Z'),
-            currency: 'EUR',
+            currency: 'USD',
             subtotalCents: 100,
             totalCents: 100,
             lines: JSON.stringify([]),

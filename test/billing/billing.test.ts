@@ -63,6 +63,23 @@ async function duplicates(periodKey: string): Promise<unknown[]> {
     .havingRaw('count(*) > 1');
 }
 
+/** Runs an operator command (dist/scripts/<name>.js) against this run's database; its JSON output. */
+function operator(name: string, args: string[]): Record<string, unknown> {
+  const { config } = testEnv();
+  const out = spawnSync(process.execPath, [path.join(ROOT, `dist/scripts/${name}.js`), ...args], {
+    env: {
+      ...process.env,
+      DATABASE_URL: config.databaseUrl,
+      S3_PREFIX: config.s3.prefix,
+      LOG_LEVEL: 'silent',
+    },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  if (out.status !== 0) throw new Error(`${name} exited ${out.status}: ${out.stderr}`);
+  return JSON.parse(out.stdout.trim()) as Record<string, unknown>;
+}
+
 function queueConfig(suffix: string): Config {
   const { config } = testEnv();
   return { ...config, temporal: { ...config.temporal, taskQueue: `${config.temporal.taskQueue}-${suffix}` } };
@@ -93,7 +110,7 @@ describe('billing: proration (computed by hand)', () => {
     ]);
     expect(bill.totalCents).to.equal(1551 + 6481 + 1752);
     expect(bill.subtotalCents).to.equal(9784);
-    expect(bill.currency).to.equal('EUR');
+    expect(bill.currency).to.equal('USD');
   });
 
   it('a whole period on Premium costs the monthly price; files over quota are billed at 5 cents', () => {
@@ -184,7 +201,7 @@ describe('billing: running bill, invoices, documents (HTTP)', function () {
     const text = (await parser.getText()).text;
     await parser.destroy();
     expect(text).to.include('2025-000001');
-    expect(text).to.include(formatCents(invoice.totalCents as number, 'EUR'));
+    expect(text).to.include(formatCents(invoice.totalCents as number, 'USD'));
     expectErrorBody(await call('GET', `/invoices/${invoice.id}/document`, { token: other.adminToken }), 404);
 
     // the period again: nothing new
@@ -192,6 +209,18 @@ describe('billing: running bill, invoices, documents (HTTP)', function () {
     expect(again.invoicesCreated).to.equal(0);
     expect(await invoicesOf(cid)).to.have.length(1);
     expect(await duplicates('2025-03')).to.deep.equal([]);
+
+    // an operator voids it: the number stays, the state changes, audited
+    expect(operator('invoice-void', [invoice.id, '--reason', 'test'])).to.deep.include({
+      to: 'void',
+      changed: true,
+    });
+    expect((await call('GET', `/invoices/${invoice.id}`, { token: team.adminToken })).body.status).to.equal(
+      'void',
+    );
+    expect(
+      await testEnv().knex('auditLog').where({ companyId: cid, action: 'invoice.voided' }),
+    ).to.have.length(1);
 
     // the next period gets the next number; the list is newest first
     await finalizePeriodHere(billingDeps(), { periodKey: '2025-04' });
@@ -206,7 +235,7 @@ describe('billing: running bill, invoices, documents (HTTP)', function () {
     const team = await createTeam({ plan: 'premium' });
     const current = await call('GET', '/billing/current', { token: team.adminToken });
     expect(current.status, current.text).to.equal(200);
-    expect(current.body.currency).to.equal('EUR');
+    expect(current.body.currency).to.equal('USD');
     // the plan was chosen at the company's creation (a moment ago): before it, no plan
     expect(current.body.segments.at(-1).end).to.equal(current.body.asOf.replace(/\.\d+Z$/, '.000Z'));
     // the same computation from the recorded history and usage, as of the bill's own time
@@ -237,14 +266,9 @@ describe('billing: suspension', function () {
     expect((await call('GET', '/subscriptions/me', { token: team.adminToken })).status).to.equal(200);
     expect((await call('GET', '/subscriptions/me', { token: key })).status).to.equal(200);
 
-    await testEnv().knex.transaction((trx) =>
-      setCompanyStatus(trx, {
-        companyId: team.company.id,
-        status: 'suspended',
-        reason: 'unpaid',
-        operator: 'test',
-      }),
-    );
+    expect(
+      operator('company-status', [team.company.id, '--suspend', '--reason', 'unpaid', '--operator', 'test']),
+    ).to.deep.equal({ companyId: team.company.id, from: 'active', to: 'suspended', changed: true });
     for (const token of [team.adminToken, key]) {
       expect(expectErrorBody(await call('GET', '/subscriptions/me', { token }), 403).message).to.equal(
         'the company is suspended',
@@ -320,22 +344,10 @@ describe('billing: finalisation on Temporal', function () {
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
       });
       expect(await handle.result()).to.deep.include({ invoicesCreated: 0 });
-      const script = spawnSync(
-        process.execPath,
-        [path.join(ROOT, 'dist/scripts/billing-finalize.js'), '--period', '2026-10', '--direct'],
-        {
-          env: {
-            ...process.env,
-            DATABASE_URL: config.databaseUrl,
-            S3_PREFIX: config.s3.prefix,
-            LOG_LEVEL: 'silent',
-          },
-          encoding: 'utf8',
-          timeout: 60_000,
-        },
-      );
-      expect(script.status, script.stderr).to.equal(0);
-      expect(JSON.parse(script.stdout.trim())).to.deep.include({ periodKey: '2026-10', invoicesCreated: 0 });
+      expect(operator('billing-finalize', ['--period', '2026-10', '--direct'])).to.deep.include({
+        periodKey: '2026-10',
+        invoicesCreated: 0,
+      });
 
       // on Basic since September: the whole of October
       for (const c of companies) {

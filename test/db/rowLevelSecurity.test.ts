@@ -144,7 +144,7 @@ async function seedCompany(knex: Knex, companyId: string): Promise<void> {
     periodKey: '2000-01',
     periodStart: new Date('2000-01-01T00:00:00Z'),
     periodEnd: new Date('2000-02-01T00:00:00Z'),
-    currency: 'EUR',
+    currency: 'USD',
     subtotalCents: 0,
     totalCents: 0,
     lines: JSON.stringify([]),

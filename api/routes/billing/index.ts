@@ -68,7 +68,7 @@ const billSchema = {
     lines: { type: 'array', items: lineSchema },
     subtotalCents: { type: 'integer' },
     totalCents: { type: 'integer' },
-    currency: { type: 'string', description: 'ISO 4217 (EUR)' },
+    currency: { type: 'string', description: 'ISO 4217 (USD, as the plan prices)' },
   },
 } as const;
 
