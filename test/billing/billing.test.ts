@@ -231,6 +231,43 @@ describe('billing: running bill, invoices, documents (HTTP)', function () {
     expect(after.body.data[0].totalCents).to.equal(19900);
   });
 
+  it('who is invoiced: never the demo company, not Free with a zero total, not a company without a plan in the period', async () => {
+    const { knex } = testEnv();
+    // the run's demo company if a demo test made it, else one made here and unmarked at the end (it has no
+    // sample data, and later demo tests must make their own)
+    let demo = (await knex('companies').where({ isDemo: true }).first()) as { id: string } | undefined;
+    let madeHere = false;
+    if (!demo) {
+      demo = await createCompany({ plan: null });
+      await knex('companies').where({ id: demo.id }).update({ isDemo: true });
+      madeHere = true;
+    }
+    try {
+      const free = await createCompany({ plan: null });
+      const late = await createCompany({ plan: null });
+      const paid = await createCompany({ plan: null });
+      await history(demo.id, [['premium', '2024-12-01T00:00:00Z']]);
+      await history(free.id, [['free', '2024-12-01T00:00:00Z']]);
+      await usage(free.id, '2025-01', 10);
+      await history(late.id, [['premium', '2025-02-01T00:00:00Z']]);
+      await history(paid.id, [['premium', '2025-01-31T23:59:00Z']]);
+      const result = await finalizePeriodHere(billingDeps(), { periodKey: '2025-01' });
+      expect(result.notBillable).to.be.at.least(1);
+      expect(await invoicesOf(demo.id, '2025-01')).to.have.length(0);
+      expect(await invoicesOf(free.id, '2025-01')).to.have.length(0);
+      expect(await invoicesOf(late.id, '2025-01')).to.have.length(0);
+      // 60 s of 2 678 400 on Premium: floor(19900 × 60 / 2678400) = 0 cents: no invoice either
+      expect(await invoicesOf(paid.id, '2025-01')).to.have.length(0);
+      await finalizePeriodHere(billingDeps(), { periodKey: '2025-02' });
+      // February 2025 on Premium: the demo company still gets none
+      expect((await invoicesOf(paid.id, '2025-02')).map((r) => Number(r.totalCents))).to.deep.equal([19900]);
+      expect(await invoicesOf(demo.id, '2025-02')).to.have.length(0);
+      expect((await invoicesOf(late.id, '2025-02')).map((r) => r.number)).to.deep.equal(['2025-000001']);
+    } finally {
+      if (madeHere) await knex('companies').where({ id: demo.id }).update({ isDemo: false });
+    }
+  });
+
   it('billing:read: admins and keys holding it; employees and keys without it are refused', async () => {
     const team = await createTeam({ plan: 'premium' });
     const current = await call('GET', '/billing/current', { token: team.adminToken });
