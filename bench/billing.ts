@@ -214,7 +214,8 @@ async function main(): Promise<void> {
     console.log(
       `ratio workflow / plain loop: ${ratio.toFixed(2)} (target ≤ 2); invoices ${count} (expected ${plainCreated}); second run created ${second.result.invoicesCreated} (expected 0)`,
     );
-    if (count !== plainCreated || second.result.invoicesCreated !== 0) throw new Error('invoice counts differ');
+    if (count !== plainCreated || second.result.invoicesCreated !== 0)
+      throw new Error('invoice counts differ');
   } finally {
     if (stopWorker) await stopWorker();
     await connection.close();
