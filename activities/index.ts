@@ -15,6 +15,8 @@ import { qualityExtension } from '../domain/rules/extension';
 import { sensitiveExtension } from '../domain/sensitive/extension';
 import { createWebhookActivities, createWebhookFanOut } from './webhooks';
 import { actingAs, type SystemTask } from '../db/unitOfWork';
+import { createBillingActivities } from './billing';
+import type { BillingChunkHook } from '../domain/billing/finalize';
 
 /** The same activities, each run as the named system task (its queries may cross companies). */
 function asSystemTask<A extends Record<string, (...args: never[]) => Promise<unknown>>>(
@@ -47,6 +49,8 @@ export interface ActivityDeps {
   reportSteps?: readonly AnalysisStep[];
   /** called by a comparison after comparing, before it saves (tests only) */
   comparisonBeforeSave?: BeforeSaveHook;
+  /** called after each company of a billing chunk is computed, before it commits (tests only) */
+  billingChunkHook?: BillingChunkHook;
 }
 
 /** Every activity the worker registers, built from its clients so tests can pass their own. */
@@ -111,6 +115,11 @@ export function createActivities(deps: ActivityDeps) {
         temporal: deps.temporal,
         taskQueue: deps.config.temporal.taskQueue,
       }),
+    ),
+    // billing (issue 16): the chunks open their own units of work as the system task `billing`
+    ...asSystemTask(
+      'billing',
+      createBillingActivities({ knex: deps.knex, storage, logger: deps.logger, hook: deps.billingChunkHook }),
     ),
   };
 }

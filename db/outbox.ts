@@ -18,7 +18,7 @@ export type FanOut = (trx: Knex.Transaction, events: OutboxEvent[]) => Promise<A
 
 /**
  * Claims up to `batchSize` unsent rows with FOR UPDATE SKIP LOCKED (several dispatchers never take the same
- * row), hands them to `fanOut` in the same transaction and marks them dispatched; after commit runs what the
+ * row) — except those of suspended companies, held until reactivation (README "Billing") —, hands them to `fanOut` in the same transaction and marks them dispatched; after commit runs what the
  * fan-out asked for. Returns how many rows it dispatched.
  */
 export async function claimAndDispatch(knex: Knex, batchSize: number, fanOut?: FanOut): Promise<number> {
@@ -27,6 +27,14 @@ export async function claimAndDispatch(knex: Knex, batchSize: number, fanOut?: F
     const rows = (await trx('outbox')
       .select('*')
       .whereNull('dispatchedAt')
+      // a suspended company's events wait here (no webhook is sent) and go out once it is reactivated
+      .whereNotExists((q) =>
+        q
+          .select(trx.raw('1'))
+          .from('companies')
+          .whereRaw('companies.id = outbox.company_id')
+          .where('status', 'suspended'),
+      )
       .orderBy([{ column: 'createdAt' }, { column: 'id' }])
       .limit(batchSize)
       .forUpdate()

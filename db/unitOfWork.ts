@@ -42,6 +42,8 @@ export const SYSTEM_TASKS = [
   'webhook-retention',
   /** worker: orphaned objects, and report and comparison starts that did not happen */
   'file-sweep',
+  /** worker and operators: finalising a billing period's invoices for every company, and their documents */
+  'billing',
 ] as const;
 export type SystemTask = (typeof SYSTEM_TASKS)[number];
 

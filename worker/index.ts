@@ -9,6 +9,7 @@ import {
   ensureOutboxDispatcher,
   ensureWebhookRetentionSchedule,
   ensureFileOrphanSweepSchedule,
+  ensureBillingSchedule,
 } from './worker';
 import { installTemporalRuntime } from './runtime';
 
@@ -30,8 +31,15 @@ async function main(): Promise<void> {
   const dispatcherId = await ensureOutboxDispatcher(client, config);
   const retentionScheduleId = await ensureWebhookRetentionSchedule(client, config);
   const orphanSweepScheduleId = await ensureFileOrphanSweepSchedule(client, config);
+  const billingScheduleId = await ensureBillingSchedule(client, config);
   logger.info(
-    { taskQueue: config.temporal.taskQueue, dispatcherId, retentionScheduleId, orphanSweepScheduleId },
+    {
+      taskQueue: config.temporal.taskQueue,
+      dispatcherId,
+      retentionScheduleId,
+      orphanSweepScheduleId,
+      billingScheduleId,
+    },
     'worker running',
   );
   try {

@@ -12,6 +12,8 @@ import { WEBHOOK_RETENTION_WORKFLOW } from '../workflows/definitions/webhooks';
 import type { Resolver } from '../domain/webhooks/targets';
 import type { AnalysisStep } from '../domain/reports/engine';
 import type { BeforeSaveHook } from '../domain/comparisons/run';
+import type { BillingChunkHook } from '../domain/billing/finalize';
+import { BILLING_SCHEDULE_WORKFLOW, billingScheduleId } from '../workflows/definitions/billing';
 
 export interface WorkerDeps {
   config: Config;
@@ -27,6 +29,8 @@ export interface WorkerDeps {
   reportSteps?: readonly AnalysisStep[];
   /** called by a comparison after comparing, before it saves (tests that stop a worker mid-comparison) */
   comparisonBeforeSave?: BeforeSaveHook;
+  /** called after each company of a billing chunk is computed, before it commits (tests only) */
+  billingChunkHook?: BillingChunkHook;
   /** Pre-built bundle (tests bundle once per run); otherwise the worker bundles workflows/ itself. */
   workflowBundle?: WorkerOptions['workflowBundle'];
 }
@@ -58,6 +62,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       webhookResolver: deps.webhookResolver,
       reportSteps: deps.reportSteps,
       comparisonBeforeSave: deps.comparisonBeforeSave,
+      billingChunkHook: deps.billingChunkHook,
     }),
     shutdownGraceTime: '10 seconds',
   });
@@ -130,4 +135,39 @@ export function ensureFileOrphanSweepSchedule(client: Client, config: Config): P
     workflowType: 'fileOrphanSweepWorkflow',
     every: '1 hour',
   });
+}
+
+/**
+ * The system Schedule `billing:schedule:<task queue>` (README "Billing"): fires at 00:05 UTC on the first day
+ * of every month and starts `billingScheduleWorkflow`, which closes the month before. Catch-up window 7
+ * days: a firing missed while the Temporal service was down runs when it returns (a worker that is down
+ * only delays the started workflow, which waits in the task queue). Overlaps are skipped (one run at a
+ * time). Created once per task queue; an existing one is left as it is.
+ */
+export async function ensureBillingSchedule(client: Client, config: Config): Promise<string> {
+  const scheduleId = billingScheduleId(config.temporal.taskQueue);
+  const identity = workflowIdentity({
+    kind: 'billing',
+    parts: ['schedule', config.temporal.taskQueue],
+    companyId: SYSTEM_COMPANY,
+    taskQueue: config.temporal.taskQueue,
+  });
+  try {
+    await client.schedule.create({
+      scheduleId,
+      spec: { calendars: [{ dayOfMonth: 1, hour: 0, minute: 5 }] },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '7 days' },
+      action: {
+        type: 'startWorkflow',
+        workflowType: BILLING_SCHEDULE_WORKFLOW,
+        args: [{}],
+        workflowId: identity.workflowId,
+        taskQueue: identity.taskQueue,
+        typedSearchAttributes: identity.typedSearchAttributes,
+      },
+    });
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+  }
+  return scheduleId;
 }

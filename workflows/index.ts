@@ -6,3 +6,4 @@ export { webhookBatchWorkflow } from './webhookBatch';
 export { webhookDeliveryWorkflow } from './webhookDelivery';
 export { webhookDeliveryRetentionWorkflow } from './webhookRetention';
 export { fileOrphanSweepWorkflow } from './fileOrphanSweep';
+export { billingPeriodWorkflow, billingScheduleWorkflow } from './billing';

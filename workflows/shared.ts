@@ -13,7 +13,13 @@ export const COMPANY_ID = defineSearchAttributeKey('CompanyId', SearchAttributeT
 export const SYSTEM_COMPANY = '_system';
 
 export type WorkflowKind =
-  'outbox-dispatcher' | 'webhook-batch' | 'webhook-delivery' | 'report' | 'comparison' | 'retention';
+  | 'outbox-dispatcher'
+  | 'webhook-batch'
+  | 'webhook-delivery'
+  | 'report'
+  | 'comparison'
+  | 'retention'
+  | 'billing';
 
 /**
  * Readable, deterministic ids that name the business object, e.g. `webhook-delivery:<deliveryId>`.

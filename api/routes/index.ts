@@ -15,6 +15,7 @@ import { reportRoutes } from './reports';
 import { rulesRoutes } from './rules';
 import { subscriptionRoutes } from './subscriptions';
 import { systemRoutes } from './system';
+import { billingRoutes } from './billing';
 
 const table = [
   ...systemRoutes,
@@ -33,6 +34,7 @@ const table = [
   ...outgoingWebhookRoutes,
   ...rulesRoutes,
   ...mcpRoutes,
+  ...billingRoutes,
 ] as const satisfies readonly RouteSpec[];
 
 /**

@@ -45,6 +45,35 @@ const otherCompanyResource: Record<
       },
     ]),
   ),
+  // issue 16: an invoice of the other company, written straight to the database
+  ...Object.fromEntries(
+    ['GET /invoices/:id', 'GET /invoices/:id/document'].map((name) => [
+      name,
+      async (other: Team) => {
+        const id = randomUUID();
+        const sequence = Math.floor(Math.random() * 1e6) + 1;
+        await testEnv()
+          .knex('invoices')
+          .insert({
+            id,
+            companyId: other.company.id,
+            sequence,
+            number: `2000-${String(sequence).padStart(6, '0')}`,
+            periodKey: `x-${id}`,
+            periodStart: new Date(Date.UTC(2000, 0, 1) - sequence * 1000),
+            periodEnd: new Date('2000-02-01T00:00:00Z'),
+            currency: 'USD',
+            subtotalCents: 100,
+            totalCents: 100,
+            lines: JSON.stringify([]),
+            segments: JSON.stringify([]),
+            filesUsed: 0,
+            companyName: 'other',
+          });
+        return { params: { id } };
+      },
+    ]),
+  ),
   'PATCH /employees/:id': async (other) => ({ params: { id: other.employee.id }, body: { role: 'admin' } }),
   'DELETE /employees/:id': async (other) => ({ params: { id: other.employee.id } }),
   ...Object.fromEntries(

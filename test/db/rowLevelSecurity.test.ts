@@ -135,6 +135,23 @@ async function seedCompany(knex: Knex, companyId: string): Promise<void> {
     status: 'ready',
   });
   await knex('comparisonChanges').insert({ comparisonId, companyId, seq: 1, sheet: 's', kind: 'added' });
+  // issue 16: plan history (the companies insert above wrote one by trigger) and invoices
+  await knex('invoices').insert({
+    id: id(),
+    companyId,
+    sequence: 1,
+    number: '2000-000001',
+    periodKey: '2000-01',
+    periodStart: new Date('2000-01-01T00:00:00Z'),
+    periodEnd: new Date('2000-02-01T00:00:00Z'),
+    currency: 'USD',
+    subtotalCents: 0,
+    totalCents: 0,
+    lines: JSON.stringify([]),
+    segments: JSON.stringify([]),
+    filesUsed: 0,
+    companyName: 'RLS',
+  });
 }
 
 interface TenantTable {

@@ -28,6 +28,7 @@ import type { FanOut } from '../../db/outbox';
 import type { Resolver } from '../../domain/webhooks/targets';
 import type { AnalysisStep } from '../../domain/reports/engine';
 import type { BeforeSaveHook } from '../../domain/comparisons/run';
+import type { BillingChunkHook } from '../../domain/billing/finalize';
 
 export const ROOT = path.resolve(__dirname, '../../..');
 
@@ -201,6 +202,7 @@ export async function startWorker(
     webhookResolver?: Resolver;
     reportSteps?: readonly AnalysisStep[];
     comparisonBeforeSave?: BeforeSaveHook;
+    billingChunkHook?: BillingChunkHook;
   } = {},
 ): Promise<{ worker: Worker; stop(): Promise<void> }> {
   const { appKnex: knex, logger } = testEnv();
@@ -215,6 +217,7 @@ export async function startWorker(
     webhookResolver: options.webhookResolver,
     reportSteps: options.reportSteps,
     comparisonBeforeSave: options.comparisonBeforeSave,
+    billingChunkHook: options.billingChunkHook,
     workflowBundle: await workflowBundle(),
   });
   const running = worker.run();
