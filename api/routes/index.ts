@@ -1,5 +1,6 @@
 import type { RouteSpec } from '../routing';
 import { accountRoutes } from './accounts';
+import { analyticsRoutes } from './analytics';
 import { apiKeyRoutes } from './apiKeys';
 import { authRoutes } from './auth';
 import { companyRoutes } from './companies';
@@ -31,6 +32,7 @@ const table = [
   ...comparisonRoutes,
   ...outgoingWebhookRoutes,
   ...rulesRoutes,
+  ...analyticsRoutes,
 ] as const satisfies readonly RouteSpec[];
 
 /**

@@ -17,3 +17,4 @@ export { ComparisonChange } from './ComparisonChange';
 export { AuditLogEntry } from './AuditLogEntry';
 export { FileUsage, QuotaNotice } from './FileUsage';
 export { IdempotencyRecord } from './IdempotencyRecord';
+export { AnalyticsDay, AnalyticsRequests } from './Analytics';
