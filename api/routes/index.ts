@@ -1,6 +1,7 @@
 import type { RouteSpec } from '../routing';
 import { accountRoutes } from './accounts';
 import { analyticsRoutes } from './analytics';
+import { graphqlRoutes } from './graphql';
 import { apiKeyRoutes } from './apiKeys';
 import { authRoutes } from './auth';
 import { companyRoutes } from './companies';
@@ -33,6 +34,7 @@ const table = [
   ...outgoingWebhookRoutes,
   ...rulesRoutes,
   ...analyticsRoutes,
+  ...graphqlRoutes,
 ] as const satisfies readonly RouteSpec[];
 
 /**
