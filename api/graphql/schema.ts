@@ -101,7 +101,10 @@ export const pageArgs = {
 export function connectionType(name: string, node: GraphQLObjectType): GraphQLObjectType {
   return new GraphQLObjectType({
     name: `${name}Connection`,
-    fields: { nodes: { type: list(node) }, pageInfo: { type: nn(PageInfo) } },
+    fields: {
+      nodes: { type: list(node) },
+      pageInfo: { type: nn(PageInfo), resolve: (page: Page<unknown>) => page },
+    },
   });
 }
 
