@@ -51,7 +51,14 @@ async function main(): Promise<void> {
   let server: http.Server | undefined;
   try {
     const logger = createLogger('silent', 'bench');
-    const deps = { config, knex: appKnex, temporal, logger, storage: run.storage, mailer: createMailer(config, logger) };
+    const deps = {
+      config,
+      knex: appKnex,
+      temporal,
+      logger,
+      storage: run.storage,
+      mailer: createMailer(config, logger),
+    };
 
     // ---------------------------------------------------------------------------------------------- seed
     const seedStart = process.hrtime.bigint();
@@ -61,16 +68,35 @@ async function main(): Promise<void> {
       await knex('companies').insert({ id, name: `Bench ${c}`, plan: 'premium' });
       const admins = Array.from({ length: 12 }, () => randomUUID());
       await knex('people').insert(
-        admins.map((pid, i) => ({ id: pid, companyId: id, email: `b${c}-${i}@example.test`, name: `P${i}`, role: 'admin', status: 'active' })),
+        admins.map((pid, i) => ({
+          id: pid,
+          companyId: id,
+          email: `b${c}-${i}@example.test`,
+          name: `P${i}`,
+          role: 'admin',
+          status: 'active',
+        })),
       );
       companies.push({ id, admins });
     }
     const target = companies[0];
     const ruleId = randomUUID();
-    await knex('rules').insert({ id: ruleId, companyId: target.id, name: 'email present', kind: 'not_null', columnName: 'email' });
+    await knex('rules').insert({
+      id: ruleId,
+      companyId: target.id,
+      name: 'email present',
+      kind: 'not_null',
+      columnName: 'email',
+    });
     const endpointId = randomUUID();
     await knex('webhookEndpoints').insert({
-      id: endpointId, companyId: target.id, name: 'hook', url: 'https://example.test/h', events: ['ping'], active: false, secretEncrypted: 'x',
+      id: endpointId,
+      companyId: target.id,
+      name: 'hook',
+      url: 'https://example.test/h',
+      events: ['ping'],
+      active: false,
+      secretEncrypted: 'x',
     });
     // files, datasets, versions (uploads spread over the last 90 days), then ready reports with a quality section
     await knex.raw(
@@ -85,7 +111,10 @@ async function main(): Promise<void> {
        select id, ?, dataset_id, 'f' || n || '.csv', ?, 'company', at, at from bench_files`,
       [target.id, target.admins[0]],
     );
-    await knex.raw(`insert into datasets (id, company_id, file_id, created_at) select dataset_id, ?, id, at from bench_files`, [target.id]);
+    await knex.raw(
+      `insert into datasets (id, company_id, file_id, created_at) select dataset_id, ?, id, at from bench_files`,
+      [target.id],
+    );
     await knex.raw(
       `insert into file_versions (id, company_id, file_id, dataset_id, version, original_name, format, content_type, size_bytes, object_key, uploaded_by_person_id, created_at)
        select version_id, ?, id, dataset_id, 1, 'f' || n || '.csv', 'csv', 'text/csv', 1000 + n % 5000, 'none/' || version_id, ?, at from bench_files`,
@@ -131,7 +160,10 @@ async function main(): Promise<void> {
       [target.id, endpointId],
     );
     // deliveries end now (the trigger counts them on the day they end)
-    await knex.raw(`update webhook_deliveries set status = case when random() < 0.9 then 'succeeded' else 'failed' end, updated_at = now() where company_id = ?`, [target.id]);
+    await knex.raw(
+      `update webhook_deliveries set status = case when random() < 0.9 then 'succeeded' else 'failed' end, updated_at = now() where company_id = ?`,
+      [target.id],
+    );
     // 1M audit entries and 1M request-budget events among the 10 companies (requests counted as authentication does)
     const companyIds = companies.map((c) => c.id);
     await knex.raw(
@@ -162,7 +194,12 @@ async function main(): Promise<void> {
     const tokens: string[] = [];
     for (const personId of target.admins) {
       const pair = await knex.transaction((trx) =>
-        startSession(trx, sessionKeys(config.secretKey), { id: personId, companyId: target.id }, { method: 'password' }),
+        startSession(
+          trx,
+          sessionKeys(config.secretKey),
+          { id: personId, companyId: target.id },
+          { method: 'password' },
+        ),
       );
       tokens.push(pair.accessToken);
     }
@@ -193,7 +230,9 @@ async function main(): Promise<void> {
              from reports where company_id = :c and ${range('finished_at')} group by 1`),
           q(`select r->>'ruleId' rule, count(*) n from reports, jsonb_array_elements(result->'sections'->'quality'->'rules') r
              where company_id = :c and status = 'ready' and r->>'status' = 'failed' and ${range('finished_at')} group by 1`),
-          q(`select ${day('created_at')} d, count(*) n from sensitive_findings where company_id = :c and jsonb_array_length(columns) > 0 and ${range('created_at')} group by 1`),
+          q(
+            `select ${day('created_at')} d, count(*) n from sensitive_findings where company_id = :c and jsonb_array_length(columns) > 0 and ${range('created_at')} group by 1`,
+          ),
           q(`select ${day('finished_at')} d, count(*) ready, count(*) filter (where change_count > 0) changed
              from comparisons where company_id = :c and status = 'ready' and ${range('finished_at')} group by 1`),
           q(`select ${day('updated_at')} d, endpoint_id, count(*) filter (where status = 'succeeded') ok, count(*) filter (where status = 'failed') failed
@@ -201,7 +240,10 @@ async function main(): Promise<void> {
           q(`select day d, count(distinct person_id) active, sum(requests) filter (where api_key_id <> '${SESSION_KEY}') api
              from analytics_requests where company_id = :c and day between :from::date and :to::date group by 1`),
         ]);
-        return { uploads, reports, rules, sensitive, comparisons, deliveries, requests } as Record<string, { rows: Array<Record<string, unknown>> }>;
+        return { uploads, reports, rules, sensitive, comparisons, deliveries, requests } as Record<
+          string,
+          { rows: Array<Record<string, unknown>> }
+        >;
       });
 
     // same answer first
@@ -209,7 +251,11 @@ async function main(): Promise<void> {
     const sql = await direct();
     const byDay = new Map(sql.uploads.rows.map((x) => [x.d as string, x]));
     let checked = 0;
-    for (const p of answer.periods as Array<{ start: string; uploads: { files: number }; bytesUploaded: number }>) {
+    for (const p of answer.periods as Array<{
+      start: string;
+      uploads: { files: number };
+      bytesUploaded: number;
+    }>) {
       const r = byDay.get(p.start);
       const files = r ? Number(r.files) : 0;
       if (files !== p.uploads.files || (r ? Number(r.bytes) : 0) !== p.bytesUploaded)
@@ -218,7 +264,8 @@ async function main(): Promise<void> {
     }
     const ruleSql = Number(sql.rules.rows[0]?.n ?? 0);
     const ruleApi = (answer.topFailedRules as Array<{ failures: number }>)[0]?.failures ?? 0;
-    if (checked !== FILES || ruleSql !== ruleApi) throw new Error(`totals differ: ${checked}/${FILES}, rules ${ruleApi}/${ruleSql}`);
+    if (checked !== FILES || ruleSql !== ruleApi)
+      throw new Error(`totals differ: ${checked}/${FILES}, rules ${ruleApi}/${ruleSql}`);
     console.log(`answers equal: ${answer.periods.length} days, ${checked} uploads, ${ruleApi} failed rules`);
 
     const apiTimes: number[] = [];
@@ -255,9 +302,12 @@ async function main(): Promise<void> {
       await Promise.all(
         Array.from({ length: 6 }, async () => {
           for (let f = queue.shift(); f; f = queue.shift()) {
-            const versions = (await get(`/files/${f.id}/versions?limit=10`, t)).data as Array<{ version: number }>;
+            const versions = (await get(`/files/${f.id}/versions?limit=10`, t)).data as Array<{
+              version: number;
+            }>;
             const reports = [];
-            for (const v of versions) reports.push(await get(`/files/${f.id}/versions/${v.version}/report`, t));
+            for (const v of versions)
+              reports.push(await get(`/files/${f.id}/versions/${v.version}/report`, t));
             out.push({ id: f.id, versions: reports });
           }
         }),
@@ -266,7 +316,11 @@ async function main(): Promise<void> {
     };
     const g0 = await graphql();
     const r0 = await rest();
-    if (g0.length !== 50 || r0.length !== 50 || g0.flatMap((f) => f.versions.nodes).length !== r0.flatMap((f) => f.versions).length)
+    if (
+      g0.length !== 50 ||
+      r0.length !== 50 ||
+      g0.flatMap((f) => f.versions.nodes).length !== r0.flatMap((f) => f.versions).length
+    )
       throw new Error('GraphQL and REST returned different data');
     const gTimes: number[] = [];
     const rTimes: number[] = [];
