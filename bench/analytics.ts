@@ -211,7 +211,7 @@ async function main(): Promise<void> {
     const get = async (path: string, t = token()) => {
       const res = await fetch(base + path, { headers: { authorization: `Bearer ${t}` } });
       if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-      return res.json() as Promise<any>;  
+      return res.json() as Promise<any>;
     };
 
     // -------------------------------------------------------------------------------- 1. analytics vs SQL
@@ -290,7 +290,7 @@ async function main(): Promise<void> {
         headers: { authorization: `Bearer ${token()}`, 'content-type': 'application/json' },
         body: JSON.stringify({ query }),
       });
-      const body = (await res.json()) as any;  
+      const body = (await res.json()) as any;
       if (body.errors) throw new Error(JSON.stringify(body.errors));
       return body.data.files.nodes as Array<{ id: string; versions: { nodes: unknown[] } }>;
     };
