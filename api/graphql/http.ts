@@ -98,6 +98,15 @@ export async function serveGraphQL(ctx: AppContext) {
     context,
   };
   const [body, init] = await handle(req);
+  // a refusal graphql-http answers without a body (406 for Accept, 405, 415) gets the service's error body
+  if (body === null && init.status >= 400) {
+    throw new AppError(
+      init.status,
+      init.status === 406
+        ? 'not acceptable: send Accept application/graphql-response+json or application/json'
+        : (init.statusText ?? 'request refused'),
+    );
+  }
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(init.headers ?? {})) if (typeof v === 'string') headers[k] = v;
   return { status: init.status, body: body ?? undefined, headers };

@@ -125,6 +125,26 @@ describe('GraphQL', function () {
       expect(res.body.errors[0].message).to.equal('after is not a valid cursor for this list');
     });
 
+    it('answers refusals made before GraphQL with the error body (406, missing query, body not JSON)', async () => {
+      const accept = await call('POST', '/graphql', {
+        token: team.adminToken,
+        json: { query: '{ me { id } }' },
+        headers: { accept: 'text/html' },
+      });
+      expect(expectErrorBody(accept, 406).message).to.match(/not acceptable/);
+      expect(
+        expectErrorBody(await call('GET', '/graphql', { token: team.adminToken }), 400).message,
+      ).to.match(/query/);
+      expectErrorBody(
+        await call('POST', '/graphql', {
+          token: team.adminToken,
+          raw: '{"query": ',
+          headers: { 'content-type': 'application/json' },
+        }),
+        400,
+      );
+    });
+
     it('has no mutations, and answers GET queries', async () => {
       const res = await gql(team.adminToken, 'mutation { x }');
       expect(res.body.errors[0].message).to.match(/Schema is not configured to execute mutation/);

@@ -17,7 +17,27 @@ const description =
 
 const answers = {
   200: { description: 'the execution result (`data`, `errors`)', schema: { type: 'object' } },
-  400: { description: 'a request or document the server cannot run (errors array)' },
+  400: {
+    description:
+      'the service’s error body for a request it refuses before GraphQL (a body that is not JSON, an unknown ' +
+      'field or parameter, a missing query); GraphQL’s `errors` for one graphql-http refuses (variables that ' +
+      'are not JSON) or a document that does not parse or validate under application/graphql-response+json',
+    schema: {
+      anyOf: [
+        {
+          type: 'object',
+          required: ['statusCode', 'message', 'correlationId', 'timestamp'],
+          properties: {
+            statusCode: { type: 'integer' },
+            message: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+            correlationId: { type: 'string' },
+            timestamp: { type: 'string' },
+          },
+        },
+        { type: 'object', required: ['errors'], properties: { errors: { type: 'array' } } },
+      ],
+    },
+  },
   406: { description: 'no acceptable media type in Accept' },
 };
 
@@ -53,6 +73,7 @@ export const graphqlRoutes = [
     query: {
       type: 'object',
       additionalProperties: false,
+      required: ['query'],
       properties: {
         query: { type: 'string', description },
         variables: { type: 'string', description: 'JSON object' },
