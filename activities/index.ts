@@ -13,6 +13,7 @@ import type { AnalysisStep } from '../domain/reports/engine';
 import type { BeforeSaveHook } from '../domain/comparisons/run';
 import { qualityExtension } from '../domain/rules/extension';
 import { sensitiveExtension } from '../domain/sensitive/extension';
+import { analyticsExtension } from '../domain/analytics/extension';
 import { createWebhookActivities, createWebhookFanOut } from './webhooks';
 import { actingAs, type SystemTask } from '../db/unitOfWork';
 import { createBillingActivities } from './billing';
@@ -99,7 +100,7 @@ export function createActivities(deps: ActivityDeps) {
       config: deps.config,
       steps: deps.reportSteps,
       // quality rules and sensitive data (issue 13): prepared at the start of every build
-      extensions: [qualityExtension(), sensitiveExtension()],
+      extensions: [qualityExtension(), sensitiveExtension(), analyticsExtension()],
     }),
     ...createComparisonActivities({
       knex: deps.knex,

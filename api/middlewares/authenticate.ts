@@ -7,6 +7,7 @@ import { accessClaimsFor, bearerToken, verifiedKeyFor } from '../callers';
 import type { AppContext, Principal } from '../context';
 import type { Access, RouteMiddlewareFactory } from '../routing';
 import { actingAs } from '../../db/unitOfWork';
+import { countRequest } from '../../domain/analytics/requests';
 
 /** Rule 7: one message for every reason a request is not authenticated (the identity domain's). */
 export { UNAUTHENTICATED };
@@ -108,6 +109,10 @@ export const authenticate: RouteMiddlewareFactory = (spec) => {
       ? keyPrincipal(ctx, knex, token)
       : sessionPrincipal(ctx, knex, token));
 
+    // analytics: every authenticated request, per person and key (README "Analytics"); never fails the request
+    await countRequest(knex, principal).catch((err: unknown) =>
+      ctx.state.log.warn({ err }, 'request not counted for analytics'),
+    );
     if (companyStatus !== 'active') throw new ForbiddenError('the company is suspended');
     authorize(access, principal, ctx.method);
 

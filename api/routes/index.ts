@@ -1,5 +1,7 @@
 import type { RouteSpec } from '../routing';
 import { accountRoutes } from './accounts';
+import { analyticsRoutes } from './analytics';
+import { graphqlRoutes } from './graphql';
 import { apiKeyRoutes } from './apiKeys';
 import { authRoutes } from './auth';
 import { companyRoutes } from './companies';
@@ -35,6 +37,8 @@ const table = [
   ...rulesRoutes,
   ...mcpRoutes,
   ...billingRoutes,
+  ...analyticsRoutes,
+  ...graphqlRoutes,
 ] as const satisfies readonly RouteSpec[];
 
 /**

@@ -18,3 +18,4 @@ export { AuditLogEntry } from './AuditLogEntry';
 export { FileUsage, QuotaNotice } from './FileUsage';
 export { IdempotencyRecord } from './IdempotencyRecord';
 export { Invoice, PlanChange, INVOICE_STATUSES, type InvoiceStatus } from './Invoice';
+export { AnalyticsDay, AnalyticsRequests } from './Analytics';

@@ -18,7 +18,7 @@ export interface ReportDeps {
   taskQueue: string;
 }
 
-async function readResult(storage: Storage, report: Report): Promise<ReportResult | null> {
+export async function readResult(storage: Storage, report: Report): Promise<ReportResult | null> {
   if (report.status !== 'ready') return null;
   if (report.result) return report.result as ReportResult;
   if (!report.resultObjectKey) return null;

@@ -152,6 +152,15 @@ async function seedCompany(knex: Knex, companyId: string): Promise<void> {
     filesUsed: 0,
     companyName: 'RLS',
   });
+  // issue 18: analytics rollups (the triggers of the inserts above already wrote analytics_daily rows)
+  await knex('analyticsDaily').insert({ companyId, day: '2000-01-01', metric: 'rls_test', value: 1 });
+  await knex('analyticsRequests').insert({
+    companyId,
+    day: '2000-01-01',
+    personId,
+    apiKeyId: personId,
+    requests: 1,
+  });
 }
 
 interface TenantTable {
