@@ -217,6 +217,24 @@ export const TOOLS: readonly ToolEntry[] = [
     description: "The company's plan, its limits and the file quota used in this billing period",
     route: { method: 'get', path: '/subscriptions/me' },
   },
+  // billing (issue 16): billing:read
+  {
+    name: 'get_running_bill',
+    description:
+      'The running bill of the current period: plan segments, line items and total in cents, as the invoice would be if the period ended now',
+    route: { method: 'get', path: '/billing/current' },
+  },
+  {
+    name: 'list_invoices',
+    description: "The company's invoices, newest period first (page-number list)",
+    route: { method: 'get', path: '/invoices' },
+  },
+  { name: 'get_invoice', description: 'One invoice', route: { method: 'get', path: '/invoices/:id' } },
+  {
+    name: 'get_invoice_document_link',
+    description: "A short-lived signed link to the invoice's PDF",
+    route: { method: 'get', path: '/invoices/:id/document' },
+  },
 ];
 
 /** A tool with its route found in the app's route table and its schemas worked out. */

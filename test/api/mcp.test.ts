@@ -29,6 +29,7 @@ const READ_TOOLS = [
   'get_plan_and_quota',
 ];
 const WRITE_TOOLS = ['upload_file', 'upload_version', 'change_visibility', 'rebuild_report'];
+const BILLING_TOOLS = ['get_running_bill', 'list_invoices', 'get_invoice', 'get_invoice_document_link'];
 
 async function toolNames(mcp: McpConnection): Promise<string[]> {
   return (await mcp.client.listTools()).tools.map((t) => t.name).sort();
@@ -97,7 +98,8 @@ describe('AI-agent endpoint (/mcp)', function () {
         ['mcp', 'files:read', 'files:write'],
         [...READ_TOOLS, ...WRITE_TOOLS],
       ],
-      [['mcp', 'notifications:read', 'billing:read', 'audit:read', 'rules:write'], []],
+      [['mcp', 'billing:read'], BILLING_TOOLS],
+      [['mcp', 'notifications:read', 'billing:read', 'audit:read', 'rules:write'], [...BILLING_TOOLS]],
       [
         [
           'mcp',
@@ -108,7 +110,7 @@ describe('AI-agent endpoint (/mcp)', function () {
           'audit:read',
           'rules:write',
         ],
-        [...READ_TOOLS, ...WRITE_TOOLS],
+        [...READ_TOOLS, ...WRITE_TOOLS, ...BILLING_TOOLS],
       ],
     ];
     for (const [scopes, expected] of table) {
@@ -120,9 +122,17 @@ describe('AI-agent endpoint (/mcp)', function () {
     const session = await connectMcp(team.employeeToken);
     expect(await toolNames(session)).to.deep.equal([...READ_TOOLS, ...WRITE_TOOLS].sort());
     await session.close();
+    const adminSession = await connectMcp(team.adminToken);
+    expect(await toolNames(adminSession)).to.deep.equal(
+      [...READ_TOOLS, ...WRITE_TOOLS, ...BILLING_TOOLS].sort(),
+    );
+    await adminSession.close();
     const demo = await connectMcp((await signIn(team.admin, { demo: true })).accessToken);
     // (request_comparison is a POST: the demo refuses every write)
-    expect(await toolNames(demo)).to.deep.equal(READ_TOOLS.filter((n) => n !== 'request_comparison').sort());
+    // (the demo signs in as an admin of the demo company: its billing is readable as over REST)
+    expect(await toolNames(demo)).to.deep.equal(
+      [...READ_TOOLS.filter((n) => n !== 'request_comparison'), ...BILLING_TOOLS].sort(),
+    );
     const refused = await toolError(demo, 'upload_file', {
       fileName: 'a.csv',
       contentBase64: base64(csv(1)),

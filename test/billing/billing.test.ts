@@ -22,6 +22,7 @@ import { workflowIdentity, SYSTEM_COMPANY } from '../../workflows/shared';
 import { ROOT, startWorker, testEnv } from '../helpers/env';
 import { createApiKey, createCompany, createTeam, type TestCompany } from '../helpers/factories';
 import { call, expectErrorBody } from '../helpers/http';
+import { connectMcp, toolErrorOf } from '../helpers/mcp';
 import { eventually } from '../helpers/temporal';
 import {
   finishedDeliveries,
@@ -229,6 +230,54 @@ describe('billing: running bill, invoices, documents (HTTP)', function () {
     expect(after.body.data[0].number).to.equal('2025-000002');
     expect(after.body.data[0].periodKey).to.equal('2025-04');
     expect(after.body.data[0].totalCents).to.equal(19900);
+  });
+
+  it('the billing tools of the AI-agent endpoint answer as the REST routes (billing:read keys only)', async () => {
+    const team = await createTeam({ plan: null });
+    const other = await createTeam({ plan: null });
+    const cid = team.company.id;
+    await history(cid, [['basic', '2025-05-01T00:00:00Z']]);
+    await finalizePeriodHere(billingDeps(), { periodKey: '2025-05' });
+    const key = await createApiKey(team.admin, ['mcp', 'billing:read']);
+    const get = async (path: string) => {
+      const res = await call('GET', path, { token: key });
+      expect(res.status, res.text).to.equal(200);
+      return res.body;
+    };
+    const mcp = await connectMcp(key);
+    const run = async (name: string, args: Record<string, unknown> = {}) => {
+      const result = await mcp.client.callTool({ name, arguments: args });
+      return { error: result.isError ? toolErrorOf(result) : null, body: result.structuredContent as any };
+    };
+    try {
+      const invoices = await run('list_invoices');
+      expect(invoices.body).to.deep.equal(await get('/invoices'));
+      expect(invoices.body.data).to.have.length(1);
+      const id = invoices.body.data[0].id as string;
+      expect((await run('get_invoice', { id })).body).to.deep.equal(await get(`/invoices/${id}`));
+      const bill = (await run('get_running_bill')).body;
+      const restBill = await get('/billing/current');
+      expect({ ...bill, asOf: null }).to.deep.equal({ ...restBill, asOf: null });
+      const link = (await run('get_invoice_document_link', { id })).body;
+      expect((await fetch(link.url as string)).status).to.equal(200);
+      // another company's invoice: not found, as in REST
+      const theirs = (await call('GET', '/invoices', { token: other.adminToken })).body.data as unknown[];
+      expect(theirs).to.deep.equal([]);
+      const missing = await run('get_invoice', { id: '00000000-0000-4000-8000-000000000000' });
+      expect(missing.error).to.deep.include({ statusCode: 404 });
+    } finally {
+      await mcp.close();
+    }
+    // a key without billing:read is not offered the tools and is refused with REST's 403
+    const reader = await connectMcp(await createApiKey(team.admin, ['mcp', 'files:read']));
+    try {
+      const names = (await reader.client.listTools()).tools.map((t) => t.name);
+      expect(names.filter((n) => /bill|invoice/.test(n))).to.deep.equal([]);
+      const refused = toolErrorOf(await reader.client.callTool({ name: 'list_invoices', arguments: {} }));
+      expect(refused.statusCode).to.equal(403);
+    } finally {
+      await reader.close();
+    }
   });
 
   it('who is invoiced: never the demo company, not Free with a zero total, not a company without a plan in the period', async () => {
