@@ -11,6 +11,7 @@
  */
 import type { GraphQLFieldConfigMap, GraphQLNamedType } from 'graphql';
 import type { GraphQLContext } from './context';
+import { billingPart } from './parts/billing';
 
 export interface SchemaPart {
   fields?: Partial<
@@ -19,4 +20,4 @@ export interface SchemaPart {
   types?: GraphQLNamedType[];
 }
 
-export const SCHEMA_PARTS: SchemaPart[] = [];
+export const SCHEMA_PARTS: SchemaPart[] = [billingPart];

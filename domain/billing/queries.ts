@@ -62,6 +62,32 @@ export async function listInvoices(
   };
 }
 
+/**
+ * The company's invoices, newest period first, by keyset (period start, id) — a period has one invoice per
+ * company, so the order is the page-number list's. Each row carries its position (`cursorAt`) for a cursor.
+ */
+export async function invoicesPage(
+  db: Knex | Knex.Transaction,
+  actor: BillingActor,
+  page: { limit: number; after?: { t: string; i: string } },
+): Promise<Array<Invoice & { cursorAt: string }>> {
+  const q = invoicesOf(actor, db).select('invoices.*');
+  if (page.after)
+    void q.whereRaw('(invoices.period_start, invoices.id) < (?::timestamptz, ?)', [
+      page.after.t,
+      page.after.i,
+    ]);
+  const rows = await q
+    .orderBy([
+      { column: 'periodStart', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(page.limit + 1);
+  return rows.map((row) =>
+    Object.assign(row, { cursorAt: new Date(row.periodStart as unknown as string).toISOString() }),
+  );
+}
+
 export async function getInvoice(db: Knex | Knex.Transaction, actor: BillingActor, id: string) {
   return presentInvoice(await invoiceOf(actor, db, id));
 }

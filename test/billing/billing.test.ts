@@ -280,6 +280,66 @@ describe('billing: running bill, invoices, documents (HTTP)', function () {
     }
   });
 
+  it('GraphQL: the running bill and the invoices (a connection) for admins, as REST answers; employees refused', async () => {
+    const team = await createTeam({ plan: null });
+    const other = await createTeam({ plan: null });
+    const cid = team.company.id;
+    await history(cid, [['basic', '2025-05-01T00:00:00Z']]);
+    await history(other.company.id, [['premium', '2025-05-01T00:00:00Z']]);
+    await finalizePeriodHere(billingDeps(), { periodKey: '2025-05' });
+    await finalizePeriodHere(billingDeps(), { periodKey: '2025-06' });
+    const query = `query($after: String) {
+      runningBill { periodKey totalCents currency lines { kind plan amountCents } segments { plan seconds } }
+      invoices(first: 1, after: $after) {
+        nodes { id number status periodKey totalCents lines { kind amountCents unitCents quantity } issuedAt }
+        pageInfo { hasNextPage endCursor }
+      }
+    }`;
+    const gql = (token: string, variables: Record<string, unknown> = {}) =>
+      call('POST', '/graphql', { token, json: { query, variables } });
+    const first = await gql(team.adminToken);
+    expect(first.status, first.text).to.equal(200);
+    expect(first.body.errors, first.text).to.equal(undefined);
+    const rest = (await call('GET', '/invoices', { token: team.adminToken })).body.data as any[];
+    expect(rest.map((i) => i.number)).to.deep.equal(['2025-000002', '2025-000001']);
+    const pick = (i: any) => ({
+      id: i.id,
+      number: i.number,
+      status: i.status,
+      periodKey: i.periodKey,
+      totalCents: i.totalCents,
+      issuedAt: i.issuedAt,
+      lines: i.lines.map((l: any) => ({
+        kind: l.kind,
+        amountCents: l.amountCents,
+        unitCents: l.unitCents,
+        quantity: l.quantity,
+      })),
+    });
+    expect(first.body.data.invoices.nodes).to.deep.equal([pick(rest[0])]);
+    expect(first.body.data.invoices.pageInfo.hasNextPage).to.equal(true);
+    const second = await gql(team.adminToken, { after: first.body.data.invoices.pageInfo.endCursor });
+    expect(second.body.data.invoices.nodes).to.deep.equal([pick(rest[1])]);
+    expect(second.body.data.invoices.pageInfo).to.deep.equal({ hasNextPage: false, endCursor: null });
+    const bill = (await call('GET', '/billing/current', { token: team.adminToken })).body;
+    expect(first.body.data.runningBill).to.deep.include({
+      periodKey: bill.periodKey,
+      totalCents: bill.totalCents,
+      currency: bill.currency,
+    });
+    // another company's admin sees only its own invoices; its cursor does not open this company's list
+    const theirs = await gql(other.adminToken);
+    expect(theirs.body.data.invoices.nodes.map((i: any) => i.id)).to.not.include.members(
+      rest.map((i) => i.id),
+    );
+    const foreignCursor = await gql(other.adminToken, { after: first.body.data.invoices.pageInfo.endCursor });
+    expect(foreignCursor.body.errors?.[0]?.message).to.match(/cursor/);
+    // an employee: both fields refused (FORBIDDEN), nothing of the bill shown
+    const employee = await gql(team.employeeToken);
+    expect(employee.body.data).to.equal(null);
+    expect(employee.body.errors.map((e: any) => e.message)).to.include('your role does not allow this');
+  });
+
   it('who is invoiced: never the demo company, not Free with a zero total, not a company without a plan in the period', async () => {
     const { knex } = testEnv();
     // the run's demo company if a demo test made it, else one made here and unmarked at the end (it has no
