@@ -14,6 +14,9 @@ import { reportRoutes } from './reports';
 import { rulesRoutes } from './rules';
 import { subscriptionRoutes } from './subscriptions';
 import { systemRoutes } from './system';
+import { commentRoutes } from './comments';
+import { notificationRoutes } from './notifications';
+import { auditRoutes } from './audit';
 
 const table = [
   ...systemRoutes,
@@ -31,6 +34,9 @@ const table = [
   ...comparisonRoutes,
   ...outgoingWebhookRoutes,
   ...rulesRoutes,
+  ...commentRoutes,
+  ...notificationRoutes,
+  ...auditRoutes,
 ] as const satisfies readonly RouteSpec[];
 
 /**
