@@ -15,6 +15,7 @@ import { qualityExtension } from '../domain/rules/extension';
 import { sensitiveExtension } from '../domain/sensitive/extension';
 import { createWebhookActivities, createWebhookFanOut } from './webhooks';
 import { actingAs, type SystemTask } from '../db/unitOfWork';
+import { createCollabActivities } from './collab';
 
 /** The same activities, each run as the named system task (its queries may cross companies). */
 function asSystemTask<A extends Record<string, (...args: never[]) => Promise<unknown>>>(
@@ -89,6 +90,22 @@ export function createActivities(deps: ActivityDeps) {
     ...asSystemTask('webhook-retention', {
       deleteExpiredWebhookDeliveries: () => webhookActivities.deleteExpiredWebhookDeliveries(),
     }),
+    // issue 15: the retention Schedules of notifications and audit entries, each its own system task
+    ...(() => {
+      const collab = createCollabActivities({
+        knex: deps.knex,
+        logger: deps.logger,
+        auditRetentionDays: deps.config.auditRetentionDays,
+      });
+      return {
+        ...asSystemTask('notification-retention', {
+          deleteExpiredNotifications: () => collab.deleteExpiredNotifications(),
+        }),
+        ...asSystemTask('audit-retention', {
+          deleteExpiredAuditEntries: () => collab.deleteExpiredAuditEntries(),
+        }),
+      };
+    })(),
     ...createReportActivities({
       knex: deps.knex,
       storage,

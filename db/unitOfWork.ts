@@ -42,6 +42,10 @@ export const SYSTEM_TASKS = [
   'webhook-retention',
   /** worker: orphaned objects, and report and comparison starts that did not happen */
   'file-sweep',
+  /** worker: deletion of notifications older than 90 days */
+  'notification-retention',
+  /** worker: deletion of audit entries older than AUDIT_RETENTION_DAYS (through purge_audit_log only) */
+  'audit-retention',
 ] as const;
 export type SystemTask = (typeof SYSTEM_TASKS)[number];
 

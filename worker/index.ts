@@ -9,6 +9,8 @@ import {
   ensureOutboxDispatcher,
   ensureWebhookRetentionSchedule,
   ensureFileOrphanSweepSchedule,
+  ensureNotificationRetentionSchedule,
+  ensureAuditRetentionSchedule,
 } from './worker';
 import { installTemporalRuntime } from './runtime';
 
@@ -30,8 +32,17 @@ async function main(): Promise<void> {
   const dispatcherId = await ensureOutboxDispatcher(client, config);
   const retentionScheduleId = await ensureWebhookRetentionSchedule(client, config);
   const orphanSweepScheduleId = await ensureFileOrphanSweepSchedule(client, config);
+  const notificationRetentionId = await ensureNotificationRetentionSchedule(client, config);
+  const auditRetentionId = await ensureAuditRetentionSchedule(client, config);
   logger.info(
-    { taskQueue: config.temporal.taskQueue, dispatcherId, retentionScheduleId, orphanSweepScheduleId },
+    {
+      taskQueue: config.temporal.taskQueue,
+      dispatcherId,
+      retentionScheduleId,
+      orphanSweepScheduleId,
+      notificationRetentionId,
+      auditRetentionId,
+    },
     'worker running',
   );
   try {

@@ -6,3 +6,5 @@ export { webhookBatchWorkflow } from './webhookBatch';
 export { webhookDeliveryWorkflow } from './webhookDelivery';
 export { webhookDeliveryRetentionWorkflow } from './webhookRetention';
 export { fileOrphanSweepWorkflow } from './fileOrphanSweep';
+export { notificationRetentionWorkflow } from './notificationRetention';
+export { auditRetentionWorkflow } from './auditRetention';

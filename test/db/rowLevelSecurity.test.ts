@@ -135,6 +135,17 @@ async function seedCompany(knex: Knex, companyId: string): Promise<void> {
     status: 'ready',
   });
   await knex('comparisonChanges').insert({ comparisonId, companyId, seq: 1, sheet: 's', kind: 'added' });
+  // issue 15: comments and notifications
+  await knex('comments').insert({ id: id(), companyId, fileId, authorPersonId: personId, body: 'c' });
+  await knex('notifications').insert({
+    id: id(),
+    companyId,
+    personId,
+    kind: 'comment.on_your_file',
+    resourceType: 'file',
+    resourceId: fileId,
+    dedupeKey: id(),
+  });
 }
 
 interface TenantTable {
