@@ -39,10 +39,13 @@ export async function up(knex: Knex): Promise<void> {
   );
   await knex.raw(`create index audit_log_action_idx on audit_log (company_id, action, created_at, id)`);
   await knex.raw(
-    `create index audit_log_resource_idx on audit_log (company_id, resource_type, resource_id, created_at, id)`,
+    `create index audit_log_resource_type_idx on audit_log (company_id, resource_type, created_at, id)`,
   );
-  // retention: oldest first across companies
-  await knex.raw(`create index audit_log_created_idx on audit_log (created_at)`);
+  await knex.raw(
+    `create index audit_log_resource_id_idx on audit_log (company_id, resource_id, created_at, id)`,
+  );
+  // no index on created_at alone: the planner would scan it across companies for a filtered list; retention
+  // walks each company's (company_id, created_at, id) index instead (purge_audit_log)
 
   await knex.raw(`revoke update, delete, truncate on audit_log from ${app}, ${system}`);
   await knex.raw(`
@@ -62,7 +65,12 @@ export async function up(knex: Knex): Promise<void> {
         raise exception 'audit entries younger than 30 days are kept';
       end if;
       delete from audit_log where id in (
-        select id from audit_log where created_at < before order by created_at limit batch);
+        select old.id from companies c
+          cross join lateral (
+            select a.id from audit_log a
+             where a.company_id = c.id and a.created_at < before
+             order by a.created_at limit batch) old
+         limit batch);
       get diagnostics removed = row_count;
       return removed;
     end $$`);
@@ -81,8 +89,8 @@ export async function down(knex: Knex): Promise<void> {
     'audit_log_actor_idx',
     'audit_log_key_idx',
     'audit_log_action_idx',
-    'audit_log_resource_idx',
-    'audit_log_created_idx',
+    'audit_log_resource_type_idx',
+    'audit_log_resource_id_idx',
   ])
     await knex.raw(`drop index if exists ${index}`);
   await knex.schema.alterTable('audit_log', (t) => {

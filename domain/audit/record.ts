@@ -67,11 +67,18 @@ export function actorTypeOf(entry: Pick<AuditEntry, 'personId' | 'apiKeyId'>): A
 }
 
 /**
+ * Benchmarks only (bench/audit.ts measures what the entry costs a write route, on against off in one run):
+ * never turned off in service.
+ */
+export const auditWrites = { enabled: true };
+
+/**
  * Writes an audit record; pass the transaction of the change so both commit or neither does. The key's
  * prefix (svc_live_<identifier>) is copied in the same statement, so the entry names the key for good. The
  * correlation id and client address default to the request being served (common/requestContext.ts).
  */
 export async function recordAudit(trx: TransactionOrKnex, entry: AuditEntry): Promise<void> {
+  if (!auditWrites.enabled) return;
   const request = currentRequest();
   await AuditLogEntry.scoped(entry.companyId, trx).insert({
     id: randomUUID(),
