@@ -16,7 +16,8 @@ describe('retention of notifications and audit entries', function () {
   let stop: () => Promise<void>;
 
   before(async () => {
-    stop = (await startWorker()).stop;
+    const worker = await startWorker();
+    stop = () => worker.stop();
   });
   after(async () => {
     await stop();
