@@ -12,7 +12,8 @@ export async function up(knex: Knex): Promise<void> {
     t.uuid('file_id').notNullable().references('files.id').onDelete('CASCADE');
     // the version the comment is about; null: the file as a whole
     t.integer('version');
-    t.uuid('author_person_id').notNullable().references('people.id').onDelete('CASCADE');
+    // a removed person's comments stay, without their author
+    t.uuid('author_person_id').references('people.id').onDelete('SET NULL');
     t.text('body').notNullable();
     t.timestamp('edited_at', { useTz: true });
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());

@@ -6,7 +6,8 @@ export class Comment extends TenantModel {
 
   fileId!: string;
   version!: number | null;
-  authorPersonId!: string;
+  /** null once the author was removed from the company */
+  authorPersonId!: string | null;
   body!: string;
   editedAt!: Date | null;
 }

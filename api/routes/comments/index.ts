@@ -34,7 +34,11 @@ export const commentSchema = {
     id: { type: 'string', format: 'uuid' },
     fileId: { type: 'string', format: 'uuid' },
     version: { type: ['integer', 'null'], description: 'the version commented on; null: the file' },
-    authorId: { type: 'string', format: 'uuid', description: 'the person who wrote it' },
+    authorId: {
+      type: ['string', 'null'],
+      format: 'uuid',
+      description: 'the person who wrote it; null once they were removed from the company',
+    },
     body: { type: 'string' },
     editedAt: { type: ['string', 'null'], format: 'date-time' },
     createdAt: { type: 'string', format: 'date-time' },
