@@ -4,7 +4,7 @@
  * so a deep page costs what the first does (docs: README "Audit log"; bench/audit.ts measures it).
  */
 import type { Knex } from 'knex';
-import { ForbiddenError } from '../../common/errors';
+import { BadRequestError, ForbiddenError } from '../../common/errors';
 import { AuditLogEntry } from '../../db/models';
 
 export interface AuditReader {
@@ -25,6 +25,12 @@ export interface AuditFilters {
   to?: string;
 }
 
+function instant(name: string, value: string): Date {
+  const at = new Date(value);
+  if (Number.isNaN(at.getTime())) throw new BadRequestError(`query.${name} must be a date-time`);
+  return at;
+}
+
 /** The company's audit entries matching the filters (a query the adapter pages, newest first). */
 export function auditLogOf(reader: AuditReader, db: Knex | Knex.Transaction, filters: AuditFilters) {
   if (reader.role !== 'admin') throw new ForbiddenError('only admins read the audit log');
@@ -39,7 +45,8 @@ export function auditLogOf(reader: AuditReader, db: Knex | Knex.Transaction, fil
   }
   if (filters.resourceType) void query.where('auditLog.resourceType', filters.resourceType);
   if (filters.resourceId) void query.where('auditLog.resourceId', filters.resourceId);
-  if (filters.from) void query.where('auditLog.createdAt', '>=', filters.from);
-  if (filters.to) void query.where('auditLog.createdAt', '<', filters.to);
+  // as instants: PostgreSQL never parses the text itself (years it refuses, leap seconds)
+  if (filters.from) void query.where('auditLog.createdAt', '>=', instant('from', filters.from));
+  if (filters.to) void query.where('auditLog.createdAt', '<', instant('to', filters.to));
   return query;
 }
