@@ -205,7 +205,9 @@ const SCENARIOS: Record<string, (team: Team) => Promise<Run>> = {
     const fileId = await upload(team);
     // no build is running: the report is finished (a worker would have finished it)
     const { knex } = testEnv();
-    const updated = await knex('reports').where({ fileId }).update({ status: 'ready', finishedAt: new Date() });
+    const updated = await knex('reports')
+      .where({ fileId })
+      .update({ status: 'ready', finishedAt: new Date() });
     if (updated === 0) {
       const version = (await knex('fileVersions').where({ fileId, version: 1 }).first()) as { id: string };
       await knex('reports').insert({

@@ -121,15 +121,17 @@ const otherCompanyResource: Record<
   ),
   'POST /notifications/:id/read': async (other) => {
     const id = randomUUID();
-    await testEnv().knex('notifications').insert({
-      id,
-      companyId: other.company.id,
-      personId: other.admin.id,
-      kind: 'quota.threshold',
-      resourceType: 'company',
-      resourceId: other.company.id,
-      dedupeKey: `matrix:${id}`,
-    });
+    await testEnv()
+      .knex('notifications')
+      .insert({
+        id,
+        companyId: other.company.id,
+        personId: other.admin.id,
+        kind: 'quota.threshold',
+        resourceType: 'company',
+        resourceId: other.company.id,
+        dedupeKey: `matrix:${id}`,
+      });
     return { params: { id } };
   },
   'PATCH /outgoing-webhooks/:id': async (other) => ({
