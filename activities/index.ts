@@ -18,6 +18,7 @@ import { createWebhookActivities, createWebhookFanOut } from './webhooks';
 import { actingAs, type SystemTask } from '../db/unitOfWork';
 import { createBillingActivities } from './billing';
 import type { BillingChunkHook } from '../domain/billing/finalize';
+import { createCollabActivities } from './collab';
 
 /** The same activities, each run as the named system task (its queries may cross companies). */
 function asSystemTask<A extends Record<string, (...args: never[]) => Promise<unknown>>>(
@@ -94,6 +95,22 @@ export function createActivities(deps: ActivityDeps) {
     ...asSystemTask('webhook-retention', {
       deleteExpiredWebhookDeliveries: () => webhookActivities.deleteExpiredWebhookDeliveries(),
     }),
+    // issue 15: the retention Schedules of notifications and audit entries, each its own system task
+    ...(() => {
+      const collab = createCollabActivities({
+        knex: deps.knex,
+        logger: deps.logger,
+        auditRetentionDays: deps.config.auditRetentionDays,
+      });
+      return {
+        ...asSystemTask('notification-retention', {
+          deleteExpiredNotifications: () => collab.deleteExpiredNotifications(),
+        }),
+        ...asSystemTask('audit-retention', {
+          deleteExpiredAuditEntries: () => collab.deleteExpiredAuditEntries(),
+        }),
+      };
+    })(),
     ...createReportActivities({
       knex: deps.knex,
       storage,

@@ -237,11 +237,13 @@ export interface CursorListOptions<R = unknown, T = unknown> {
   companyId: string;
   /** config.secretKey */
   secretKey: string;
+  /** newest first (default) or oldest first (comments) by (created_at, id) */
+  order?: 'desc' | 'asc';
 }
 
 /**
  * A page of `query` (scoped to the caller's company, with its filters) after the cursor's position, newest
- * first by (created_at desc, id desc). Selects `<table>.*`; present the rows field by field afterwards.
+ * first by (created_at desc, id desc) — or oldest first with `order: 'asc'`. Selects `<table>.*`; present the rows field by field afterwards.
  */
 export async function cursorList<T = unknown, R = unknown>(
   query: AnyQuery,
@@ -261,10 +263,12 @@ export async function cursorList<T = unknown, R = unknown>(
     : (query as Knex.QueryBuilder).client.raw(positionSql, [created]);
   const q = query.clone() as Knex.QueryBuilder;
   q.select(all ? `${all}.*` : '*').select(position as Knex.Raw);
-  if (after) q.whereRaw('(??, ??) < (?::timestamptz, ?)', [created, id, after.t, after.i]);
+  const order = options.order ?? 'desc';
+  const beyond = order === 'desc' ? '<' : '>';
+  if (after) q.whereRaw(`(??, ??) ${beyond} (?::timestamptz, ?)`, [created, id, after.t, after.i]);
   q.orderBy([
-    { column: created, order: 'desc' },
-    { column: id, order: 'desc' },
+    { column: created, order },
+    { column: id, order },
   ]).limit(limit + 1);
   const rows = (await q) as unknown as Array<Record<string, unknown>>;
   const hasMore = rows.length > limit;

@@ -84,6 +84,8 @@ export interface Config {
   };
   /** false: POST /demo/sessions answers 404 */
   demoEnabled: boolean;
+  /** audit entries older than this many days are removed by the audit retention Schedule (30 to 3650) */
+  auditRetentionDays: number;
   webhooks: {
     /** development only: allow http:// endpoint URLs */
     allowHttp: boolean;
@@ -274,6 +276,7 @@ export function loadConfig(env: Env = process.env): Config {
       redirectAfter: r.optionalUrl('OAUTH_REDIRECT_AFTER', ['http:', 'https:']),
     },
     demoEnabled: r.bool('DEMO_ENABLED', true),
+    auditRetentionDays: r.int('AUDIT_RETENTION_DAYS', 365, 30, 3650),
     webhooks: {
       allowHttp: r.bool('WEBHOOK_ALLOW_HTTP', false),
       allowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', false),

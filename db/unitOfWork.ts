@@ -44,6 +44,10 @@ export const SYSTEM_TASKS = [
   'file-sweep',
   /** worker and operators: finalising a billing period's invoices for every company, and their documents */
   'billing',
+  /** worker: deletion of notifications older than 90 days */
+  'notification-retention',
+  /** worker: deletion of audit entries older than AUDIT_RETENTION_DAYS (through purge_audit_log only) */
+  'audit-retention',
 ] as const;
 export type SystemTask = (typeof SYSTEM_TASKS)[number];
 

@@ -10,6 +10,8 @@ import {
   ensureWebhookRetentionSchedule,
   ensureFileOrphanSweepSchedule,
   ensureBillingSchedule,
+  ensureNotificationRetentionSchedule,
+  ensureAuditRetentionSchedule,
 } from './worker';
 import { installTemporalRuntime } from './runtime';
 
@@ -32,6 +34,8 @@ async function main(): Promise<void> {
   const retentionScheduleId = await ensureWebhookRetentionSchedule(client, config);
   const orphanSweepScheduleId = await ensureFileOrphanSweepSchedule(client, config);
   const billingScheduleId = await ensureBillingSchedule(client, config);
+  const notificationRetentionId = await ensureNotificationRetentionSchedule(client, config);
+  const auditRetentionId = await ensureAuditRetentionSchedule(client, config);
   logger.info(
     {
       taskQueue: config.temporal.taskQueue,
@@ -39,6 +43,8 @@ async function main(): Promise<void> {
       retentionScheduleId,
       orphanSweepScheduleId,
       billingScheduleId,
+      notificationRetentionId,
+      auditRetentionId,
     },
     'worker running',
   );

@@ -9,6 +9,7 @@ import type { FanOut } from '../db/outbox';
 import { outboxDispatcherWorkflow } from '../workflows/outboxDispatcher';
 import { SYSTEM_COMPANY, workflowIdentity } from '../workflows/shared';
 import { WEBHOOK_RETENTION_WORKFLOW } from '../workflows/definitions/webhooks';
+import { AUDIT_RETENTION_WORKFLOW, NOTIFICATION_RETENTION_WORKFLOW } from '../workflows/definitions/collab';
 import type { Resolver } from '../domain/webhooks/targets';
 import type { AnalysisStep } from '../domain/reports/engine';
 import type { BeforeSaveHook } from '../domain/comparisons/run';
@@ -124,6 +125,24 @@ export function ensureWebhookRetentionSchedule(client: Client, config: Config): 
   return ensureRetentionSchedule(client, config, {
     name: 'webhook-deliveries',
     workflowType: WEBHOOK_RETENTION_WORKFLOW,
+    every: '1 hour',
+  });
+}
+
+/** Every hour: removes notifications older than 90 days. */
+export function ensureNotificationRetentionSchedule(client: Client, config: Config): Promise<string> {
+  return ensureRetentionSchedule(client, config, {
+    name: 'notifications',
+    workflowType: NOTIFICATION_RETENTION_WORKFLOW,
+    every: '1 hour',
+  });
+}
+
+/** Every hour: removes audit entries older than AUDIT_RETENTION_DAYS (default 365). */
+export function ensureAuditRetentionSchedule(client: Client, config: Config): Promise<string> {
+  return ensureRetentionSchedule(client, config, {
+    name: 'audit-log',
+    workflowType: AUDIT_RETENTION_WORKFLOW,
     every: '1 hour',
   });
 }

@@ -7,3 +7,5 @@ export { webhookDeliveryWorkflow } from './webhookDelivery';
 export { webhookDeliveryRetentionWorkflow } from './webhookRetention';
 export { fileOrphanSweepWorkflow } from './fileOrphanSweep';
 export { billingPeriodWorkflow, billingScheduleWorkflow } from './billing';
+export { notificationRetentionWorkflow } from './notificationRetention';
+export { auditRetentionWorkflow } from './auditRetention';

@@ -1,6 +1,7 @@
 import type { Next } from 'koa';
 import ipaddr from 'ipaddr.js';
 import type { AppContext } from '../context';
+import { withRequestContext } from '../../common/requestContext';
 
 /** An address in its canonical text form; IPv4-mapped IPv6 (::ffff:1.2.3.4) becomes plain IPv4. */
 export function normalizeAddress(raw: string | undefined): string | undefined {
@@ -32,7 +33,10 @@ export function resolveClientAddress(
   return normalizeAddress(entry) ?? socket;
 }
 
-/** Puts the client's address on ctx.state.clientIp (rate limits per address, idempotency on public routes). */
+/**
+ * Puts the client's address on ctx.state.clientIp (rate limits per address, idempotency on public routes) and
+ * on the request context (audit entries).
+ */
 export function clientAddress(trustedHops: number) {
   return async (ctx: AppContext, next: Next) => {
     ctx.state.clientIp = resolveClientAddress(
@@ -40,6 +44,10 @@ export function clientAddress(trustedHops: number) {
       ctx.get('X-Forwarded-For') || undefined,
       trustedHops,
     );
-    await next();
+    // audit entries written anywhere in this request carry the address (common/requestContext.ts)
+    await withRequestContext(
+      { correlationId: ctx.state.correlationId, clientAddress: ctx.state.clientIp },
+      next,
+    );
   };
 }

@@ -18,6 +18,9 @@ import { rulesRoutes } from './rules';
 import { subscriptionRoutes } from './subscriptions';
 import { systemRoutes } from './system';
 import { billingRoutes } from './billing';
+import { commentRoutes } from './comments';
+import { notificationRoutes } from './notifications';
+import { auditRoutes } from './audit';
 
 const table = [
   ...systemRoutes,
@@ -39,6 +42,9 @@ const table = [
   ...billingRoutes,
   ...analyticsRoutes,
   ...graphqlRoutes,
+  ...commentRoutes,
+  ...notificationRoutes,
+  ...auditRoutes,
 ] as const satisfies readonly RouteSpec[];
 
 /**

@@ -18,6 +18,7 @@ import { periodBounds, type PlanName } from '../plans/plans';
 import { computeBill, invoiceNumber, isBillable, type Bill, type PlanChange } from './compute';
 import { storeInvoiceDocument } from './document';
 import { DEFAULT_CHUNK_SIZE } from './policy';
+import { notifyInvoiceFinalized } from '../notifications/notify';
 
 export interface BillingDeps {
   knex: Knex;
@@ -251,7 +252,14 @@ export async function finalizeChunk(
             periodEnd: end.toISOString(),
           },
         });
-        // notification: invoice finalized (issue 15)
+        // the admins' notification, in the invoice's transaction (issue 15)
+        await notifyInvoiceFinalized(uow, {
+          companyId: b.companyId,
+          invoiceId: b.id,
+          totalCents: b.bill.totalCents,
+          periodStart: start.toISOString(),
+          periodEnd: end.toISOString(),
+        });
         result.created.push({
           companyId: b.companyId,
           invoiceId: b.id,

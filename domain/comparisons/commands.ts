@@ -1,3 +1,4 @@
+import { auditActor, recordAudit } from '../audit/record';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { BadRequestError, UnprocessableError } from '../../common/errors';
@@ -94,6 +95,13 @@ export async function requestComparison(
     correlationId: correlationId ?? null,
     requestedByPersonId: auth.personId,
     requestedByApiKeyId: auth.apiKeyId ?? null,
+  });
+  await recordAudit(trx, {
+    ...auditActor(auth, correlationId ?? uow.correlationId),
+    action: 'comparison.requested',
+    resourceType: 'comparison',
+    resourceId: id,
+    details: { fileId: base.fileId, baseVersion: base.version, targetVersion: target.version },
   });
   uow.afterCommit(async () => {
     await deps.temporal.workflow.start(COMPARISON_WORKFLOW, start);

@@ -11,6 +11,7 @@ import type { Mail } from '../../common/mailer';
 import { isUniqueViolation } from '../../db/errors';
 import type { UnitOfWork } from '../../db/transaction';
 import { recordAudit } from '../audit/record';
+import { notify } from '../notifications/notify';
 import { personByEmail } from './accountState';
 import type { IdentityDeps, RunUnitOfWork } from './deps';
 import { keysOf } from './keys';
@@ -84,10 +85,10 @@ async function useToken(
   uow: UnitOfWork,
   purpose: 'activation' | 'password_reset' | 'invitation',
   token: string,
-): Promise<{ personId: string; companyId: string }> {
+): Promise<{ personId: string; companyId: string; data: Record<string, unknown> }> {
   const used = await consumeOneTimeToken(uow.trx, deps.config.secretKey, purpose, token);
   if (!used?.personId) throw new UnauthorizedError(INVALID_TOKEN);
-  return { personId: used.personId, companyId: used.companyId };
+  return { personId: used.personId, companyId: used.companyId, data: used.data ?? {} };
 }
 
 /** Changes the token's person while they still have `status`; 401 like an invalid token otherwise. */
@@ -143,6 +144,11 @@ async function mailNewToken(
     personId: person.id,
     purpose,
   });
+  await auditOwnChange(
+    uow,
+    { personId: person.id, companyId: person.companyId },
+    purpose === 'activation' ? 'person.activation_mail_sent' : 'person.password_reset_requested',
+  );
   mailAfterCommit(deps, uow, mail(deps.config, person.email, issued.token), { wait: false });
 }
 
@@ -200,6 +206,15 @@ export async function acceptInvitation(
     if (company.status !== 'active') throw new ForbiddenError('the company is not active');
     await changeOwnAccount(uow, used, 'not_activated', { status: 'active', passwordHash });
     await auditOwnChange(uow, used, 'invitation.accepted');
+    const invitedBy = typeof used.data.invitedBy === 'string' ? used.data.invitedBy : null;
+    await notify(uow, {
+      companyId: used.companyId,
+      kind: 'invitation.accepted',
+      to: { people: [invitedBy] },
+      resource: { type: 'person', id: used.personId },
+      data: { personId: used.personId },
+      cause: `invitation:${used.personId}:accepted`,
+    });
     return startSession(
       trx,
       keysOf(deps.config).session,

@@ -192,6 +192,16 @@ export async function rotateRefreshToken(
         personId: row.personId,
         correlationId,
       });
+      await recordAudit(trx, {
+        companyId: row.companyId,
+        personId: row.personId,
+        action: 'session.refresh_token_reused',
+        resourceType: 'session',
+        resourceId: row.sessionId,
+        outcome: 'denied',
+        correlationId,
+        details: { sessionEnded: true },
+      });
       return { ok: false, reason: 'reused' } as const;
     }
     if (row.expiresAt.getTime() <= Date.now()) return { ok: false, reason: 'expired' } as const;

@@ -4,6 +4,7 @@
  */
 import { ForbiddenError, UnauthorizedError } from '../../common/errors';
 import type { UnitOfWork } from '../../db/transaction';
+import { recordAudit } from '../audit/record';
 import type { Actor } from './access';
 import { personByEmail, refuseInactive } from './accountState';
 import type { IdentityDeps, RunUnitOfWork } from './deps';
@@ -22,6 +23,26 @@ import { SignInAttempt } from './signInFailures';
 /** Rule 7: one message for every reason a request or a refresh token is not accepted. */
 export const UNAUTHENTICATED = 'invalid or missing credentials';
 
+/** The audit entry of a refused sign-in of a known person (outcome failure; never the password tried). */
+function auditRefusedSignIn(
+  run: RunUnitOfWork,
+  person: { id: string; companyId: string },
+  reason: 'wrong_password' | 'account_cannot_sign_in',
+): Promise<void> {
+  return run((uow) =>
+    recordAudit(uow.trx, {
+      companyId: person.companyId,
+      personId: person.id,
+      action: 'session.sign_in_failed',
+      resourceType: 'person',
+      resourceId: person.id,
+      outcome: 'failure',
+      correlationId: uow.correlationId,
+      details: { reason, method: 'password' },
+    }),
+  );
+}
+
 /**
  * Signs a person in with e-mail and password: 401 for a wrong password and an unknown address alike, 403
  * for an account that may not sign in, 429 once the account's failed sign-ins reach the limit.
@@ -36,9 +57,18 @@ export async function signIn(
   const person = await personByEmail(deps.knex, input.email);
   // one password verification whether or not the address exists: no timing difference worth measuring
   const ok = await verifyPassword(person?.passwordHash, input.password);
-  if (!person || !ok) throw new UnauthorizedError(INVALID_CREDENTIALS);
+  if (!person || !ok) {
+    // an unknown address belongs to no company: only a known person's failures are in an audit log
+    if (person) await auditRefusedSignIn(run, person, 'wrong_password');
+    throw new UnauthorizedError(INVALID_CREDENTIALS);
+  }
   await attempt.succeeded();
-  refuseInactive(person);
+  try {
+    refuseInactive(person);
+  } catch (err) {
+    await auditRefusedSignIn(run, person, 'account_cannot_sign_in');
+    throw err;
+  }
   return run((uow) =>
     startSession(uow.trx, keysOf(deps.config).session, person, {
       method: 'password',

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { notify } from '../notifications/notify';
 import type { TransactionOrKnex } from 'objection';
 import { FileUsage } from '../../db/models';
 import type { NewEvent } from '../../db/transaction';
@@ -87,6 +88,14 @@ export async function countUpload(
       companyId: params.companyId,
       type: 'quota.threshold',
       data: { threshold, plan: params.plan, periodKey: key, filesUsed, filesLimit: limit },
+    });
+    await notify(trx, {
+      companyId: params.companyId,
+      kind: 'quota.threshold',
+      to: { admins: true },
+      resource: { type: 'company', id: params.companyId },
+      data: { threshold, periodKey: key, filesUsed, filesLimit: limit },
+      cause: `quota:${key}:${threshold}`,
     });
   }
   return { periodKey: key, filesUsed, filesLimit: limit, overQuota: filesUsed > limit };

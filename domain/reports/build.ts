@@ -19,6 +19,7 @@ import type { Config } from '../../common/config';
 import { File, FileVersion, Report } from '../../db/models';
 import { transact, type UnitOfWork } from '../../db/transaction';
 import { withCompany } from '../../db/unitOfWork';
+import { notify } from '../notifications/notify';
 import { progressReporter } from './progress';
 import {
   AnalysisFailure,
@@ -58,6 +59,11 @@ export interface SavedBuild {
   version: number;
   /** the file's visibility, read under the file row lock */
   visibility: string;
+  /** the person who uploaded this version (its notifications go to them) */
+  uploadedByPersonId: string | null;
+  /** the report and the build number saved */
+  reportId: string;
+  build: number;
   sections: Record<string, unknown>;
 }
 
@@ -299,6 +305,15 @@ export async function runBuild(
             reportId: report.id,
           },
         });
+        const uploadedByPersonId = await versionUploader(trx, req);
+        await notify(uow, {
+          companyId: req.companyId,
+          kind: 'report.ready',
+          to: { people: [uploadedByPersonId] },
+          resource: { type: 'file', id: req.fileId },
+          data: { fileId: req.fileId, version: req.version, reportId: report.id },
+          cause: `report:${report.id}:build-${build}:ready`,
+        });
         for (const { onSave } of prepared) {
           await onSave?.(uow, {
             companyId: req.companyId,
@@ -307,6 +322,9 @@ export async function runBuild(
             fileVersionId: req.fileVersionId,
             version: req.version,
             visibility: file.visibility,
+            uploadedByPersonId,
+            reportId: report.id,
+            build,
             sections: result.sections,
           });
         }
@@ -333,6 +351,14 @@ export async function runBuild(
     await progress.stop();
     await rm(workDir, { recursive: true, force: true });
   }
+}
+
+/** The person who uploaded the version being built (null if the row is gone). */
+async function versionUploader(trx: Knex.Transaction, req: BuildRequest): Promise<string | null> {
+  const row = await FileVersion.scoped(req.companyId, trx)
+    .findById(req.fileVersionId)
+    .select('fileVersions.uploadedByPersonId');
+  return row?.uploadedByPersonId ?? null;
 }
 
 /**
@@ -368,6 +394,14 @@ export async function failBuild(
         companyId: req.companyId,
         type: 'report.failed',
         data: { fileId: req.fileId, reportStatus: 'failed', version: req.version, reportId: report.id },
+      });
+      await notify(trx, {
+        companyId: req.companyId,
+        kind: 'report.failed',
+        to: { people: [await versionUploader(trx, req)] },
+        resource: { type: 'file', id: req.fileId },
+        data: { fileId: req.fileId, version: req.version, reportId: report.id, reason },
+        cause: `report:${report.id}:build-${build}:failed`,
       });
       return { status: 'failed' };
     },

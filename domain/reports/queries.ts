@@ -1,3 +1,4 @@
+import { auditActor, recordAudit } from '../audit/record';
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { FileActor } from '../files/access';
@@ -89,6 +90,13 @@ export async function requestRebuild(
     result: null,
     resultObjectKey: null,
     resultBytes: null,
+  });
+  await recordAudit(trx, {
+    ...auditActor(auth, correlationId ?? uow.correlationId),
+    action: 'report.rebuild_requested',
+    resourceType: 'report',
+    resourceId: report.id,
+    details: { fileId, version, build },
   });
   uow.afterCommit(async () => {
     if (oldObject)

@@ -6,6 +6,7 @@
  */
 import type { BuildExtension } from '../reports/build';
 import { withCompany } from '../../db/unitOfWork';
+import { notify } from '../notifications/notify';
 import { rulesStep, type QualitySection } from './evaluate';
 import { rulesForBuild } from './queries';
 
@@ -18,10 +19,10 @@ export function qualityExtension(): BuildExtension {
       );
       return {
         steps: [rulesStep(rules)],
-        async onSave({ emit }, saved) {
+        async onSave(uow, saved) {
           const quality = saved.sections.quality as QualitySection | undefined;
           if (!quality || quality.failedErrorRules === 0) return;
-          await emit({
+          await uow.emit({
             companyId: saved.companyId,
             type: 'rules.failed',
             data: {
@@ -30,6 +31,19 @@ export function qualityExtension(): BuildExtension {
               qualityScore: quality.score,
               version: saved.version,
             },
+          });
+          await notify(uow, {
+            companyId: saved.companyId,
+            kind: 'rules.failed',
+            to: { people: [saved.uploadedByPersonId] },
+            resource: { type: 'file', id: saved.fileId },
+            data: {
+              fileId: saved.fileId,
+              version: saved.version,
+              failedRuleCount: quality.failedErrorRules,
+              qualityScore: quality.score,
+            },
+            cause: `report:${saved.reportId}:build-${saved.build}:rules_failed`,
           });
         },
       };

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { UnitOfWork } from '../../db/transaction';
 import { SensitiveFinding } from '../../db/models';
 import type { FlaggedColumn } from './step';
+import { notify as notifyPeople } from '../notifications/notify';
 
 export interface FindingColumn {
   /** the column's name; `sheet` names its worksheet */
@@ -43,7 +44,7 @@ async function notify(uow: UnitOfWork, ref: VersionRef, finding: SensitiveFindin
 /** Saves the findings of a build (replacing a previous build's) and notifies when the file is company-visible. */
 export async function recordFindings(
   uow: UnitOfWork,
-  ref: VersionRef & { visibility: string },
+  ref: VersionRef & { visibility: string; uploadedByPersonId: string | null },
   columns: FindingColumn[],
 ): Promise<void> {
   const query = () => SensitiveFinding.scoped(ref.companyId, uow.trx);
@@ -57,6 +58,17 @@ export async function recordFindings(
       fileId: ref.fileId,
       version: ref.version,
       columns,
+    });
+  }
+  if (finding && columns.length > 0) {
+    // the uploader and the admins see the file whatever its visibility: they hear of it once per version
+    await notifyPeople(uow, {
+      companyId: ref.companyId,
+      kind: 'sensitive_data.found',
+      to: { people: [ref.uploadedByPersonId], admins: true },
+      resource: { type: 'file', id: ref.fileId },
+      data: { fileId: ref.fileId, version: ref.version, columnCount: columns.length },
+      cause: `sensitive:${ref.fileVersionId}`,
     });
   }
   if (finding && columns.length > 0 && ref.visibility === 'company' && !finding.notifiedAt) {

@@ -4,6 +4,8 @@
  * WEBHOOK_FAILURES_BEFORE_DISABLE failed deliveries in a row (`consecutive_failures`). Enabling clears the
  * reason and the failure count. Every transition runs inside the caller's transaction.
  */
+import { randomUUID } from 'node:crypto';
+import { notify } from '../notifications/notify';
 import type { Knex } from 'knex';
 import type { Logger } from '../../common/logger';
 import { recordAudit } from '../audit/record';
@@ -55,6 +57,15 @@ export async function disableAutomatically(
     resourceType: 'webhook_endpoint',
     resourceId: endpoint.id,
     details: { reason, automatic: true, ...details },
+  });
+  await notify(trx, {
+    companyId: endpoint.companyId,
+    kind: 'webhook_endpoint.disabled',
+    to: { admins: true },
+    resource: { type: 'webhook_endpoint', id: endpoint.id },
+    data: { endpointId: endpoint.id, reason },
+    // one per disable: the endpoint may be enabled and disabled again later
+    cause: `webhook_endpoint:${endpoint.id}:disabled:${randomUUID()}`,
   });
   logger.warn({ endpointId: endpoint.id, reason, ...details }, 'webhook endpoint disabled automatically');
   return true;

@@ -118,6 +118,51 @@ const otherCompanyResource: Record<
       },
     ]),
   ),
+  // issue 15: comments of a company-wide file of the other company, and one of its notifications
+  ...Object.fromEntries(
+    ['POST /files/:id/comments', 'GET /files/:id/comments'].map((name) => [
+      name,
+      async (other: Team) => {
+        const res = await uploadFile(csv(2), { token: other.adminToken, visibility: 'company' });
+        return {
+          params: { id: res.body.id as string },
+          body: name.startsWith('POST') ? { body: 'hello' } : undefined,
+        };
+      },
+    ]),
+  ),
+  ...Object.fromEntries(
+    ['GET /comments/:id', 'PATCH /comments/:id', 'DELETE /comments/:id'].map((name) => [
+      name,
+      async (other: Team) => {
+        const up = await uploadFile(csv(2), { token: other.adminToken, visibility: 'company' });
+        const res = await call('POST', `/files/${up.body.id}/comments`, {
+          token: other.adminToken,
+          json: { body: 'theirs' },
+        });
+        expect(res.status, res.text).to.equal(201);
+        return {
+          params: { id: res.body.id as string },
+          body: name === 'PATCH /comments/:id' ? { body: 'mine now' } : undefined,
+        };
+      },
+    ]),
+  ),
+  'POST /notifications/:id/read': async (other) => {
+    const id = randomUUID();
+    await testEnv()
+      .knex('notifications')
+      .insert({
+        id,
+        companyId: other.company.id,
+        personId: other.admin.id,
+        kind: 'quota.threshold',
+        resourceType: 'company',
+        resourceId: other.company.id,
+        dedupeKey: `matrix:${id}`,
+      });
+    return { params: { id } };
+  },
   'PATCH /outgoing-webhooks/:id': async (other) => ({
     params: { id: await otherEndpoint(other) },
     body: { name: 'renamed' },

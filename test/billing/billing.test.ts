@@ -340,6 +340,22 @@ describe('billing: running bill, invoices, documents (HTTP)', function () {
     expect(employee.body.errors.map((e: any) => e.message)).to.include('your role does not allow this');
   });
 
+  it('the admins get an invoice.finalized notification once per invoice (employees none)', async () => {
+    const team = await createTeam({ plan: null });
+    await history(team.company.id, [['basic', '2025-07-01T00:00:00Z']]);
+    await finalizePeriodHere(billingDeps(), { periodKey: '2025-07' });
+    await finalizePeriodHere(billingDeps(), { periodKey: '2025-07' });
+    const [invoice] = await invoicesOf(team.company.id, '2025-07');
+    const kinds = async (token: string) =>
+      ((await call('GET', '/notifications', { token })).body.data as any[]).filter(
+        (n) => n.kind === 'invoice.finalized',
+      );
+    const admin = await kinds(team.adminToken);
+    expect(admin).to.have.length(1);
+    expect(admin[0].data).to.deep.include({ invoiceId: invoice.id, totalCents: Number(invoice.totalCents) });
+    expect(await kinds(team.employeeToken)).to.deep.equal([]);
+  });
+
   it('who is invoiced: never the demo company, not Free with a zero total, not a company without a plan in the period', async () => {
     const { knex } = testEnv();
     // the run's demo company if a demo test made it, else one made here and unmarked at the end (it has no

@@ -161,6 +161,17 @@ async function seedCompany(knex: Knex, companyId: string): Promise<void> {
     apiKeyId: personId,
     requests: 1,
   });
+  // issue 15: comments and notifications
+  await knex('comments').insert({ id: id(), companyId, fileId, authorPersonId: personId, body: 'c' });
+  await knex('notifications').insert({
+    id: id(),
+    companyId,
+    personId,
+    kind: 'comment.on_your_file',
+    resourceType: 'file',
+    resourceId: fileId,
+    dedupeKey: id(),
+  });
 }
 
 interface TenantTable {
