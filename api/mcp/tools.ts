@@ -116,7 +116,7 @@ async function upload(ctx: AppContext, args: Record<string, unknown>, fileId?: s
   return fileId ? presentVersion(version) : { ...presentFile(file), version: presentVersion(version) };
 }
 
-/** Every tool. Comments, notifications, billing and the audit log add theirs here, one entry each. */
+/** Every tool: one entry each (files, rules and plan; billing; comments, notifications and the audit log). */
 export const TOOLS: readonly ToolEntry[] = [
   {
     name: 'list_files',
@@ -234,6 +234,41 @@ export const TOOLS: readonly ToolEntry[] = [
     name: 'get_invoice_document_link',
     description: "A short-lived signed link to the invoice's PDF",
     route: { method: 'get', path: '/invoices/:id/document' },
+  },
+  // comments (issue 15): reading only — the routes that write comments accept no key (rule 12), so no tool
+  {
+    name: 'list_comments',
+    description: 'The comments of a file, oldest first (cursor list: pass `nextCursor` back as `cursor`)',
+    route: { method: 'get', path: '/files/:id/comments' },
+  },
+  // notifications (issue 15): notifications:read, the caller's own (a key: its owner's)
+  {
+    name: 'list_notifications',
+    description:
+      "The caller's own notifications, newest first (cursor list; `unread: true` for the unread ones only)",
+    route: { method: 'get', path: '/notifications' },
+  },
+  {
+    name: 'get_unread_notification_count',
+    description: "How many of the caller's notifications are unread",
+    route: { method: 'get', path: '/notifications/unread-count' },
+  },
+  {
+    name: 'mark_notification_read',
+    description: "Mark one of the caller's notifications read (again: no change); audited",
+    route: { method: 'post', path: '/notifications/:id/read' },
+  },
+  {
+    name: 'mark_all_notifications_read',
+    description: 'Mark every unread notification of the caller read; answers how many were marked; audited',
+    route: { method: 'post', path: '/notifications/read-all' },
+  },
+  // the audit log (issue 15): audit:read (sessions: admins)
+  {
+    name: 'search_audit_log',
+    description:
+      "The company's audit log, newest first (cursor list); filters: actorId, apiKeyId, action (exact or `prefix*`), resourceType, resourceId, from, to",
+    route: { method: 'get', path: '/audit-log' },
   },
 ];
 

@@ -27,9 +27,18 @@ const READ_TOOLS = [
   'list_rules',
   'get_rule',
   'get_plan_and_quota',
+  'list_comments',
 ];
 const WRITE_TOOLS = ['upload_file', 'upload_version', 'change_visibility', 'rebuild_report'];
 const BILLING_TOOLS = ['get_running_bill', 'list_invoices', 'get_invoice', 'get_invoice_document_link'];
+const NOTIFICATION_READ_TOOLS = ['list_notifications', 'get_unread_notification_count'];
+// POST /notifications/:id/read and /read-all are notifications:read routes: the demo refuses them (writes)
+const NOTIFICATION_TOOLS = [
+  ...NOTIFICATION_READ_TOOLS,
+  'mark_notification_read',
+  'mark_all_notifications_read',
+];
+const AUDIT_TOOLS = ['search_audit_log'];
 
 async function toolNames(mcp: McpConnection): Promise<string[]> {
   return (await mcp.client.listTools()).tools.map((t) => t.name).sort();
@@ -99,7 +108,12 @@ describe('AI-agent endpoint (/mcp)', function () {
         [...READ_TOOLS, ...WRITE_TOOLS],
       ],
       [['mcp', 'billing:read'], BILLING_TOOLS],
-      [['mcp', 'notifications:read', 'billing:read', 'audit:read', 'rules:write'], [...BILLING_TOOLS]],
+      [['mcp', 'notifications:read'], NOTIFICATION_TOOLS],
+      [['mcp', 'audit:read'], AUDIT_TOOLS],
+      [
+        ['mcp', 'notifications:read', 'billing:read', 'audit:read', 'rules:write'],
+        [...BILLING_TOOLS, ...NOTIFICATION_TOOLS, ...AUDIT_TOOLS],
+      ],
       [
         [
           'mcp',
@@ -110,7 +124,7 @@ describe('AI-agent endpoint (/mcp)', function () {
           'audit:read',
           'rules:write',
         ],
-        [...READ_TOOLS, ...WRITE_TOOLS, ...BILLING_TOOLS],
+        [...READ_TOOLS, ...WRITE_TOOLS, ...BILLING_TOOLS, ...NOTIFICATION_TOOLS, ...AUDIT_TOOLS],
       ],
     ];
     for (const [scopes, expected] of table) {
@@ -118,20 +132,28 @@ describe('AI-agent endpoint (/mcp)', function () {
       expect(await toolNames(mcp), scopes.join(' ')).to.deep.equal([...expected].sort());
       await mcp.close();
     }
-    // a session: everything its role opens; a demo session: the read tools only
+    // a session: everything its role opens (the audit log and billing: admins); a demo session: the read tools
     const session = await connectMcp(team.employeeToken);
-    expect(await toolNames(session)).to.deep.equal([...READ_TOOLS, ...WRITE_TOOLS].sort());
+    expect(await toolNames(session)).to.deep.equal(
+      [...READ_TOOLS, ...WRITE_TOOLS, ...NOTIFICATION_TOOLS].sort(),
+    );
     await session.close();
     const adminSession = await connectMcp(team.adminToken);
     expect(await toolNames(adminSession)).to.deep.equal(
-      [...READ_TOOLS, ...WRITE_TOOLS, ...BILLING_TOOLS].sort(),
+      [...READ_TOOLS, ...WRITE_TOOLS, ...BILLING_TOOLS, ...NOTIFICATION_TOOLS, ...AUDIT_TOOLS].sort(),
     );
     await adminSession.close();
     const demo = await connectMcp((await signIn(team.admin, { demo: true })).accessToken);
     // (request_comparison is a POST: the demo refuses every write)
-    // (the demo signs in as an admin of the demo company: its billing is readable as over REST)
+    // (the demo signs in as an admin of the demo company: its billing and audit log are readable as over
+    // REST; marking notifications read is a POST: refused)
     expect(await toolNames(demo)).to.deep.equal(
-      [...READ_TOOLS.filter((n) => n !== 'request_comparison'), ...BILLING_TOOLS].sort(),
+      [
+        ...READ_TOOLS.filter((n) => n !== 'request_comparison'),
+        ...BILLING_TOOLS,
+        ...NOTIFICATION_READ_TOOLS,
+        ...AUDIT_TOOLS,
+      ].sort(),
     );
     const refused = await toolError(demo, 'upload_file', {
       fileName: 'a.csv',
@@ -352,8 +374,10 @@ describe('AI-agent endpoint (/mcp)', function () {
     ]);
     const mcp = await connectMcp(all);
     const names = await toolNames(mcp);
+    // reading comments is a files:read tool (list_comments); nothing adds, edits or deletes one
+    expect(names).to.include('list_comments');
     for (const forbidden of [
-      /comment/,
+      /(add|create|post|write|edit|update|delete|remove)_?comment/,
       /key/,
       /webhook/,
       /person|people|invit/,
