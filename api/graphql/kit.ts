@@ -15,8 +15,9 @@ import {
   type GraphQLFieldConfigMap,
   type GraphQLOutputType,
 } from 'graphql';
+import { raw, type Model, type QueryBuilder } from 'objection';
 import { BadRequestError, ForbiddenError } from '../../common/errors';
-import type { KeysetPosition } from '../../domain/files/batch';
+import type { KeysetPosition, Positioned } from '../../domain/files/batch';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../lists';
 import type { GraphQLContext } from './context';
 
@@ -49,6 +50,13 @@ export function adminOnly<S>(field: Field<S>): Field<S> {
     },
   };
 }
+
+/** What a notification or audit entry is about (`resource` in their REST answers). */
+export const ResourceRefType = new GraphQLObjectType({
+  name: 'ResourceRef',
+  description: 'What a notification or audit entry is about: a type (file, comment, …) and its id',
+  fields: { type: reqStr, id: str },
+});
 
 // ---------------------------------------------------------------------------------------------- connections
 
@@ -133,3 +141,52 @@ export function toPage<T extends { id: string; cursorAt: string }>(
         : null,
   };
 }
+
+/**
+ * `limit` + 1 rows of a domain query (already tenant-scoped and filtered, e.g. `notificationsOf`) after
+ * `after`, by (created_at, id) — newest first, or oldest first with `order: 'asc'` — each with its keyset
+ * position (`cursorAt`, the database's own text with microseconds, as REST cursors carry it).
+ */
+export function keysetRows<M extends Model>(
+  query: QueryBuilder<M, M[]>,
+  page: { limit: number; after?: KeysetPosition },
+  order: 'asc' | 'desc' = 'desc',
+): Promise<Array<Positioned<M>>> {
+  const table = query.modelClass().tableName;
+  const created = `${table}.createdAt`;
+  const id = `${table}.id`;
+  const q = query
+    .clone()
+    .select(
+      `${table}.*`,
+      raw(`to_char(?? at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_at`, [created]),
+    );
+  if (page.after)
+    void q.whereRaw(`(??, ??) ${order === 'desc' ? '<' : '>'} (?::timestamptz, ?)`, [
+      created,
+      id,
+      page.after.t,
+      page.after.i,
+    ]);
+  return q
+    .orderBy([
+      { column: created, order },
+      { column: id, order },
+    ])
+    .limit(page.limit + 1) as unknown as Promise<Array<Positioned<M>>>;
+}
+
+// ------------------------------------------------------------------------------------- the schema's types
+
+/**
+ * The schema's own types (PersonType, FileType, …) for a part's field thunks: schema.ts imports the parts, so
+ * a part reads them only when the schema is built (inside a thunk), never at load time.
+ */
+export function schemaTypes(): typeof import('./schema') {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('./schema') as typeof import('./schema');
+}
+
+/** An ISO 8601 UTC text of a timestamp column (null stays null). */
+export const isoTime = (d: Date | string | null | undefined): string | null =>
+  d ? new Date(d).toISOString() : null;

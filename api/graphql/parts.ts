@@ -11,7 +11,10 @@
  */
 import type { GraphQLFieldConfigMap, GraphQLNamedType } from 'graphql';
 import type { GraphQLContext } from './context';
+import { auditPart } from './parts/audit';
 import { billingPart } from './parts/billing';
+import { commentsPart } from './parts/comments';
+import { notificationsPart } from './parts/notifications';
 
 export interface SchemaPart {
   fields?: Partial<
@@ -20,4 +23,4 @@ export interface SchemaPart {
   types?: GraphQLNamedType[];
 }
 
-export const SCHEMA_PARTS: SchemaPart[] = [billingPart];
+export const SCHEMA_PARTS: SchemaPart[] = [billingPart, commentsPart, notificationsPart, auditPart];
