@@ -34,6 +34,9 @@ const EXEMPT: Record<string, string> = {
     'stores a short-lived OAuth state before anyone is known: there is no company or person to record it for',
   'POST /auth/oauth/exchange':
     'starts a session through startSession, which writes session.started in the same unit of work as sign-in does (shown here for POST /auth/login); it needs the OpenID test provider of test/api/oauth.test.ts',
+  'POST /mcp':
+    "a transport: each tool call runs its REST route's handler and domain command, which write that route's entry with the key (the AI-agent upload's entry, via ai-agent, is checked in test/api/mcp.test.ts); reads write none, as over REST",
+  'POST /graphql': 'read only (the schema has no mutation type): it changes nothing, like a GET',
 };
 
 async function register(email = unique()) {
