@@ -8,6 +8,7 @@ import { createMailer } from '../common/mailer';
 import { createTemporalClient } from '../common/temporal';
 import { createKnex } from '../db/knex';
 import { createApp } from './app';
+import { flushRequestCounts } from '../domain/analytics/requests';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -33,7 +34,10 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'api shutting down: finishing requests in flight');
     // stop accepting, let requests in flight finish, then close idle keep-alive sockets
     server.close(() => {
-      void Promise.allSettled([knex.destroy(), temporal.connection.close()]).then(() => {
+      void Promise.allSettled([
+        flushRequestCounts(knex).then(() => knex.destroy()),
+        temporal.connection.close(),
+      ]).then(() => {
         logger.info('api stopped');
         process.exit(0);
       });

@@ -110,8 +110,8 @@ export const authenticate: RouteMiddlewareFactory = (spec) => {
       : sessionPrincipal(ctx, knex, token));
 
     // analytics: every authenticated request, per person and key (README "Analytics"); never fails the request
-    await countRequest(knex, principal).catch((err: unknown) =>
-      ctx.state.log.warn({ err }, 'request not counted for analytics'),
+    countRequest(knex, principal, (err: unknown) =>
+      ctx.state.log.warn({ err }, 'requests not yet counted for analytics (kept for the next write)'),
     );
     if (companyStatus !== 'active') throw new ForbiddenError('the company is suspended');
     authorize(access, principal, ctx.method);

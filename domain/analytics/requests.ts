@@ -15,17 +15,111 @@ export interface RequestCaller {
   apiKeyId?: string | null;
 }
 
+/** How long counts wait in memory before one upsert per company writes them. */
+export const REQUEST_COUNT_FLUSH_MS = 2000;
+
+interface Pending {
+  companyId: string;
+  day: string;
+  personId: string;
+  apiKeyId: string;
+  requests: number;
+}
+
 /**
- * Counts one authenticated request: a single upsert, acting for the caller's company (its connection is set
- * to the company when taken from the pool, so it costs one round trip).
+ * The counts of one API process (one per knex pool): counted in memory and written every
+ * REQUEST_COUNT_FLUSH_MS by one multi-row upsert per company, so a request waits on no write and
+ * concurrent requests of one key do not queue on its counter row (an upsert per request did both: a round
+ * trip, a commit and a row lock each). A failed write keeps its counts for the next one. What a process
+ * had not written when it dies (at most the last interval) is lost: analytics, not billing (README).
  */
-export async function countRequest(knex: Knex, caller: RequestCaller): Promise<void> {
-  await actingStatement({ companyId: caller.companyId }, () =>
-    knex.raw(
-      `insert into analytics_requests as r (company_id, day, person_id, api_key_id, requests)
-       values (?, (now() at time zone 'UTC')::date, ?, ?, 1)
-       on conflict (company_id, day, person_id, api_key_id) do update set requests = r.requests + 1`,
-      [caller.companyId, caller.personId, caller.apiKeyId ?? SESSION_KEY],
-    ),
-  );
+class RequestCounts {
+  private pending = new Map<string, Pending>();
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+
+  /** reports a failed write (the API: the logger of the latest request that counted) */
+  onError: (err: unknown) => void = () => undefined;
+
+  constructor(private readonly knex: Knex) {}
+
+  add(caller: RequestCaller, now: Date): void {
+    const row: Pending = {
+      companyId: caller.companyId,
+      day: now.toISOString().slice(0, 10),
+      personId: caller.personId,
+      apiKeyId: caller.apiKeyId ?? SESSION_KEY,
+      requests: 1,
+    };
+    const key = `${row.companyId}|${row.day}|${row.personId}|${row.apiKeyId}`;
+    const seen = this.pending.get(key);
+    if (seen) seen.requests += 1;
+    else this.pending.set(key, row);
+    this.timer ??= setTimeout(() => void this.flush(), REQUEST_COUNT_FLUSH_MS).unref();
+  }
+
+  /** Writes what is counted so far (after any write under way). */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = [...this.pending.values()];
+    this.pending = new Map();
+    this.writing = this.writing.then(() => this.write(batch));
+    return this.writing;
+  }
+
+  private async write(batch: Pending[]): Promise<void> {
+    const byCompany = new Map<string, Pending[]>();
+    for (const row of batch) byCompany.set(row.companyId, [...(byCompany.get(row.companyId) ?? []), row]);
+    for (const [companyId, rows] of byCompany) {
+      try {
+        await actingStatement({ companyId }, () =>
+          this.knex.raw(
+            `insert into analytics_requests as r (company_id, day, person_id, api_key_id, requests)
+             values ${rows.map(() => '(?, ?::date, ?, ?, ?)').join(', ')}
+             on conflict (company_id, day, person_id, api_key_id) do update set requests = r.requests + excluded.requests`,
+            rows.flatMap((r) => [r.companyId, r.day, r.personId, r.apiKeyId, r.requests]),
+          ),
+        );
+      } catch (err) {
+        this.onError(err);
+        // kept for the next write (added to what has been counted since)
+        for (const row of rows) {
+          const key = `${row.companyId}|${row.day}|${row.personId}|${row.apiKeyId}`;
+          const seen = this.pending.get(key);
+          if (seen) seen.requests += row.requests;
+          else this.pending.set(key, { ...row });
+        }
+        this.timer ??= setTimeout(() => void this.flush(), REQUEST_COUNT_FLUSH_MS).unref();
+      }
+    }
+  }
+}
+
+const countsOf = new WeakMap<Knex, RequestCounts>();
+
+function countsFor(knex: Knex): RequestCounts {
+  let counts = countsOf.get(knex);
+  if (!counts) countsOf.set(knex, (counts = new RequestCounts(knex)));
+  return counts;
+}
+
+/**
+ * Counts one authenticated request, in memory (written within REQUEST_COUNT_FLUSH_MS; `flushRequestCounts`
+ * writes at once). Never throws and never waits: a failed write is reported to `onError` and retried.
+ */
+export function countRequest(
+  knex: Knex,
+  caller: RequestCaller,
+  onError?: (err: unknown) => void,
+  now = new Date(),
+): void {
+  const counts = countsFor(knex);
+  if (onError) counts.onError = onError;
+  counts.add(caller, now);
+}
+
+/** Writes this process's counted requests now (GET /analytics reads after it; the API flushes on shutdown). */
+export function flushRequestCounts(knex: Knex): Promise<void> {
+  return countsOf.get(knex)?.flush() ?? Promise.resolve();
 }

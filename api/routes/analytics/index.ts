@@ -6,6 +6,7 @@ import {
   TOP_RULES,
   type AnalyticsQuery,
 } from '../../../domain/analytics/series';
+import { flushRequestCounts } from '../../../domain/analytics/requests';
 import { principalOf } from '../../middlewares/authenticate';
 import { route } from '../../routing';
 
@@ -124,6 +125,8 @@ export const analyticsRoutes = [
       },
     },
     handler: async (ctx, { query }: { query: AnalyticsQuery }) => {
+      // this process's counted requests first, so a caller's own recent requests are in the answer
+      await flushRequestCounts(ctx.deps.knex);
       return { body: await companyAnalytics(principalOf(ctx), ctx.deps.knex, query) };
     },
   }),
