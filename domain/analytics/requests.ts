@@ -24,13 +24,17 @@ interface Pending {
   personId: string;
   apiKeyId: string;
   requests: number;
+  /** writes of these counts that failed (dropped after MAX_WRITE_FAILURES: e.g. their company is gone) */
+  failures: number;
 }
+
+const MAX_WRITE_FAILURES = 3;
 
 /**
  * The counts of one API process (one per knex pool): counted in memory and written every
  * REQUEST_COUNT_FLUSH_MS by one multi-row upsert per company, so a request waits on no write and
  * concurrent requests of one key do not queue on its counter row (an upsert per request did both: a round
- * trip, a commit and a row lock each). A failed write keeps its counts for the next one. What a process
+ * trip, a commit and a row lock each). A failed write keeps its counts for the next ones (three tries). What a process
  * had not written when it dies (at most the last interval) is lost: analytics, not billing (README).
  */
 class RequestCounts {
@@ -50,6 +54,7 @@ class RequestCounts {
       personId: caller.personId,
       apiKeyId: caller.apiKeyId ?? SESSION_KEY,
       requests: 1,
+      failures: 0,
     };
     const key = `${row.companyId}|${row.day}|${row.personId}|${row.apiKeyId}`;
     const seen = this.pending.get(key);
@@ -83,12 +88,13 @@ class RequestCounts {
         );
       } catch (err) {
         this.onError(err);
-        // kept for the next write (added to what has been counted since)
+        // kept for the next write (added to what has been counted since), a few times at most
         for (const row of rows) {
+          if (row.failures + 1 >= MAX_WRITE_FAILURES) continue;
           const key = `${row.companyId}|${row.day}|${row.personId}|${row.apiKeyId}`;
           const seen = this.pending.get(key);
           if (seen) seen.requests += row.requests;
-          else this.pending.set(key, { ...row });
+          else this.pending.set(key, { ...row, failures: row.failures + 1 });
         }
         this.timer ??= setTimeout(() => void this.flush(), REQUEST_COUNT_FLUSH_MS).unref();
       }
