@@ -8,9 +8,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import knexFactory, { type Knex } from 'knex';
+import type { Client } from '@temporalio/client';
+import type { AppDeps } from '../api/context';
 import { loadConfig, type Config } from '../common/config';
+import { createLogger } from '../common/logger';
+import { createMailer } from '../common/mailer';
 import { deriveKey } from '../common/secrets';
 import { createStorage, type Storage } from '../common/storage';
+import { createTemporalClient } from '../common/temporal';
 import { createKnex, migrateLatest } from '../db/knex';
 import { actingStatement } from '../db/unitOfWork';
 import { generateKey } from '../domain/identity/keyFormat';
@@ -26,6 +31,31 @@ export function arg(name: string, fallback: number): number {
 
 export function median(xs: number[]): number {
   return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+}
+
+/** The `p`th percentile of ascending `sorted` values (nearest rank). */
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** Throughput and latency of a load round. */
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  count: number;
+}
+
+/** Rounds merged: throughput over their total time; latency figures the median of the rounds'. */
+export function mergeRounds(results: LoadResult[]): LoadResult {
+  const total = results.reduce((s, r) => s + r.count, 0);
+  const seconds = results.reduce((s, r) => s + r.count / r.rps, 0);
+  return {
+    rps: total / seconds,
+    p50: median(results.map((r) => r.p50)),
+    p99: median(results.map((r) => r.p99)),
+    count: total,
+  };
 }
 
 /** Runs the benchmark's `main`, exiting 0 when it ends (open handles or not) and 1 when it throws. */
@@ -135,6 +165,26 @@ export async function startBenchRun(settings: Record<string, string> = {}): Prom
     throw err;
   }
   return { runId, config, env, storage, knex, appKnex, close };
+}
+
+/**
+ * A run that serves the API (startBenchRun with silent logs and 20 connections), a Temporal client and the
+ * API's dependencies as served: the application role's connection, so row-level security applies.
+ */
+export async function startApiBenchRun(): Promise<{ run: BenchRun; temporal: Client; deps: AppDeps }> {
+  const run = await startBenchRun({ LOG_LEVEL: 'silent', DATABASE_POOL_MAX: '20' });
+  const { config } = run;
+  const temporal = createTemporalClient(config);
+  const logger = createLogger('silent', 'bench');
+  const deps: AppDeps = {
+    config,
+    knex: run.appKnex,
+    temporal,
+    logger,
+    storage: run.storage,
+    mailer: createMailer(config, logger),
+  };
+  return { run, temporal, deps };
 }
 
 /**

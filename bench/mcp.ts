@@ -16,10 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from '../api/app';
 import { hashPassword } from '../domain/identity/passwords';
 import { sessionKeys, startSession } from '../domain/identity/sessions';
-import { createLogger } from '../common/logger';
-import { createMailer } from '../common/mailer';
-import { createTemporalClient } from '../common/temporal';
-import { median, runMain, startBenchRun } from './lib';
+import { mergeRounds, percentile, runMain, startApiBenchRun, type LoadResult } from './lib';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -27,17 +24,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PEOPLE = 64;
 const FILES = 20;
 
-interface Result {
-  rps: number;
-  p50: number;
-  p99: number;
-  count: number;
+interface Result extends LoadResult {
   /** CPU time of this process (server and driver) per call, in ms: steadier than req/s on a shared machine */
   cpuMs: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 interface Call {
@@ -113,32 +102,15 @@ async function drive(port: number, call: Call, tokens: string[], count: number):
 }
 
 function merge(results: Result[]): Result {
-  const total = results.reduce((s, r) => s + r.count, 0);
-  const seconds = results.reduce((s, r) => s + r.count / r.rps, 0);
-  return {
-    rps: total / seconds,
-    p50: median(results.map((r) => r.p50)),
-    p99: median(results.map((r) => r.p99)),
-    count: total,
-    cpuMs: results.reduce((sum, r) => sum + r.cpuMs * r.count, 0) / total,
-  };
+  const merged = mergeRounds(results);
+  return { ...merged, cpuMs: results.reduce((sum, r) => sum + r.cpuMs * r.count, 0) / merged.count };
 }
 
 async function main(): Promise<void> {
-  const run = await startBenchRun({ LOG_LEVEL: 'silent', DATABASE_POOL_MAX: '20' });
-  const { config, knex, appKnex } = run;
-  const temporal = createTemporalClient(config);
+  const { run, temporal, deps } = await startApiBenchRun();
+  const { config, knex } = run;
   let server: http.Server | undefined;
   try {
-    const logger = createLogger('silent', 'bench');
-    const deps = {
-      config,
-      knex: appKnex,
-      temporal,
-      logger,
-      storage: run.storage,
-      mailer: createMailer(config, logger),
-    };
     const companyId = randomUUID();
     await knex('companies').insert({ id: companyId, name: 'Bench', plan: 'premium' });
     const passwordHash = await hashPassword(randomUUID());

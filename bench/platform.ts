@@ -20,12 +20,9 @@ import { createApp } from '../api/app';
 import { generateKey } from '../domain/identity/keyFormat';
 import { hashPassword } from '../domain/identity/passwords';
 import { sessionKeys, startSession } from '../domain/identity/sessions';
-import { createLogger } from '../common/logger';
-import { createMailer } from '../common/mailer';
 import { deriveKey } from '../common/secrets';
-import { createTemporalClient } from '../common/temporal';
 import { knexConfig } from '../db/knex';
-import { median, runMain, startBenchRun } from './lib';
+import { mergeRounds, percentile, runMain, startApiBenchRun, type LoadResult } from './lib';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -33,16 +30,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PEOPLE = 64;
 const KEY_COMPANIES = 24;
 
-interface Result {
-  rps: number;
-  p50: number;
-  p99: number;
-  count: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
+type Result = LoadResult;
 
 /** A fixed number of GETs at a fixed concurrency over keep-alive connections. */
 async function drive(port: number, path: string, tokens: string[], count: number): Promise<Result> {
@@ -84,37 +72,16 @@ async function drive(port: number, path: string, tokens: string[], count: number
   return { rps: count / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), count };
 }
 
-function merge(results: Result[]): Result {
-  // throughput over the total time; latency figures are the median of the rounds'
-  const total = results.reduce((s, r) => s + r.count, 0);
-  const seconds = results.reduce((s, r) => s + r.count / r.rps, 0);
-  return {
-    rps: total / seconds,
-    p50: median(results.map((r) => r.p50)),
-    p99: median(results.map((r) => r.p99)),
-    count: total,
-  };
-}
+const merge = mergeRounds;
 
 async function main(): Promise<void> {
   // fixtures through the owner's connection; the apps act as the application role (db/rls.ts), as served
-  const benchRun = await startBenchRun({ LOG_LEVEL: 'silent', DATABASE_POOL_MAX: '20' });
-  const { config, knex, appKnex } = benchRun;
+  const { run: benchRun, temporal, deps } = await startApiBenchRun();
+  const { config, knex } = benchRun;
   // not createKnex: objection's default knex stays the application role's
   const ownerKnex = knexFactory(knexConfig(config.databaseUrl, 20));
-  const temporal = createTemporalClient(config);
   const servers: http.Server[] = [];
   try {
-    const logger = createLogger('silent', 'bench');
-    const deps = {
-      config,
-      knex: appKnex,
-      temporal,
-      logger,
-      storage: benchRun.storage,
-      mailer: createMailer(config, logger),
-    };
-
     // one company, 64 admins with a session each, 30 API keys to list
     const companyId = randomUUID();
     await knex('companies').insert({ id: companyId, name: 'Bench', plan: 'premium' });
