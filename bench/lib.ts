@@ -46,6 +46,28 @@ export interface LoadResult {
   count: number;
 }
 
+/**
+ * A load round: `count` calls, `concurrency` at a time, each lane starting call `i` when its last one ended;
+ * `one(i)` makes call `i` and resolves to its latency in ms. Throughput over the round's wall time.
+ */
+export async function loadRound(
+  count: number,
+  concurrency: number,
+  one: (i: number) => Promise<number>,
+): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let next = 0;
+  const began = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) latencies.push(await one(next++));
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - began) / 1e9;
+  latencies.sort((a, b) => a - b);
+  return { rps: count / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), count };
+}
+
 /** Rounds merged: throughput over their total time; latency figures the median of the rounds'. */
 export function mergeRounds(results: LoadResult[]): LoadResult {
   const total = results.reduce((s, r) => s + r.count, 0);

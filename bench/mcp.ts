@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from '../api/app';
 import { hashPassword } from '../domain/identity/passwords';
 import { sessionKeys, startSession } from '../domain/identity/sessions';
-import { mergeRounds, percentile, runMain, startApiBenchRun, type LoadResult } from './lib';
+import { loadRound, mergeRounds, runMain, startApiBenchRun, type LoadResult } from './lib';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -40,12 +40,11 @@ interface Call {
 /** A fixed number of calls at a fixed concurrency over keep-alive connections. */
 async function drive(port: number, call: Call, tokens: string[], count: number): Promise<Result> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  const latencies: number[] = [];
   const failures: string[] = [];
-  let next = 0;
   let checked = 0;
-  const one = (token: string) =>
-    new Promise<void>((resolve, reject) => {
+  const one = (i: number) =>
+    new Promise<number>((resolve, reject) => {
+      const token = tokens[i % tokens.length];
       const started = process.hrtime.bigint();
       const headers: Record<string, string> = { authorization: `Bearer ${token}` };
       if (call.body !== undefined) {
@@ -60,7 +59,7 @@ async function drive(port: number, call: Call, tokens: string[], count: number):
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
-            latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
+            const latency = Number(process.hrtime.bigint() - started) / 1e6;
             // every status is checked; every 10th answer is parsed and checked in full (the driver shares the
             // process with the server: parsing each answer would measure the driver's JSON.parse too)
             const status = res.statusCode ?? 0;
@@ -69,36 +68,20 @@ async function drive(port: number, call: Call, tokens: string[], count: number):
                 ? call.check(status, Buffer.concat(chunks).toString())
                 : undefined;
             if (problem) failures.push(problem);
-            resolve();
+            resolve(latency);
           });
         },
       );
       req.on('error', reject);
       req.end(call.body);
     });
-  const began = process.hrtime.bigint();
   const cpuBefore = process.cpuUsage();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < count) {
-        const i = next++;
-        await one(tokens[i % tokens.length]);
-      }
-    }),
-  );
-  const seconds = Number(process.hrtime.bigint() - began) / 1e9;
+  const result = await loadRound(count, CONCURRENCY, one);
   const cpu = process.cpuUsage(cpuBefore);
   agent.destroy();
   if (failures.length > 0)
     throw new Error(`${failures.length} calls failed: ${failures.slice(0, 3).join(' | ')}`);
-  latencies.sort((a, b) => a - b);
-  return {
-    rps: count / seconds,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-    count,
-    cpuMs: (cpu.user + cpu.system) / 1000 / count,
-  };
+  return { ...result, cpuMs: (cpu.user + cpu.system) / 1000 / count };
 }
 
 function merge(results: Result[]): Result {

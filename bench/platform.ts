@@ -22,7 +22,7 @@ import { hashPassword } from '../domain/identity/passwords';
 import { sessionKeys, startSession } from '../domain/identity/sessions';
 import { deriveKey } from '../common/secrets';
 import { knexConfig } from '../db/knex';
-import { mergeRounds, percentile, runMain, startApiBenchRun, type LoadResult } from './lib';
+import { loadRound, mergeRounds, runMain, startApiBenchRun, type LoadResult } from './lib';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -35,41 +35,29 @@ type Result = LoadResult;
 /** A fixed number of GETs at a fixed concurrency over keep-alive connections. */
 async function drive(port: number, path: string, tokens: string[], count: number): Promise<Result> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  const latencies: number[] = [];
-  let next = 0;
   const failures: string[] = [];
-  const one = (token: string) =>
-    new Promise<void>((resolve, reject) => {
+  const one = (i: number) =>
+    new Promise<number>((resolve, reject) => {
+      const token = tokens[i % tokens.length];
       const started = process.hrtime.bigint();
       const req = http.request(
         { host: '127.0.0.1', port, path, agent, headers: { authorization: `Bearer ${token}` } },
         (res) => {
           res.resume();
           res.on('end', () => {
-            latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
             if (res.statusCode !== 200) failures.push(String(res.statusCode));
-            resolve();
+            resolve(Number(process.hrtime.bigint() - started) / 1e6);
           });
         },
       );
       req.on('error', reject);
       req.end();
     });
-  const began = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < count) {
-        const i = next++;
-        await one(tokens[i % tokens.length]);
-      }
-    }),
-  );
-  const seconds = Number(process.hrtime.bigint() - began) / 1e9;
+  const result = await loadRound(count, CONCURRENCY, one);
   agent.destroy();
   if (failures.length > 0)
     throw new Error(`${failures.length} requests failed: ${failures.slice(0, 5).join(', ')}`);
-  latencies.sort((a, b) => a - b);
-  return { rps: count / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), count };
+  return result;
 }
 
 const merge = mergeRounds;
