@@ -21,8 +21,7 @@ import { Cursors } from '../api/lists';
 import { withCompany } from '../db/unitOfWork';
 import { auditLogOf, type AuditFilters } from '../domain/audit/queries';
 import { auditWrites } from '../domain/audit/record';
-import { sessionKeys, startSession } from '../domain/identity/sessions';
-import { median, runMain, startApiBenchRun } from './lib';
+import { median, runMain, sessionTokens, startApiBenchRun } from './lib';
 
 const ROWS = Number(process.env.BENCH_AUDIT_ROWS ?? 1_000_000);
 const OTHER_ROWS = Number(process.env.BENCH_AUDIT_OTHER_ROWS ?? 20_000);
@@ -123,13 +122,7 @@ async function main(): Promise<void> {
       `seeded ${ROWS} entries for one company and ${OTHER_ROWS} for each of 9 others in ${((Date.now() - t) / 1000).toFixed(1)} s`,
     );
 
-    const tokens: string[] = [];
-    for (const p of people) {
-      const pair = await knex.transaction((trx) =>
-        startSession(trx, sessionKeys(config.secretKey), p, { method: 'password' }),
-      );
-      tokens.push(pair.accessToken);
-    }
+    const tokens = await sessionTokens(knex, config, people);
     let turn = 0;
     const token = () => tokens[turn++ % tokens.length];
 

@@ -19,6 +19,8 @@ import { createTemporalClient } from '../common/temporal';
 import { createKnex, migrateLatest } from '../db/knex';
 import { actingStatement } from '../db/unitOfWork';
 import { generateKey } from '../domain/identity/keyFormat';
+import { hashPassword } from '../domain/identity/passwords';
+import { sessionKeys, startSession, type PersonRef } from '../domain/identity/sessions';
 
 export const MB = 1024 * 1024;
 
@@ -231,6 +233,38 @@ export async function seedCompany(knex: Knex): Promise<{ companyId: string; pers
     status: 'active',
   });
   return { companyId, personId };
+}
+
+/**
+ * A Premium company `Bench` and `count` active admins (`bench-<i>@example.test`, one random password), through
+ * the owner's connection.
+ */
+export async function seedAdmins(knex: Knex, count: number) {
+  const companyId = randomUUID();
+  await knex('companies').insert({ id: companyId, name: 'Bench', plan: 'premium' });
+  const passwordHash = await hashPassword(randomUUID());
+  const people = Array.from({ length: count }, (_, i) => ({
+    id: randomUUID(),
+    companyId,
+    email: `bench-${i}@example.test`,
+    role: 'admin',
+    status: 'active',
+    passwordHash,
+  }));
+  await knex('people').insert(people);
+  return { companyId, people };
+}
+
+/** A session (as a password sign-in starts it) for each person; their access tokens in order. */
+export async function sessionTokens(knex: Knex, config: Config, people: PersonRef[]): Promise<string[]> {
+  const tokens: string[] = [];
+  for (const p of people) {
+    const pair = await knex.transaction((trx) =>
+      startSession(trx, sessionKeys(config.secretKey), p, { method: 'password' }),
+    );
+    tokens.push(pair.accessToken);
+  }
+  return tokens;
 }
 
 /** An API key of the person with `files:write`; its bearer token. */

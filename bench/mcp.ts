@@ -14,9 +14,15 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../api/app';
-import { hashPassword } from '../domain/identity/passwords';
-import { sessionKeys, startSession } from '../domain/identity/sessions';
-import { loadRound, mergeRounds, runMain, startApiBenchRun, type LoadResult } from './lib';
+import {
+  loadRound,
+  mergeRounds,
+  runMain,
+  seedAdmins,
+  sessionTokens,
+  startApiBenchRun,
+  type LoadResult,
+} from './lib';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -94,18 +100,7 @@ async function main(): Promise<void> {
   const { config, knex } = run;
   let server: http.Server | undefined;
   try {
-    const companyId = randomUUID();
-    await knex('companies').insert({ id: companyId, name: 'Bench', plan: 'premium' });
-    const passwordHash = await hashPassword(randomUUID());
-    const people = Array.from({ length: PEOPLE }, (_, i) => ({
-      id: randomUUID(),
-      companyId,
-      email: `bench-${i}@example.test`,
-      role: 'admin',
-      status: 'active',
-      passwordHash,
-    }));
-    await knex('people').insert(people);
+    const { companyId, people } = await seedAdmins(knex, PEOPLE);
     // 20 files as an upload leaves them (rows only: listing reads no object)
     for (let i = 0; i < FILES; i++) {
       const fileId = randomUUID();
@@ -121,13 +116,7 @@ async function main(): Promise<void> {
       });
       await knex('datasets').insert({ id: datasetId, companyId, fileId });
     }
-    const tokens: string[] = [];
-    for (const p of people) {
-      const pair = await knex.transaction((trx) =>
-        startSession(trx, sessionKeys(config.secretKey), p, { method: 'password' }),
-      );
-      tokens.push(pair.accessToken);
-    }
+    const tokens = await sessionTokens(knex, config, people);
 
     server = http.createServer(createApp(deps).callback());
     server.keepAliveTimeout = 65_000;

@@ -18,11 +18,17 @@ import type { AddressInfo } from 'node:net';
 import knexFactory from 'knex';
 import { createApp } from '../api/app';
 import { generateKey } from '../domain/identity/keyFormat';
-import { hashPassword } from '../domain/identity/passwords';
-import { sessionKeys, startSession } from '../domain/identity/sessions';
 import { deriveKey } from '../common/secrets';
 import { knexConfig } from '../db/knex';
-import { loadRound, mergeRounds, runMain, startApiBenchRun, type LoadResult } from './lib';
+import {
+  loadRound,
+  mergeRounds,
+  runMain,
+  seedAdmins,
+  sessionTokens,
+  startApiBenchRun,
+  type LoadResult,
+} from './lib';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -71,18 +77,8 @@ async function main(): Promise<void> {
   const servers: http.Server[] = [];
   try {
     // one company, 64 admins with a session each, 30 API keys to list
-    const companyId = randomUUID();
-    await knex('companies').insert({ id: companyId, name: 'Bench', plan: 'premium' });
-    const passwordHash = await hashPassword(randomUUID());
-    const people = Array.from({ length: PEOPLE }, (_, i) => ({
-      id: randomUUID(),
-      companyId,
-      email: `bench-${i}@example.test`,
-      role: 'admin',
-      status: 'active',
-      passwordHash,
-    }));
-    await knex('people').insert(people);
+    const { companyId, people } = await seedAdmins(knex, PEOPLE);
+    const { passwordHash } = people[0];
     const keyKey = deriveKey(config.secretKey, 'api-key');
     await knex('apiKeys').insert(
       Array.from({ length: 30 }, (_, i) => {
@@ -98,13 +94,7 @@ async function main(): Promise<void> {
         };
       }),
     );
-    const tokens: string[] = [];
-    for (const p of people) {
-      const pair = await knex.transaction((trx) =>
-        startSession(trx, sessionKeys(config.secretKey), p, { method: 'password' }),
-      );
-      tokens.push(pair.accessToken);
-    }
+    const tokens = await sessionTokens(knex, config, people);
     // API keys of Premium companies (600 a minute each), for the key path: its caller lookup costs a query
     const apiKeys: string[] = [];
     for (let c = 0; c < KEY_COMPANIES; c++) {
