@@ -22,12 +22,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { createApp } from '../api/app';
-import { createLogger } from '../common/logger';
-import { createMailer } from '../common/mailer';
-import { createTemporalClient } from '../common/temporal';
 import { sessionKeys, startSession } from '../domain/identity/sessions';
 import { SESSION_KEY } from '../domain/analytics/requests';
-import { asWorker, median, runMain, startBenchRun } from './lib';
+import { asWorker, median, runMain, startApiBenchRun } from './lib';
 
 const FILES = Number(process.env.BENCH_FILES ?? 100_000);
 const AUDIT = Number(process.env.BENCH_AUDIT ?? 1_000_000);
@@ -45,21 +42,10 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }>
 }
 
 async function main(): Promise<void> {
-  const run = await startBenchRun({ LOG_LEVEL: 'silent', DATABASE_POOL_MAX: '20' });
+  const { run, temporal, deps } = await startApiBenchRun();
   const { knex, appKnex, config } = run;
-  const temporal = createTemporalClient(config);
   let server: http.Server | undefined;
   try {
-    const logger = createLogger('silent', 'bench');
-    const deps = {
-      config,
-      knex: appKnex,
-      temporal,
-      logger,
-      storage: run.storage,
-      mailer: createMailer(config, logger),
-    };
-
     // ---------------------------------------------------------------------------------------------- seed
     const seedStart = process.hrtime.bigint();
     const companies: Array<{ id: string; admins: string[] }> = [];

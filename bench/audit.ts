@@ -18,14 +18,10 @@ import type { AddressInfo } from 'node:net';
 import { raw } from 'objection';
 import { createApp } from '../api/app';
 import { Cursors } from '../api/lists';
-import { createLogger } from '../common/logger';
-import { createMailer } from '../common/mailer';
-import { createTemporalClient } from '../common/temporal';
 import { withCompany } from '../db/unitOfWork';
 import { auditLogOf, type AuditFilters } from '../domain/audit/queries';
 import { auditWrites } from '../domain/audit/record';
-import { sessionKeys, startSession } from '../domain/identity/sessions';
-import { median, runMain, startBenchRun } from './lib';
+import { median, runMain, sessionTokens, startApiBenchRun } from './lib';
 
 const ROWS = Number(process.env.BENCH_AUDIT_ROWS ?? 1_000_000);
 const OTHER_ROWS = Number(process.env.BENCH_AUDIT_OTHER_ROWS ?? 20_000);
@@ -72,12 +68,10 @@ function get(
 }
 
 async function main(): Promise<void> {
-  const run = await startBenchRun({ LOG_LEVEL: 'silent', DATABASE_POOL_MAX: '20' });
+  const { run, temporal, deps } = await startApiBenchRun();
   const { config, knex, appKnex } = run;
-  const temporal = createTemporalClient(config);
   let server: http.Server | undefined;
   try {
-    const logger = createLogger('silent', 'bench');
     // 10 companies; the first holds the 1M entries, its 64 admins call the API
     const companies = Array.from({ length: 10 }, () => randomUUID());
     await knex('companies').insert(companies.map((id, i) => ({ id, name: `Audit ${i}`, plan: 'premium' })));
@@ -128,24 +122,11 @@ async function main(): Promise<void> {
       `seeded ${ROWS} entries for one company and ${OTHER_ROWS} for each of 9 others in ${((Date.now() - t) / 1000).toFixed(1)} s`,
     );
 
-    const tokens: string[] = [];
-    for (const p of people) {
-      const pair = await knex.transaction((trx) =>
-        startSession(trx, sessionKeys(config.secretKey), p, { method: 'password' }),
-      );
-      tokens.push(pair.accessToken);
-    }
+    const tokens = await sessionTokens(knex, config, people);
     let turn = 0;
     const token = () => tokens[turn++ % tokens.length];
 
-    const app = createApp({
-      config,
-      knex: appKnex,
-      temporal,
-      logger,
-      storage: run.storage,
-      mailer: createMailer(config, logger),
-    });
+    const app = createApp(deps);
     server = http.createServer(app.callback());
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;

@@ -8,12 +8,19 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import knexFactory, { type Knex } from 'knex';
+import type { Client } from '@temporalio/client';
+import type { AppDeps } from '../api/context';
 import { loadConfig, type Config } from '../common/config';
+import { createLogger } from '../common/logger';
+import { createMailer } from '../common/mailer';
 import { deriveKey } from '../common/secrets';
 import { createStorage, type Storage } from '../common/storage';
+import { createTemporalClient } from '../common/temporal';
 import { createKnex, migrateLatest } from '../db/knex';
 import { actingStatement } from '../db/unitOfWork';
 import { generateKey } from '../domain/identity/keyFormat';
+import { hashPassword } from '../domain/identity/passwords';
+import { sessionKeys, startSession, type PersonRef } from '../domain/identity/sessions';
 
 export const MB = 1024 * 1024;
 
@@ -26,6 +33,53 @@ export function arg(name: string, fallback: number): number {
 
 export function median(xs: number[]): number {
   return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+}
+
+/** The `p`th percentile of ascending `sorted` values (nearest rank). */
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** Throughput and latency of a load round. */
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  count: number;
+}
+
+/**
+ * A load round: `count` calls, `concurrency` at a time, each lane starting call `i` when its last one ended;
+ * `one(i)` makes call `i` and resolves to its latency in ms. Throughput over the round's wall time.
+ */
+export async function loadRound(
+  count: number,
+  concurrency: number,
+  one: (i: number) => Promise<number>,
+): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let next = 0;
+  const began = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) latencies.push(await one(next++));
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - began) / 1e9;
+  latencies.sort((a, b) => a - b);
+  return { rps: count / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), count };
+}
+
+/** Rounds merged: throughput over their total time; latency figures the median of the rounds'. */
+export function mergeRounds(results: LoadResult[]): LoadResult {
+  const total = results.reduce((s, r) => s + r.count, 0);
+  const seconds = results.reduce((s, r) => s + r.count / r.rps, 0);
+  return {
+    rps: total / seconds,
+    p50: median(results.map((r) => r.p50)),
+    p99: median(results.map((r) => r.p99)),
+    count: total,
+  };
 }
 
 /** Runs the benchmark's `main`, exiting 0 when it ends (open handles or not) and 1 when it throws. */
@@ -138,6 +192,26 @@ export async function startBenchRun(settings: Record<string, string> = {}): Prom
 }
 
 /**
+ * A run that serves the API (startBenchRun with silent logs and 20 connections), a Temporal client and the
+ * API's dependencies as served: the application role's connection, so row-level security applies.
+ */
+export async function startApiBenchRun(): Promise<{ run: BenchRun; temporal: Client; deps: AppDeps }> {
+  const run = await startBenchRun({ LOG_LEVEL: 'silent', DATABASE_POOL_MAX: '20' });
+  const { config } = run;
+  const temporal = createTemporalClient(config);
+  const logger = createLogger('silent', 'bench');
+  const deps: AppDeps = {
+    config,
+    knex: run.appKnex,
+    temporal,
+    logger,
+    storage: run.storage,
+    mailer: createMailer(config, logger),
+  };
+  return { run, temporal, deps };
+}
+
+/**
  * Runs `fn` acting for `companyId`, as the worker's activities do (activities/reports.ts, comparisons.ts).
  * Awaited inside the scope (`actingStatement`), so a lazy knex builder returned by `fn` runs in it too.
  */
@@ -159,6 +233,38 @@ export async function seedCompany(knex: Knex): Promise<{ companyId: string; pers
     status: 'active',
   });
   return { companyId, personId };
+}
+
+/**
+ * A Premium company `Bench` and `count` active admins (`bench-<i>@example.test`, one random password), through
+ * the owner's connection.
+ */
+export async function seedAdmins(knex: Knex, count: number) {
+  const companyId = randomUUID();
+  await knex('companies').insert({ id: companyId, name: 'Bench', plan: 'premium' });
+  const passwordHash = await hashPassword(randomUUID());
+  const people = Array.from({ length: count }, (_, i) => ({
+    id: randomUUID(),
+    companyId,
+    email: `bench-${i}@example.test`,
+    role: 'admin',
+    status: 'active',
+    passwordHash,
+  }));
+  await knex('people').insert(people);
+  return { companyId, people };
+}
+
+/** A session (as a password sign-in starts it) for each person; their access tokens in order. */
+export async function sessionTokens(knex: Knex, config: Config, people: PersonRef[]): Promise<string[]> {
+  const tokens: string[] = [];
+  for (const p of people) {
+    const pair = await knex.transaction((trx) =>
+      startSession(trx, sessionKeys(config.secretKey), p, { method: 'password' }),
+    );
+    tokens.push(pair.accessToken);
+  }
+  return tokens;
 }
 
 /** An API key of the person with `files:write`; its bearer token. */

@@ -14,12 +14,15 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../api/app';
-import { hashPassword } from '../domain/identity/passwords';
-import { sessionKeys, startSession } from '../domain/identity/sessions';
-import { createLogger } from '../common/logger';
-import { createMailer } from '../common/mailer';
-import { createTemporalClient } from '../common/temporal';
-import { median, runMain, startBenchRun } from './lib';
+import {
+  loadRound,
+  mergeRounds,
+  runMain,
+  seedAdmins,
+  sessionTokens,
+  startApiBenchRun,
+  type LoadResult,
+} from './lib';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -27,17 +30,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PEOPLE = 64;
 const FILES = 20;
 
-interface Result {
-  rps: number;
-  p50: number;
-  p99: number;
-  count: number;
+interface Result extends LoadResult {
   /** CPU time of this process (server and driver) per call, in ms: steadier than req/s on a shared machine */
   cpuMs: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 interface Call {
@@ -51,12 +46,11 @@ interface Call {
 /** A fixed number of calls at a fixed concurrency over keep-alive connections. */
 async function drive(port: number, call: Call, tokens: string[], count: number): Promise<Result> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  const latencies: number[] = [];
   const failures: string[] = [];
-  let next = 0;
   let checked = 0;
-  const one = (token: string) =>
-    new Promise<void>((resolve, reject) => {
+  const one = (i: number) =>
+    new Promise<number>((resolve, reject) => {
+      const token = tokens[i % tokens.length];
       const started = process.hrtime.bigint();
       const headers: Record<string, string> = { authorization: `Bearer ${token}` };
       if (call.body !== undefined) {
@@ -71,7 +65,7 @@ async function drive(port: number, call: Call, tokens: string[], count: number):
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
-            latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
+            const latency = Number(process.hrtime.bigint() - started) / 1e6;
             // every status is checked; every 10th answer is parsed and checked in full (the driver shares the
             // process with the server: parsing each answer would measure the driver's JSON.parse too)
             const status = res.statusCode ?? 0;
@@ -80,77 +74,33 @@ async function drive(port: number, call: Call, tokens: string[], count: number):
                 ? call.check(status, Buffer.concat(chunks).toString())
                 : undefined;
             if (problem) failures.push(problem);
-            resolve();
+            resolve(latency);
           });
         },
       );
       req.on('error', reject);
       req.end(call.body);
     });
-  const began = process.hrtime.bigint();
   const cpuBefore = process.cpuUsage();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < count) {
-        const i = next++;
-        await one(tokens[i % tokens.length]);
-      }
-    }),
-  );
-  const seconds = Number(process.hrtime.bigint() - began) / 1e9;
+  const result = await loadRound(count, CONCURRENCY, one);
   const cpu = process.cpuUsage(cpuBefore);
   agent.destroy();
   if (failures.length > 0)
     throw new Error(`${failures.length} calls failed: ${failures.slice(0, 3).join(' | ')}`);
-  latencies.sort((a, b) => a - b);
-  return {
-    rps: count / seconds,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-    count,
-    cpuMs: (cpu.user + cpu.system) / 1000 / count,
-  };
+  return { ...result, cpuMs: (cpu.user + cpu.system) / 1000 / count };
 }
 
 function merge(results: Result[]): Result {
-  const total = results.reduce((s, r) => s + r.count, 0);
-  const seconds = results.reduce((s, r) => s + r.count / r.rps, 0);
-  return {
-    rps: total / seconds,
-    p50: median(results.map((r) => r.p50)),
-    p99: median(results.map((r) => r.p99)),
-    count: total,
-    cpuMs: results.reduce((sum, r) => sum + r.cpuMs * r.count, 0) / total,
-  };
+  const merged = mergeRounds(results);
+  return { ...merged, cpuMs: results.reduce((sum, r) => sum + r.cpuMs * r.count, 0) / merged.count };
 }
 
 async function main(): Promise<void> {
-  const run = await startBenchRun({ LOG_LEVEL: 'silent', DATABASE_POOL_MAX: '20' });
-  const { config, knex, appKnex } = run;
-  const temporal = createTemporalClient(config);
+  const { run, temporal, deps } = await startApiBenchRun();
+  const { config, knex } = run;
   let server: http.Server | undefined;
   try {
-    const logger = createLogger('silent', 'bench');
-    const deps = {
-      config,
-      knex: appKnex,
-      temporal,
-      logger,
-      storage: run.storage,
-      mailer: createMailer(config, logger),
-    };
-    const companyId = randomUUID();
-    await knex('companies').insert({ id: companyId, name: 'Bench', plan: 'premium' });
-    const passwordHash = await hashPassword(randomUUID());
-    const people = Array.from({ length: PEOPLE }, (_, i) => ({
-      id: randomUUID(),
-      companyId,
-      email: `bench-${i}@example.test`,
-      role: 'admin',
-      status: 'active',
-      passwordHash,
-    }));
-    await knex('people').insert(people);
+    const { companyId, people } = await seedAdmins(knex, PEOPLE);
     // 20 files as an upload leaves them (rows only: listing reads no object)
     for (let i = 0; i < FILES; i++) {
       const fileId = randomUUID();
@@ -166,13 +116,7 @@ async function main(): Promise<void> {
       });
       await knex('datasets').insert({ id: datasetId, companyId, fileId });
     }
-    const tokens: string[] = [];
-    for (const p of people) {
-      const pair = await knex.transaction((trx) =>
-        startSession(trx, sessionKeys(config.secretKey), p, { method: 'password' }),
-      );
-      tokens.push(pair.accessToken);
-    }
+    const tokens = await sessionTokens(knex, config, people);
 
     server = http.createServer(createApp(deps).callback());
     server.keepAliveTimeout = 65_000;

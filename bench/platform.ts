@@ -18,14 +18,17 @@ import type { AddressInfo } from 'node:net';
 import knexFactory from 'knex';
 import { createApp } from '../api/app';
 import { generateKey } from '../domain/identity/keyFormat';
-import { hashPassword } from '../domain/identity/passwords';
-import { sessionKeys, startSession } from '../domain/identity/sessions';
-import { createLogger } from '../common/logger';
-import { createMailer } from '../common/mailer';
 import { deriveKey } from '../common/secrets';
-import { createTemporalClient } from '../common/temporal';
 import { knexConfig } from '../db/knex';
-import { median, runMain, startBenchRun } from './lib';
+import {
+  loadRound,
+  mergeRounds,
+  runMain,
+  seedAdmins,
+  sessionTokens,
+  startApiBenchRun,
+  type LoadResult,
+} from './lib';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -33,101 +36,49 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PEOPLE = 64;
 const KEY_COMPANIES = 24;
 
-interface Result {
-  rps: number;
-  p50: number;
-  p99: number;
-  count: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
+type Result = LoadResult;
 
 /** A fixed number of GETs at a fixed concurrency over keep-alive connections. */
 async function drive(port: number, path: string, tokens: string[], count: number): Promise<Result> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  const latencies: number[] = [];
-  let next = 0;
   const failures: string[] = [];
-  const one = (token: string) =>
-    new Promise<void>((resolve, reject) => {
+  const one = (i: number) =>
+    new Promise<number>((resolve, reject) => {
+      const token = tokens[i % tokens.length];
       const started = process.hrtime.bigint();
       const req = http.request(
         { host: '127.0.0.1', port, path, agent, headers: { authorization: `Bearer ${token}` } },
         (res) => {
           res.resume();
           res.on('end', () => {
-            latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
             if (res.statusCode !== 200) failures.push(String(res.statusCode));
-            resolve();
+            resolve(Number(process.hrtime.bigint() - started) / 1e6);
           });
         },
       );
       req.on('error', reject);
       req.end();
     });
-  const began = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < count) {
-        const i = next++;
-        await one(tokens[i % tokens.length]);
-      }
-    }),
-  );
-  const seconds = Number(process.hrtime.bigint() - began) / 1e9;
+  const result = await loadRound(count, CONCURRENCY, one);
   agent.destroy();
   if (failures.length > 0)
     throw new Error(`${failures.length} requests failed: ${failures.slice(0, 5).join(', ')}`);
-  latencies.sort((a, b) => a - b);
-  return { rps: count / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), count };
+  return result;
 }
 
-function merge(results: Result[]): Result {
-  // throughput over the total time; latency figures are the median of the rounds'
-  const total = results.reduce((s, r) => s + r.count, 0);
-  const seconds = results.reduce((s, r) => s + r.count / r.rps, 0);
-  return {
-    rps: total / seconds,
-    p50: median(results.map((r) => r.p50)),
-    p99: median(results.map((r) => r.p99)),
-    count: total,
-  };
-}
+const merge = mergeRounds;
 
 async function main(): Promise<void> {
   // fixtures through the owner's connection; the apps act as the application role (db/rls.ts), as served
-  const benchRun = await startBenchRun({ LOG_LEVEL: 'silent', DATABASE_POOL_MAX: '20' });
-  const { config, knex, appKnex } = benchRun;
+  const { run: benchRun, temporal, deps } = await startApiBenchRun();
+  const { config, knex } = benchRun;
   // not createKnex: objection's default knex stays the application role's
   const ownerKnex = knexFactory(knexConfig(config.databaseUrl, 20));
-  const temporal = createTemporalClient(config);
   const servers: http.Server[] = [];
   try {
-    const logger = createLogger('silent', 'bench');
-    const deps = {
-      config,
-      knex: appKnex,
-      temporal,
-      logger,
-      storage: benchRun.storage,
-      mailer: createMailer(config, logger),
-    };
-
     // one company, 64 admins with a session each, 30 API keys to list
-    const companyId = randomUUID();
-    await knex('companies').insert({ id: companyId, name: 'Bench', plan: 'premium' });
-    const passwordHash = await hashPassword(randomUUID());
-    const people = Array.from({ length: PEOPLE }, (_, i) => ({
-      id: randomUUID(),
-      companyId,
-      email: `bench-${i}@example.test`,
-      role: 'admin',
-      status: 'active',
-      passwordHash,
-    }));
-    await knex('people').insert(people);
+    const { companyId, people } = await seedAdmins(knex, PEOPLE);
+    const { passwordHash } = people[0];
     const keyKey = deriveKey(config.secretKey, 'api-key');
     await knex('apiKeys').insert(
       Array.from({ length: 30 }, (_, i) => {
@@ -143,13 +94,7 @@ async function main(): Promise<void> {
         };
       }),
     );
-    const tokens: string[] = [];
-    for (const p of people) {
-      const pair = await knex.transaction((trx) =>
-        startSession(trx, sessionKeys(config.secretKey), p, { method: 'password' }),
-      );
-      tokens.push(pair.accessToken);
-    }
+    const tokens = await sessionTokens(knex, config, people);
     // API keys of Premium companies (600 a minute each), for the key path: its caller lookup costs a query
     const apiKeys: string[] = [];
     for (let c = 0; c < KEY_COMPANIES; c++) {

@@ -5,6 +5,7 @@ import {
   billingPeriodWorkflowId,
   DEFAULT_CHUNK_CONCURRENCY,
   DEFAULT_CHUNK_SIZE,
+  finalizeInLanes,
   previousPeriodKey,
   type BillingPeriodInput,
   type BillingPeriodResult,
@@ -27,37 +28,15 @@ export async function billingPeriodWorkflow(input: BillingPeriodInput): Promise<
     periodKey: input.periodKey,
     chunkSize: input.chunkSize ?? DEFAULT_CHUNK_SIZE,
   });
-  const result: BillingPeriodResult = {
-    periodKey: input.periodKey,
-    trigger: input.trigger,
-    chunks: chunks.length,
-    companies: 0,
-    invoicesCreated: 0,
-    alreadyInvoiced: 0,
-    notBillable: 0,
-    documentsRendered: 0,
-  };
-  let next = 0;
-  const lane = async () => {
-    while (next < chunks.length) {
-      const chunk = chunks[next++];
-      const done = await finalizeBillingChunk({
-        periodKey: input.periodKey,
-        afterId: chunk.afterId,
-        throughId: chunk.throughId,
-        workflowId: workflowInfo().workflowId,
-      });
-      result.companies += done.companies.length;
-      result.invoicesCreated += done.created.length;
-      result.alreadyInvoiced += done.alreadyInvoiced;
-      result.notBillable += done.notBillable;
-      result.documentsRendered += done.documentsRendered;
-    }
-  };
-  await Promise.all(
-    Array.from({ length: Math.max(1, input.concurrency ?? DEFAULT_CHUNK_CONCURRENCY) }, lane),
+  const totals = await finalizeInLanes(chunks, input.concurrency ?? DEFAULT_CHUNK_CONCURRENCY, (chunk) =>
+    finalizeBillingChunk({
+      periodKey: input.periodKey,
+      afterId: chunk.afterId,
+      throughId: chunk.throughId,
+      workflowId: workflowInfo().workflowId,
+    }),
   );
-  return result;
+  return { periodKey: input.periodKey, trigger: input.trigger, ...totals };
 }
 
 /**

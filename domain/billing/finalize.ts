@@ -16,8 +16,8 @@ import { transact } from '../../db/transaction';
 import { asSystem } from '../../db/unitOfWork';
 import { periodBounds, type PlanName } from '../plans/plans';
 import { computeBill, invoiceNumber, isBillable, type Bill, type PlanChange } from './compute';
-import { storeInvoiceDocument } from './document';
-import { DEFAULT_CHUNK_SIZE } from './policy';
+import { storeInvoiceDocument, type InvoiceDocumentInput } from './document';
+import { DEFAULT_CHUNK_SIZE, finalizeInLanes, type PeriodTotals } from './policy';
 import { notifyInvoiceFinalized } from '../notifications/notify';
 
 export interface BillingDeps {
@@ -275,23 +275,14 @@ export async function finalizeChunk(
   return result;
 }
 
-interface InvoiceRow {
-  id: string;
-  companyId: string;
-  companyName: string;
-  number: string;
-  periodKey: string;
-  periodStart: Date;
-  periodEnd: Date;
-  issuedAt: Date;
-  currency: string;
-  lines: Array<{ description: string; amountCents: number }>;
+/** An invoice row as the driver reads it: the document's fields, the amounts as bigint strings. */
+type InvoiceRow = Omit<InvoiceDocumentInput, 'subtotalCents' | 'totalCents'> & {
   subtotalCents: string | number;
   totalCents: string | number;
-}
+};
 
 /** The document input of an invoice row. */
-export function documentInput(row: InvoiceRow) {
+export function documentInput(row: InvoiceRow): InvoiceDocumentInput {
   return {
     id: row.id,
     companyId: row.companyId,
@@ -360,41 +351,15 @@ export async function renderMissingDocuments(
 export async function finalizePeriodHere(
   deps: BillingDeps,
   input: { periodKey: string; chunkSize?: number; concurrency?: number; workflowId?: string },
-): Promise<{
-  chunks: number;
-  companies: number;
-  invoicesCreated: number;
-  alreadyInvoiced: number;
-  notBillable: number;
-  documentsRendered: number;
-}> {
+): Promise<PeriodTotals> {
   closedPeriod(input.periodKey);
   const chunks = await billingChunks(deps.knex, input.periodKey, input.chunkSize ?? DEFAULT_CHUNK_SIZE);
-  const total = {
-    chunks: chunks.length,
-    companies: 0,
-    invoicesCreated: 0,
-    alreadyInvoiced: 0,
-    notBillable: 0,
-    documentsRendered: 0,
-  };
-  let next = 0;
-  const lane = async () => {
-    while (next < chunks.length) {
-      const c = chunks[next++];
-      const r = await finalizeChunk(deps, {
-        periodKey: input.periodKey,
-        afterId: c.afterId,
-        throughId: c.throughId,
-        workflowId: input.workflowId,
-      });
-      total.companies += r.companies.length;
-      total.invoicesCreated += r.created.length;
-      total.alreadyInvoiced += r.alreadyInvoiced;
-      total.notBillable += r.notBillable;
-      total.documentsRendered += r.documentsRendered;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, input.concurrency ?? 4) }, lane));
-  return total;
+  return finalizeInLanes(chunks, input.concurrency ?? 4, (c) =>
+    finalizeChunk(deps, {
+      periodKey: input.periodKey,
+      afterId: c.afterId,
+      throughId: c.throughId,
+      workflowId: input.workflowId,
+    }),
+  );
 }

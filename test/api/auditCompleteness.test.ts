@@ -14,6 +14,7 @@ import { call, type HttpResponse } from '../helpers/http';
 import { csv, uploadFile, uploadTo } from '../helpers/files';
 import { tokenFromMail } from '../helpers/mailbox';
 import { auditOf, keyWithId } from '../helpers/collab';
+import { insertSucceededDelivery } from '../helpers/webhooks';
 
 type Team = Awaited<ReturnType<typeof createTeam>>;
 interface Run {
@@ -269,21 +270,7 @@ const SCENARIOS: Record<string, (team: Team) => Promise<Run>> = {
   }),
   'POST /outgoing-webhooks/deliveries/:deliveryId/redeliver': async (team) => {
     const endpointId = await endpoint(team);
-    const deliveryId = randomUUID();
-    await testEnv()
-      .knex('webhookDeliveries')
-      .insert({
-        id: deliveryId,
-        companyId: team.company.id,
-        endpointId,
-        eventId: randomUUID(),
-        eventType: 'ping',
-        eventData: JSON.stringify({ endpointId }),
-        eventCreatedAt: new Date(),
-        status: 'succeeded',
-        completedAt: new Date(),
-        workflowStartedAt: new Date(),
-      });
+    const deliveryId = await insertSucceededDelivery(team.company.id, endpointId);
     return {
       res: await call('POST', `/outgoing-webhooks/deliveries/${deliveryId}/redeliver`, {
         token: team.adminToken,

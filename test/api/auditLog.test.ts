@@ -9,12 +9,10 @@ import { expect } from 'chai';
 import { safeDetails } from '../../domain/audit/record';
 import { asSystem, withCompany } from '../../db/unitOfWork';
 import { testEnv } from '../helpers/env';
-import { createTeam, DEFAULT_PASSWORD, signIn } from '../helpers/factories';
+import { createTeam, DEFAULT_PASSWORD, signIn, createTeamAndOther, type Team } from '../helpers/factories';
 import { call, expectErrorBody, type HttpResponse } from '../helpers/http';
 import { csv, uploadFile } from '../helpers/files';
 import { auditOf, keyWithId } from '../helpers/collab';
-
-type Team = Awaited<ReturnType<typeof createTeam>>;
 
 async function auditLog(token: string, query: Record<string, string | number> = {}): Promise<HttpResponse> {
   const qs = new URLSearchParams(
@@ -43,8 +41,7 @@ describe('the audit log', function () {
   let other: Team;
 
   before(async () => {
-    team = await createTeam({ plan: 'premium' });
-    other = await createTeam({ plan: 'premium' });
+    ({ team, other } = await createTeamAndOther());
   });
 
   it('audit:read: admins’ sessions and keys holding it; employees and keys without it 403; another company sees none of it', async () => {

@@ -6,14 +6,12 @@
  */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { createApiKey, createPerson, createTeam, tokenFor } from '../helpers/factories';
+import { createApiKey, createPerson, tokenFor, createTeamAndOther, type Team } from '../helpers/factories';
 import { testEnv } from '../helpers/env';
 import { call, expectErrorBody } from '../helpers/http';
 import { csv, uploadFile } from '../helpers/files';
 import { auditOf, notificationsOfPerson } from '../helpers/collab';
 import { SCOPES } from '../../api/routing';
-
-type Team = Awaited<ReturnType<typeof createTeam>>;
 
 async function upload(token: string, visibility: 'private' | 'company') {
   const res = await uploadFile(csv(3), { token, visibility });
@@ -31,8 +29,7 @@ describe('comments', function () {
   let other: Team;
 
   before(async () => {
-    team = await createTeam({ plan: 'premium' });
-    other = await createTeam({ plan: 'premium' });
+    ({ team, other } = await createTeamAndOther());
   });
 
   it('a session comments on a file it sees; the list is oldest first with stable cursors; fields as documented', async () => {

@@ -7,24 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { startWorker, testEnv } from '../helpers/env';
-import { createApiKey, createTeam } from '../helpers/factories';
-import { call, expectErrorBody, type HttpResponse } from '../helpers/http';
+import { createApiKey, createTeam, type Team } from '../helpers/factories';
+import { countAppQueries, data, gql, insertCompanyFile } from '../helpers/graphql';
+import { call, expectErrorBody } from '../helpers/http';
 import { uploadFile, uploadTo } from '../helpers/files';
 import { eventually } from '../helpers/temporal';
-
-type Team = Awaited<ReturnType<typeof createTeam>>;
-
-function gql(token: string, query: string, variables?: Record<string, unknown>): Promise<HttpResponse> {
-  return call('POST', '/graphql', { token, json: { query, variables } });
-}
-
-/** The data of a query that must succeed without errors. */
-async function data(token: string, query: string, variables?: Record<string, unknown>) {
-  const res = await gql(token, query, variables);
-  expect(res.status, res.text).to.equal(200);
-  expect(res.body.errors, res.text).to.equal(undefined);
-  return res.body.data;
-}
 
 const V1 = ['id,email,qty', '1,anna.smith@example.com,5', '2,,6', '3,li.chen@example.org,7'].join('\n');
 const V2 = ['id,email,qty', '1,anna.smith@example.com,5', '2,,60', '4,omar.khan@example.net,8'].join('\n');
@@ -394,18 +381,7 @@ describe('GraphQL', function () {
     async function seedFiles(team: Team, n: number): Promise<void> {
       const { knex } = testEnv();
       for (let i = 0; i < n; i++) {
-        const fileId = randomUUID();
-        const datasetId = randomUUID();
-        await knex('files').insert({
-          id: fileId,
-          companyId: team.company.id,
-          datasetId,
-          originalName: `f${i}.csv`,
-          uploadedByPersonId: team.admin.id,
-          visibility: 'company',
-          currentVersion: 2,
-        });
-        await knex('datasets').insert({ id: datasetId, companyId: team.company.id, fileId });
+        const { fileId, datasetId } = await insertCompanyFile(team, i, 2);
         for (const version of [1, 2]) {
           const versionId = randomUUID();
           await knex('fileVersions').insert({
@@ -441,22 +417,12 @@ describe('GraphQL', function () {
       versions(first: 10) { nodes { version sizeBytes report { status quality { score } } sensitiveData { columns { name } } comparison { id } } } } } }`;
 
     async function countQueries(token: string): Promise<{ count: number; files: number }> {
-      const { appKnex } = testEnv();
-      let count = 0;
-      const onQuery = () => {
-        count += 1;
-      };
-      appKnex.on('query', onQuery);
-      try {
-        const d = await data(token, QUERY);
-        for (const f of d.files.nodes) {
-          expect(f.versions.nodes).to.have.length(2);
-          for (const v of f.versions.nodes) expect(v.report.quality.score).to.equal(90);
-        }
-        return { count, files: d.files.nodes.length };
-      } finally {
-        appKnex.off('query', onQuery);
+      const { count, result: d } = await countAppQueries(() => data(token, QUERY));
+      for (const f of d.files.nodes) {
+        expect(f.versions.nodes).to.have.length(2);
+        for (const v of f.versions.nodes) expect(v.report.quality.score).to.equal(90);
       }
+      return { count, files: d.files.nodes.length };
     }
 
     it('runs a nested query over 50 files with versions and reports in as many SQL queries as over 5', async () => {

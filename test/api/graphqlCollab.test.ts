@@ -10,23 +10,10 @@ import { expect } from 'chai';
 import { actingAs } from '../../db/unitOfWork';
 import { commentsOfFiles } from '../../domain/comments/batch';
 import { testEnv } from '../helpers/env';
-import { createTeam } from '../helpers/factories';
-import { call, type HttpResponse } from '../helpers/http';
+import { createTeam, type Team } from '../helpers/factories';
+import { countAppQueries, data, gql, insertCompanyFile } from '../helpers/graphql';
+import { call } from '../helpers/http';
 import { csv, uploadFile } from '../helpers/files';
-
-type Team = Awaited<ReturnType<typeof createTeam>>;
-
-function gql(token: string, query: string, variables?: Record<string, unknown>): Promise<HttpResponse> {
-  return call('POST', '/graphql', { token, json: { query, variables } });
-}
-
-/** The data of a query that must succeed without errors. */
-async function data(token: string, query: string, variables?: Record<string, unknown>) {
-  const res = await gql(token, query, variables);
-  expect(res.status, res.text).to.equal(200);
-  expect(res.body.errors, res.text).to.equal(undefined);
-  return res.body.data;
-}
 
 async function upload(token: string, visibility: 'private' | 'company'): Promise<string> {
   const res = await uploadFile(csv(3), { token, visibility });
@@ -387,18 +374,7 @@ describe('GraphQL: comments, notifications, audit log', function () {
     async function seedFiles(team: Team, n: number): Promise<void> {
       const { knex } = testEnv();
       for (let i = 0; i < n; i++) {
-        const fileId = randomUUID();
-        const datasetId = randomUUID();
-        await knex('files').insert({
-          id: fileId,
-          companyId: team.company.id,
-          datasetId,
-          originalName: `f${i}.csv`,
-          uploadedByPersonId: team.admin.id,
-          visibility: 'company',
-          currentVersion: 1,
-        });
-        await knex('datasets').insert({ id: datasetId, companyId: team.company.id, fileId });
+        const { fileId } = await insertCompanyFile(team, i, 1);
         await knex('comments').insert(
           [team.employee.id, team.admin.id, team.employee.id].map((author, k) => ({
             id: randomUUID(),
@@ -414,26 +390,16 @@ describe('GraphQL: comments, notifications, audit log', function () {
     const QUERY = `{ files(first: 50) { nodes { id comments(first: 10) { nodes { id body createdAt author { id name role } } pageInfo { hasNextPage } } } } }`;
 
     async function countQueries(token: string): Promise<{ count: number; files: number }> {
-      const { appKnex } = testEnv();
-      let count = 0;
-      const onQuery = () => {
-        count += 1;
-      };
-      appKnex.on('query', onQuery);
-      try {
-        const d = await data(token, QUERY);
-        for (const f of d.files.nodes) {
-          expect(f.comments.nodes.map((c: { body: string }) => c.body)).to.have.members([
-            'comment 0',
-            'comment 1',
-            'comment 2',
-          ]);
-          for (const c of f.comments.nodes) expect(c.author.name).to.equal('Test Person');
-        }
-        return { count, files: d.files.nodes.length };
-      } finally {
-        appKnex.off('query', onQuery);
+      const { count, result: d } = await countAppQueries(() => data(token, QUERY));
+      for (const f of d.files.nodes) {
+        expect(f.comments.nodes.map((c: { body: string }) => c.body)).to.have.members([
+          'comment 0',
+          'comment 1',
+          'comment 2',
+        ]);
+        for (const c of f.comments.nodes) expect(c.author.name).to.equal('Test Person');
       }
+      return { count, files: d.files.nodes.length };
     }
 
     it('reads the comments (and authors) of 50 files in as many SQL statements as of 5', async () => {

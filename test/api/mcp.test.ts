@@ -6,7 +6,7 @@ import { startWorker, testEnv } from '../helpers/env';
 import { createApiKey, createPerson, createTeam, signIn, tokenFor } from '../helpers/factories';
 import { csv, uploadFile, uploadTo } from '../helpers/files';
 import { call, expectErrorBody, randomClientAddress } from '../helpers/http';
-import { connectMcp, toolErrorOf, type McpConnection } from '../helpers/mcp';
+import { connectMcp, tool, toolError, type McpConnection } from '../helpers/mcp';
 import { startApp } from '../helpers/servers';
 import { eventually } from '../helpers/temporal';
 
@@ -39,23 +39,19 @@ const NOTIFICATION_TOOLS = [
   'mark_all_notifications_read',
 ];
 const AUDIT_TOOLS = ['search_audit_log'];
+/** every scope that opens a tool, with rules:write (which opens none) */
+const EVERY_MCP_SCOPE: Scope[] = [
+  'mcp',
+  'files:read',
+  'files:write',
+  'notifications:read',
+  'billing:read',
+  'audit:read',
+  'rules:write',
+];
 
 async function toolNames(mcp: McpConnection): Promise<string[]> {
   return (await mcp.client.listTools()).tools.map((t) => t.name).sort();
-}
-
-/** A tool's structured answer (fails on a tool error). */
-async function tool(mcp: McpConnection, name: string, args: Record<string, unknown> = {}): Promise<any> {
-  const result = await mcp.client.callTool({ name, arguments: args });
-  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
-  // the text fallback carries the same JSON
-  const text = (result.content as Array<{ text: string }>)[0].text;
-  expect(JSON.parse(text)).to.deep.equal(result.structuredContent);
-  return result.structuredContent;
-}
-
-async function toolError(mcp: McpConnection, name: string, args: Record<string, unknown> = {}) {
-  return toolErrorOf(await mcp.client.callTool({ name, arguments: args }));
 }
 
 const base64 = (data: string | Buffer) => Buffer.from(data).toString('base64');
@@ -115,15 +111,7 @@ describe('AI-agent endpoint (/mcp)', function () {
         [...BILLING_TOOLS, ...NOTIFICATION_TOOLS, ...AUDIT_TOOLS],
       ],
       [
-        [
-          'mcp',
-          'files:read',
-          'files:write',
-          'notifications:read',
-          'billing:read',
-          'audit:read',
-          'rules:write',
-        ],
+        EVERY_MCP_SCOPE,
         [...READ_TOOLS, ...WRITE_TOOLS, ...BILLING_TOOLS, ...NOTIFICATION_TOOLS, ...AUDIT_TOOLS],
       ],
     ];
@@ -363,15 +351,7 @@ describe('AI-agent endpoint (/mcp)', function () {
 
   it('rule 12: no tool writes comments or manages keys, webhooks, people or plans; a missing scope is refused as in REST', async () => {
     const team = await createTeam({ plan: 'premium' });
-    const all = await createApiKey(team.admin, [
-      'mcp',
-      'files:read',
-      'files:write',
-      'notifications:read',
-      'billing:read',
-      'audit:read',
-      'rules:write',
-    ]);
+    const all = await createApiKey(team.admin, EVERY_MCP_SCOPE);
     const mcp = await connectMcp(all);
     const names = await toolNames(mcp);
     // reading comments is a files:read tool (list_comments); nothing adds, edits or deletes one

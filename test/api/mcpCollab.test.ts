@@ -7,20 +7,7 @@ import { expect } from 'chai';
 import { createApiKey, createTeam } from '../helpers/factories';
 import { csv, uploadFile } from '../helpers/files';
 import { call, expectErrorBody } from '../helpers/http';
-import { connectMcp, toolErrorOf, type McpConnection } from '../helpers/mcp';
-
-/** A tool's structured answer (fails on a tool error); the text fallback carries the same JSON. */
-async function tool(mcp: McpConnection, name: string, args: Record<string, unknown> = {}): Promise<any> {
-  const result = await mcp.client.callTool({ name, arguments: args });
-  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
-  const text = (result.content as Array<{ text: string }>)[0].text;
-  expect(JSON.parse(text)).to.deep.equal(result.structuredContent);
-  return result.structuredContent;
-}
-
-async function toolError(mcp: McpConnection, name: string, args: Record<string, unknown> = {}) {
-  return toolErrorOf(await mcp.client.callTool({ name, arguments: args }));
-}
+import { connectMcp, tool, toolError } from '../helpers/mcp';
 
 /** A cursor page without the cursor's text (sealed with a random nonce: two answers never share it). */
 function page(body: any): any {

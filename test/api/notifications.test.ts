@@ -5,11 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { createApiKey, createTeam } from '../helpers/factories';
+import { createApiKey, createTeam, createTeamAndOther, type Team } from '../helpers/factories';
 import { testEnv } from '../helpers/env';
 import { call, expectErrorBody } from '../helpers/http';
-
-type Team = Awaited<ReturnType<typeof createTeam>>;
 
 /** Inserts notifications for a person, oldest first, one second apart; answers their ids. */
 async function seed(
@@ -45,8 +43,7 @@ describe('notifications', function () {
   let other: Team;
 
   before(async () => {
-    team = await createTeam({ plan: 'premium' });
-    other = await createTeam({ plan: 'premium' });
+    ({ team, other } = await createTeamAndOther());
   });
 
   it('lists one’s own, newest first, with cursors stable while new ones arrive; the fields as documented', async () => {

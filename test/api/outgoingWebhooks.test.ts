@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { webhookSecretBox } from '../../domain/webhooks/secret';
 import { WebhookEndpoint } from '../../db/models';
 import { transact } from '../../db/transaction';
-import { createApiKey, createTeam } from '../helpers/factories';
+import { createApiKey, createTeam, createTeamAndOther, type Team } from '../helpers/factories';
 import { testEnv } from '../helpers/env';
 import { call, expectErrorBody } from '../helpers/http';
 import { REFUSED_HOSTS } from '../helpers/refusedTargets';
@@ -26,8 +26,6 @@ import {
 import { SCOPES } from '../../api/routing';
 
 const PUBLIC_URL = 'https://93.184.216.34/hook';
-type Team = Awaited<ReturnType<typeof createTeam>>;
-
 function create(team: Team, json: unknown) {
   return call('POST', '/outgoing-webhooks', { token: team.adminToken, json });
 }
@@ -38,8 +36,7 @@ describe('outgoing webhooks API', function () {
   let other: Team;
 
   before(async () => {
-    team = await createTeam({ plan: 'premium' });
-    other = await createTeam({ plan: 'premium' });
+    ({ team, other } = await createTeamAndOther());
   });
 
   it('creates an endpoint (201): secret whsec_ shown once, stored encrypted, audited', async () => {

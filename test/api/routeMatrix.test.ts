@@ -13,6 +13,7 @@ import { createApiKey, createTeam } from '../helpers/factories';
 import { testEnv } from '../helpers/env';
 import { call, expectErrorBody } from '../helpers/http';
 import { csv, uploadFile } from '../helpers/files';
+import { insertSucceededDelivery } from '../helpers/webhooks';
 
 type Team = Awaited<ReturnType<typeof createTeam>>;
 
@@ -175,21 +176,7 @@ const otherCompanyResource: Record<
   'GET /outgoing-webhooks/:id/deliveries': async (other) => ({ params: { id: await otherEndpoint(other) } }),
   'POST /outgoing-webhooks/deliveries/:deliveryId/redeliver': async (other) => {
     const endpointId = await otherEndpoint(other);
-    const deliveryId = randomUUID();
-    await testEnv()
-      .knex('webhookDeliveries')
-      .insert({
-        id: deliveryId,
-        companyId: other.company.id,
-        endpointId,
-        eventId: randomUUID(),
-        eventType: 'ping',
-        eventData: JSON.stringify({ endpointId }),
-        eventCreatedAt: new Date(),
-        status: 'succeeded',
-        completedAt: new Date(),
-        workflowStartedAt: new Date(),
-      });
+    const deliveryId = await insertSucceededDelivery(other.company.id, endpointId);
     return { params: { deliveryId } };
   },
 };

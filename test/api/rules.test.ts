@@ -1,10 +1,8 @@
 /** The quality-rule endpoints through HTTP, as a client calls them (issue 13 items 1 and the Tests list). */
 import { expect } from 'chai';
-import { createApiKey, createTeam } from '../helpers/factories';
+import { createApiKey, createTeam, createTeamAndOther, type Team } from '../helpers/factories';
 import { testEnv } from '../helpers/env';
 import { call, expectErrorBody } from '../helpers/http';
-
-type Team = Awaited<ReturnType<typeof createTeam>>;
 
 const NOT_NULL = { name: 'email present', kind: 'not_null', column: 'email' };
 
@@ -18,8 +16,7 @@ describe('quality rules API', function () {
   let other: Team;
 
   before(async () => {
-    team = await createTeam({ plan: 'premium' });
-    other = await createTeam({ plan: 'premium' });
+    ({ team, other } = await createTeamAndOther());
   });
 
   it('creates a rule (201) with defaults, audited', async () => {

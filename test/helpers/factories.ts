@@ -112,3 +112,12 @@ export async function createTeam(options: { plan?: PlanName | null } = {}) {
     employeeToken: await tokenFor(employee),
   };
 }
+
+export type Team = Awaited<ReturnType<typeof createTeam>>;
+
+/** Two premium companies: `team`, the one a test works in, and `other`, which must see none of it. */
+export async function createTeamAndOther(): Promise<{ team: Team; other: Team }> {
+  const team = await createTeam({ plan: 'premium' });
+  const other = await createTeam({ plan: 'premium' });
+  return { team, other };
+}

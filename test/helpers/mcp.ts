@@ -1,6 +1,7 @@
 /** An MCP client (the SDK's own) connected over real HTTP to the test app's /mcp, with a key or a session. */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { expect } from 'chai';
 import { testEnv } from './env';
 import { randomClientAddress } from './http';
 
@@ -43,4 +44,22 @@ export function toolErrorOf(answer: unknown): {
   if (!result.isError) throw new Error(`expected a tool error, got ${JSON.stringify(result)}`);
   const content = result.content as Array<{ type: string; text: string }>;
   return JSON.parse(content[0].text) as { statusCode: number; message: string | string[] };
+}
+
+/** A tool's structured answer (fails on a tool error); the text fallback must carry the same JSON. */
+export async function tool(
+  mcp: McpConnection,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<any> {
+  const result = await mcp.client.callTool({ name, arguments: args });
+  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
+  const text = (result.content as Array<{ text: string }>)[0].text;
+  expect(JSON.parse(text)).to.deep.equal(result.structuredContent);
+  return result.structuredContent;
+}
+
+/** The JSON error body of a tool call that must fail. */
+export async function toolError(mcp: McpConnection, name: string, args: Record<string, unknown> = {}) {
+  return toolErrorOf(await mcp.client.callTool({ name, arguments: args }));
 }

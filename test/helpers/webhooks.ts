@@ -338,3 +338,23 @@ export async function startEventsReceiver(name: string, events: string[]) {
     throw err;
   }
 }
+
+/** Inserts a succeeded `ping` delivery of the endpoint directly (something to redeliver); its id. */
+export async function insertSucceededDelivery(companyId: string, endpointId: string): Promise<string> {
+  const deliveryId = randomUUID();
+  await testEnv()
+    .knex('webhookDeliveries')
+    .insert({
+      id: deliveryId,
+      companyId,
+      endpointId,
+      eventId: randomUUID(),
+      eventType: 'ping',
+      eventData: JSON.stringify({ endpointId }),
+      eventCreatedAt: new Date(),
+      status: 'succeeded',
+      completedAt: new Date(),
+      workflowStartedAt: new Date(),
+    });
+  return deliveryId;
+}

@@ -8,8 +8,11 @@ import type { ChunkResult } from '../../domain/billing/finalize';
 export {
   DEFAULT_CHUNK_CONCURRENCY,
   DEFAULT_CHUNK_SIZE,
+  finalizeInLanes,
   previousPeriodKey,
+  type PeriodTotals,
 } from '../../domain/billing/policy';
+import type { PeriodTotals } from '../../domain/billing/policy';
 
 export const BILLING_SCHEDULE_WORKFLOW = 'billingScheduleWorkflow';
 export const BILLING_PERIOD_WORKFLOW = 'billingPeriodWorkflow';
@@ -37,15 +40,9 @@ export interface BillingPeriodInput {
   concurrency?: number;
 }
 
-export interface BillingPeriodResult {
+export interface BillingPeriodResult extends PeriodTotals {
   periodKey: string;
   trigger: BillingTrigger;
-  chunks: number;
-  companies: number;
-  invoicesCreated: number;
-  alreadyInvoiced: number;
-  notBillable: number;
-  documentsRendered: number;
 }
 
 export interface BillingScheduleInput {

@@ -1,9 +1,14 @@
-import { MAX_DOWNLOAD_LINK_SECONDS } from '../../../common/config';
 import { currentBill, getInvoice, invoiceDocumentLink, listInvoices } from '../../../domain/billing/queries';
 import { presentBill } from '../../../domain/billing/present';
 import { principalOf } from '../../middlewares/authenticate';
 import { route } from '../../routing';
-import { pageEnvelopeSchema, pageQuerySchema, uuidParams } from '../../schemas';
+import {
+  pageEnvelopeSchema,
+  pageQuerySchema,
+  signedLinkQuery,
+  signedLinkResponse,
+  uuidParams,
+} from '../../schemas';
 
 const TAG = 'Billing';
 /** billing:read — admins' sessions, and keys holding the scope (employees 403) */
@@ -159,23 +164,9 @@ export const billingRoutes = [
     tag: TAG,
     access: billingRead,
     params: uuidParams,
-    query: {
-      type: 'object',
-      additionalProperties: false,
-      properties: { expiresIn: { type: 'integer', minimum: 1, maximum: MAX_DOWNLOAD_LINK_SECONDS } },
-    },
+    query: signedLinkQuery,
     responses: {
-      200: {
-        description: 'the link and when it expires',
-        schema: {
-          type: 'object',
-          properties: {
-            url: { type: 'string', format: 'uri' },
-            expiresAt: { type: 'string', format: 'date-time' },
-            expiresIn: { type: 'integer' },
-          },
-        },
-      },
+      200: signedLinkResponse,
       404: { description: 'not found' },
     },
     handler: async (ctx, { params, query }: { params: { id: string }; query: { expiresIn?: number } }) => ({

@@ -1,4 +1,3 @@
-import { MAX_DOWNLOAD_LINK_SECONDS } from '../../../common/config';
 import type { Visibility } from '../../../db/models';
 import {
   changeVisibility,
@@ -15,7 +14,7 @@ import { presentFile, presentVersion } from '../../../domain/files/present';
 import { route } from '../../routing';
 import { inUnitOfWork } from '../../unitOfWork';
 import { MAX_INT4 } from '../../validation';
-import { uuidParams } from '../../schemas';
+import { signedLinkQuery, signedLinkResponse, uuidParams } from '../../schemas';
 import { principalOf } from '../../middlewares/authenticate';
 import { filesDeps } from './deps';
 import {
@@ -278,23 +277,9 @@ export const filesRoutes = [
     tag: TAG,
     access: read,
     params: versionParams,
-    query: {
-      type: 'object',
-      additionalProperties: false,
-      properties: { expiresIn: { type: 'integer', minimum: 1, maximum: MAX_DOWNLOAD_LINK_SECONDS } },
-    },
+    query: signedLinkQuery,
     responses: {
-      200: {
-        description: 'the link and when it expires',
-        schema: {
-          type: 'object',
-          properties: {
-            url: { type: 'string', format: 'uri' },
-            expiresAt: { type: 'string', format: 'date-time' },
-            expiresIn: { type: 'integer' },
-          },
-        },
-      },
+      200: signedLinkResponse,
       404: { description: 'not found' },
     },
     handler: async (
