@@ -258,6 +258,11 @@ describe('AI-agent endpoint (/mcp)', function () {
       expect(requested).to.include({ status: 'queued', automatic: false });
       expect(requested).to.deep.equal({ ...(await get(`/comparisons/${requested.id}`)), ...requested });
 
+      // version 1's own build must be over first (a rebuild while it runs is a 409, as over REST)
+      await eventually(
+        async () => ['ready', 'failed'].includes((await get(`/files/${id}/versions/1/report`)).status),
+        { timeoutMs: 60_000, what: 'report of version 1 done' },
+      );
       const rebuilt = await tool(mcp, 'rebuild_report', { id, version: 1 });
       expect(rebuilt.status).to.equal('queued');
       // a second rebuild while the first is queued: 409 as in REST
