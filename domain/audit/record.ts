@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { raw, type TransactionOrKnex } from 'objection';
+import type { Knex } from 'knex';
+import type { TransactionOrKnex } from 'objection';
 import { currentRequest } from '../../common/requestContext';
-import { AuditLogEntry, type AuditActorType, type AuditOutcome } from '../../db/models';
+import type { AuditActorType, AuditOutcome } from '../../db/models';
 import { KEY_PREFIX } from '../identity/keyFormat';
 
 export interface AuditEntry {
@@ -79,24 +80,55 @@ export const auditWrites = { enabled: true };
  */
 export async function recordAudit(trx: TransactionOrKnex, entry: AuditEntry): Promise<void> {
   if (!auditWrites.enabled) return;
+  await (trx as Knex).raw(AUDIT_INSERT, auditBindings(entry));
+}
+
+/**
+ * A change made by one statement, with its audit entry written by the same statement (a data-modifying CTE:
+ * `with change as (<update … returning *>), entry as (insert into audit_log …) select * from change`), so the
+ * entry costs the request no round trip of its own. Answers the change's rows (as `returning *` would). Use it
+ * where a command's change is one statement; otherwise `recordAudit` in the same transaction.
+ */
+export async function changeWithAudit<Row>(
+  trx: Knex.Transaction,
+  change: Knex.QueryBuilder,
+  entry: AuditEntry,
+): Promise<Row[]> {
+  if (!auditWrites.enabled) return (await change) as Row[];
+  return (await trx
+    .with('change', change)
+    .with('entry', trx.raw(AUDIT_INSERT, auditBindings(entry)))
+    .select('*')
+    .from('change')) as Row[];
+}
+
+/**
+ * The entry's INSERT as fixed SQL text (no query builder, no identifier mapping: it runs on every audited
+ * write). Row-level security checks its company like any insert; the key's prefix (svc_live_<identifier>) is
+ * copied from api_keys in the same statement, so the entry names the key for good.
+ */
+const AUDIT_INSERT = `insert into audit_log (id, company_id, actor_person_id, actor_api_key_id, actor_type,
+    actor_key_prefix, action, resource_type, resource_id, outcome, correlation_id, client_address, details)
+  values (?, ?, ?, ?::uuid, ?, (select ? || k.identifier from api_keys k where k.id = ?::uuid), ?, ?, ?, ?, ?, ?,
+    ?::jsonb)`;
+
+function auditBindings(entry: AuditEntry): Knex.RawBinding[] {
   const request = currentRequest();
-  await AuditLogEntry.scoped(entry.companyId, trx).insert({
-    id: randomUUID(),
-    actorPersonId: entry.personId,
-    actorApiKeyId: entry.apiKeyId ?? null,
-    actorType: actorTypeOf(entry),
-    actorKeyPrefix: entry.apiKeyId
-      ? (raw(`(select ? || identifier from api_keys where id = ?)`, [
-          KEY_PREFIX,
-          entry.apiKeyId,
-        ]) as unknown as string)
-      : null,
-    action: entry.action,
-    resourceType: entry.resourceType,
-    resourceId: entry.resourceId ?? null,
-    outcome: entry.outcome ?? 'success',
-    correlationId: entry.correlationId ?? request?.correlationId ?? null,
-    clientAddress: entry.clientAddress ?? request?.clientAddress ?? null,
-    details: JSON.stringify(safeDetails(entry.details ?? {})),
-  });
+  const keyId = entry.apiKeyId ?? null;
+  return [
+    randomUUID(),
+    entry.companyId,
+    entry.personId,
+    keyId,
+    actorTypeOf(entry),
+    KEY_PREFIX,
+    keyId,
+    entry.action,
+    entry.resourceType,
+    entry.resourceId ?? null,
+    entry.outcome ?? 'success',
+    entry.correlationId ?? request?.correlationId ?? null,
+    entry.clientAddress ?? request?.clientAddress ?? null,
+    JSON.stringify(safeDetails(entry.details ?? {})),
+  ];
 }

@@ -9,8 +9,8 @@ import type { Knex } from 'knex';
 import type { Config } from '../../common/config';
 import type { Logger } from '../../common/logger';
 import type { Storage } from '../../common/storage';
-import { auditActor, recordAudit } from '../audit/record';
-import { FileVersion, type File, type Visibility } from '../../db/models';
+import { auditActor, changeWithAudit, recordAudit } from '../audit/record';
+import { File, FileVersion, type Visibility } from '../../db/models';
 import type { UnitOfWork } from '../../db/transaction';
 import { fileToManage, visibleFile, visibleFiles, visibleVersion, type Db, type FileActor } from './access';
 import { downloadLink } from './downloads';
@@ -140,11 +140,23 @@ export async function changeVisibility(
   const { trx } = uow;
   const current = await fileToManage(actor, trx, fileId);
   if (current.visibility === visibility) return current;
-  const updated = await current.$query(trx).patchAndFetch({ visibility });
-  await auditFile(uow, actor, 'file.visibility_changed', current.id, {
-    from: current.visibility,
-    to: visibility,
-  });
+  // the change and its audit entry in one statement (no round trip for the entry)
+  const [row] = await changeWithAudit<Record<string, unknown>>(
+    trx,
+    File.scoped(actor.companyId, trx)
+      .toKnexQuery()
+      .where('id', current.id)
+      .update({ visibility, updatedAt: new Date() })
+      .returning('*'),
+    {
+      ...auditActor(actor, uow.correlationId),
+      action: 'file.visibility_changed',
+      resourceType: 'file',
+      resourceId: current.id,
+      details: { from: current.visibility, to: visibility },
+    },
+  );
+  const updated = File.fromDatabaseJson(row);
   // versions whose reports found sensitive data are announced now that everyone can see them
   if (visibility === 'company') await announceFindingsOfFile(uow, updated);
   return updated;
