@@ -9,6 +9,7 @@ import type { Logger } from '../../common/logger';
 import type { AttemptRecord } from '../../workflows/definitions/webhooks';
 import { WEBHOOK_DELIVERY_RETENTION_DAYS } from './policy';
 import { countFailedDelivery, disableAutomatically } from './state';
+import { deleteInBatches, deleteOlderThan } from '../../db/retention';
 
 /** A delivery with what an attempt needs of its endpoint. */
 export interface DeliveryRow {
@@ -256,19 +257,11 @@ export function createDeliveryStore(deps: { knex: Knex; logger: Logger }) {
     },
 
     /** Removes delivery records older than 30 days, 1,000 at a time; `progress` after each batch. */
-    async deleteExpired(progress: (deleted: number) => void): Promise<number> {
-      let deleted = 0;
-      for (let batch = 0; batch < 10_000; batch++) {
-        const result = await knex.raw<{ rowCount: number }>(
-          `delete from webhook_deliveries where id in (
-             select id from webhook_deliveries where created_at < now() - make_interval(days => ?) limit 1000)`,
-          [WEBHOOK_DELIVERY_RETENTION_DAYS],
-        );
-        deleted += result.rowCount;
-        progress(deleted);
-        if (result.rowCount < 1000) break;
-      }
-      return deleted;
+    deleteExpired(progress: (deleted: number) => void): Promise<number> {
+      return deleteInBatches(
+        deleteOlderThan(knex, 'webhook_deliveries', WEBHOOK_DELIVERY_RETENTION_DAYS),
+        progress,
+      );
     },
   };
 }
