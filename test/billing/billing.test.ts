@@ -491,6 +491,10 @@ describe('billing: finalisation on Temporal', function () {
     const scheduleId = await ensureBillingSchedule(temporal, config);
     const schedule = temporal.schedule.getHandle(scheduleId);
     try {
+      // a firing missed while Temporal was down is taken when it returns, up to 7 days late (README "Billing")
+      const described = await schedule.describe();
+      expect(described.policies.catchupWindow).to.equal(7 * 24 * 3600 * 1000);
+      expect(described.spec.calendars?.[0]).to.deep.include({ hour: [{ start: 0, end: 0, step: 1 }] });
       const runOnce = async (n: number) => {
         await schedule.trigger();
         const actions = await eventually(
