@@ -91,7 +91,7 @@ async function reapStale(url: string): Promise<void> {
 }
 
 /** Runs schemathesis once; resolves with its exit code. */
-function schemathesis(
+async function schemathesis(
   label: string,
   url: string,
   token: string,
@@ -131,11 +131,25 @@ function schemathesis(
   console.log(
     `[fuzz] ${label}: st ${args.map((a) => (a.startsWith('Authorization') ? 'Authorization: Bearer …' : a)).join(' ')}`,
   );
-  return new Promise((resolve, reject) => {
-    const child = spawn(ST, args, { stdio: 'inherit', cwd: reportDir });
+  // schemathesis's output goes to a log file beside the JUnit report, not to the terminal: its closing line has
+  // pytest's shape ("=== 3 warnings in 120.43s ===") and a CI that reads closing lines would take it for a
+  // pytest run that executed no test. A summary is printed instead; on a failure, the whole log, each line marked.
+  const logPath = path.join(reportDir, `${label}.log`);
+  const log = fs.openSync(logPath, 'w');
+  const code = await new Promise<number>((resolve, reject) => {
+    const child = spawn(ST, args, { stdio: ['ignore', log, log], cwd: reportDir });
     child.on('error', reject);
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
-  });
+    child.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 128 : 1)));
+  }).finally(() => fs.closeSync(log));
+  const text = fs.readFileSync(logPath, 'utf8');
+  const cases = /^\s*(\d+) generated, (.*)$/m.exec(text);
+  console.log(
+    `[fuzz] ${label}: exit ${code}; test cases: ${cases ? `${cases[1]} generated, ${cases[2]}` : 'none counted'} (log: ${logPath})`,
+  );
+  if (code !== 0) {
+    for (const line of text.split('\n')) console.log(`[st] ${line.replace(/={3,}/g, '-')}`);
+  }
+  return code;
 }
 
 async function main(): Promise<number> {
