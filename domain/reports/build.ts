@@ -250,6 +250,7 @@ export async function runBuild(
           signal: hooks.signal,
           onProgress: (p) => progress.update(p),
           onPhase: (phase) => progress.update({ phase }, { write: true }),
+          connect: () => engine.connect(),
         },
       );
     } finally {
