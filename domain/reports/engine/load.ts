@@ -3,11 +3,12 @@ import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { Worker } from 'node:worker_threads';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
-import ExcelJS from 'exceljs';
 import { headerNames, type HeaderCell } from '../../files/headerNames';
 import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
 import { literal } from './sql';
+import type { FromXlsxWorker, ToXlsxWorker } from './xlsxWorker';
 import {
   AnalysisFailure,
   type LoadedColumn,
@@ -426,6 +427,51 @@ class SheetWriter {
   }
 }
 
+/** The messages of the XLSX worker, one at a time, as an async iterator (the appends are awaited in between). */
+function workerMessages(worker: Worker): AsyncIterable<FromXlsxWorker> & { close(): void } {
+  const queue: FromXlsxWorker[] = [];
+  let wake: (() => void) | null = null;
+  let failure: Error | null = null;
+  const push = () => {
+    const w = wake;
+    wake = null;
+    w?.();
+  };
+  worker.on('message', (m: FromXlsxWorker) => {
+    queue.push(m);
+    push();
+  });
+  worker.on('error', (err) => {
+    failure = err;
+    push();
+  });
+  worker.on('exit', () => {
+    failure ??= new Error('the XLSX worker stopped');
+    push();
+  });
+  return {
+    async *[Symbol.asyncIterator]() {
+      for (;;) {
+        const m = queue.shift();
+        if (m) {
+          yield m;
+          if (m.type === 'done' || m.type === 'error') return;
+          continue;
+        }
+        if (failure) throw failure;
+        await new Promise<void>((resolve) => (wake = resolve));
+      }
+    },
+    close() {
+      worker.removeAllListeners();
+    },
+  };
+}
+
+/**
+ * XLSX: ExcelJS's streaming WorkbookReader parses in a worker thread (./xlsxWorker.ts) while this thread
+ * converts the cells and appends the rows to DuckDB (each worksheet a table, in workbook order).
+ */
 async function loadXlsx(
   conn: DuckDBConnection,
   source: LoadSource,
@@ -433,27 +479,72 @@ async function loadXlsx(
   progress: Progress,
 ): Promise<LoadedSheet[]> {
   const stream: Readable = await source.open();
+  const worker = new Worker(path.join(__dirname, 'xlsxWorker.js'));
+  const messages = workerMessages(worker);
+  const send = (m: ToXlsxWorker, transfer?: ArrayBuffer[]) => worker.postMessage(m, transfer);
+  // the file's bytes go to the worker as they arrive (a copy each, transferred)
+  let streamError: Error | null = null;
   stream.on('data', (chunk: Buffer) => {
-    progress.state.bytesRead += chunk.length;
+    const copy = new Uint8Array(chunk);
+    send({ type: 'chunk', data: copy }, [copy.buffer]);
   });
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(stream, {
-    worksheets: 'emit',
-    sharedStrings: 'cache',
-    hyperlinks: 'ignore',
-    styles: 'cache', // number formats tell dates from numbers
-    entries: 'ignore',
+  stream.on('end', () => send({ type: 'end' }));
+  stream.on('error', (err) => {
+    streamError = err;
+    void worker.terminate();
   });
+  const abort = () => void worker.terminate();
+  opts.signal?.addEventListener('abort', abort);
   const sheets: LoadedSheet[] = [];
   const writers: SheetWriter[] = [];
+  let writer: SheetWriter | undefined;
   try {
-    for await (const worksheet of reader) {
+    for await (const m of messages) {
       if (opts.signal?.aborted) throw opts.signal.reason;
-      const index = sheets.length;
-      const writer = new SheetWriter(conn, `${opts.tablePrefix ?? ''}sheet_${index}`, opts.maxColumns);
-      writers.push(writer);
-      await writer.create();
-      for await (const row of worksheet) {
-        const values = row.values as unknown[];
+      if (m.type === 'error') throw new Error(m.message);
+      if (m.type === 'done') break;
+      if (m.type === 'sheetEnd') {
+        const index = sheets.length;
+        if (!writer) {
+          // a worksheet without any row
+          writer = new SheetWriter(conn, `${opts.tablePrefix ?? ''}sheet_${index}`, opts.maxColumns);
+          writers.push(writer);
+          await writer.create();
+        }
+        writer.close();
+        const names = headerNames(writer.header ?? [], writer.width);
+        const warnings = headerWarnings(writer.header ?? [], writer.width);
+        if (writer.unreadable > 0) {
+          warnings.push({
+            code: 'unreadable_cells',
+            count: writer.unreadable,
+            message: `${writer.unreadable} cell(s) hold an error value or a formula without a saved result and count as null`,
+          });
+        }
+        sheets.push({
+          name: m.name ?? `Sheet${index + 1}`,
+          index,
+          table: writer.table,
+          rowCount: writer.rows,
+          rowNumberColumn: ROW_NUMBER_COLUMN,
+          columns: columnsOf(names),
+          warnings,
+        });
+        writer = undefined;
+        continue;
+      }
+      // a batch of rows: row number, then the row's ExcelJS values
+      progress.state.bytesRead = m.bytes;
+      if (!writer) {
+        writer = new SheetWriter(conn, `${opts.tablePrefix ?? ''}sheet_${sheets.length}`, opts.maxColumns);
+        writers.push(writer);
+        await writer.create();
+      }
+      const rows = m.rows;
+      const before = writer.rows;
+      for (let r = 0; r < rows.length; r += 2) {
+        const number = rows[r] as number;
+        const values = (rows[r + 1] as unknown[] | undefined) ?? [];
         const cells: Array<string | null> = new Array<string | null>(Math.max(0, values.length - 1));
         for (let c = 1; c < values.length; c++) {
           const text = fastCellText(values[c]);
@@ -466,49 +557,30 @@ async function loadXlsx(
         if (!writer.header) {
           if (cells.length === 0) continue;
           writer.header = cells;
-          writer.headerRow = row.number;
+          writer.headerRow = number;
           if (cells.length > writer.width) await writer.widen(cells.length);
           continue;
         }
         if (cells.length > writer.width) await writer.widen(cells.length);
-        writer.row(row.number, cells);
+        writer.row(number, cells);
         if (writer.rows > opts.maxRows) {
           throw new AnalysisFailure(
             'too_many_rows',
             `a worksheet has more than ${opts.maxRows} rows; at most ${opts.maxRows} are accepted`,
           );
         }
-        progress.state.rowsRead++;
-        if ((progress.state.rowsRead & 1023) === 0) {
-          progress.tick();
-          if (opts.signal?.aborted) throw opts.signal.reason;
-        }
       }
-      writer.close();
-      const ws = worksheet as unknown as { name?: string; id?: number };
-      const names = headerNames(writer.header ?? [], writer.width);
-      const warnings = headerWarnings(writer.header ?? [], writer.width);
-      if (writer.unreadable > 0) {
-        warnings.push({
-          code: 'unreadable_cells',
-          count: writer.unreadable,
-          message: `${writer.unreadable} cell(s) hold an error value or a formula without a saved result and count as null`,
-        });
-      }
-      sheets.push({
-        name: ws.name ?? `Sheet${index + 1}`,
-        index,
-        table: writer.table,
-        rowCount: writer.rows,
-        rowNumberColumn: ROW_NUMBER_COLUMN,
-        columns: columnsOf(names),
-        warnings,
-      });
+      progress.state.rowsRead += writer.rows - before;
+      send({ type: 'ack' });
+      progress.tick();
     }
+    if (streamError) throw streamError;
   } catch (err) {
     if (err instanceof AnalysisFailure || opts.signal?.aborted) throw err;
     throw new AnalysisFailure('unparsable_file', 'the workbook cannot be read');
   } finally {
+    opts.signal?.removeEventListener('abort', abort);
+    messages.close();
     for (const w of writers) {
       try {
         w.close();
@@ -517,6 +589,7 @@ async function loadXlsx(
       }
     }
     stream.destroy();
+    await worker.terminate();
   }
   progress.state.bytesRead = source.sizeBytes;
   progress.tick(true);
