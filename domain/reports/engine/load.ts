@@ -483,14 +483,15 @@ async function loadXlsx(
   const messages = workerMessages(worker);
   const send = (m: ToXlsxWorker, transfer?: ArrayBuffer[]) => worker.postMessage(m, transfer);
   // the file's bytes go to the worker as they arrive (a copy each, transferred)
-  let streamError: Error | null = null;
+  // a read error of the source (MinIO down) is not the workbook's fault: rethrown as is (retried)
+  const sourceRead: { error?: Error } = {};
   stream.on('data', (chunk: Buffer) => {
     const copy = new Uint8Array(chunk);
     send({ type: 'chunk', data: copy }, [copy.buffer]);
   });
   stream.on('end', () => send({ type: 'end' }));
   stream.on('error', (err) => {
-    streamError = err;
+    sourceRead.error = err;
     void worker.terminate();
   });
   const abort = () => void worker.terminate();
@@ -574,9 +575,10 @@ async function loadXlsx(
       send({ type: 'ack' });
       progress.tick();
     }
-    if (streamError) throw streamError;
+    if (sourceRead.error) throw sourceRead.error;
   } catch (err) {
     if (err instanceof AnalysisFailure || opts.signal?.aborted) throw err;
+    if (sourceRead.error) throw sourceRead.error;
     throw new AnalysisFailure('unparsable_file', 'the workbook cannot be read');
   } finally {
     opts.signal?.removeEventListener('abort', abort);
