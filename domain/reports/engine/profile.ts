@@ -58,9 +58,11 @@ function isoOf(value: unknown, type: InferredType): string | null {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-/** A column's value table (its distinct texts with counts, each classified once) above this many rows is
- * not read into JavaScript: its numeric statistics come from a scan of the sheet instead. */
-const SMALL_VALUE_TABLE = 20_000;
+/**
+ * A numeric column's value table (its distinct texts with counts, each classified once) above this many
+ * rows is not read into JavaScript: its statistics come from one scan of the sheet instead.
+ */
+export const SMALL_VALUE_TABLE = 20_000;
 
 interface ColumnFacts {
   classes: Record<InferredType, number>;
@@ -129,6 +131,7 @@ async function profileColumn(
   column: LoadedColumn,
   position: number,
   rowCount: number,
+  smallValueTable: number,
 ): Promise<ColumnFacts> {
   const facts: ColumnFacts = {
     classes: { integer: 0, decimal: 0, boolean: 0, date: 0, datetime: 0, text: 0 },
@@ -172,7 +175,7 @@ async function profileColumn(
       );
       facts.stats = s;
     } else if (type === 'integer' || type === 'decimal') {
-      if (facts.distinct > SMALL_VALUE_TABLE) facts.scan = true;
+      if (facts.distinct > smallValueTable) facts.scan = true;
       else {
         // every non-null value is of the column's type (that is how it was chosen): a plain cast
         const values = await rows(
@@ -257,7 +260,11 @@ async function onConnections(
   );
 }
 
-async function profileSheet(conns: DuckDBConnection[], sheet: LoadedSheet): Promise<SheetProfile> {
+async function profileSheet(
+  conns: DuckDBConnection[],
+  sheet: LoadedSheet,
+  smallValueTable: number,
+): Promise<SheetProfile> {
   const t = sheet.table;
   const cols = sheet.columns;
   const facts: ColumnFacts[] = new Array<ColumnFacts>(cols.length);
@@ -273,7 +280,7 @@ async function profileSheet(conns: DuckDBConnection[], sheet: LoadedSheet): Prom
   }
   cols.forEach((c, i) =>
     tasks.push(async (conn) => {
-      facts[i] = await profileColumn(conn, t, c, i + 1, sheet.rowCount);
+      facts[i] = await profileColumn(conn, t, c, i + 1, sheet.rowCount, smallValueTable);
     }),
   );
   await onConnections(conns, tasks);
@@ -387,10 +394,12 @@ export async function profileVersion(
   opts: {
     /** more connections to the same database: the per-column queries are shared between them */
     others?: DuckDBConnection[];
+    /** SMALL_VALUE_TABLE (tests set it to 0 to take every numeric column through the scan) */
+    smallValueTable?: number;
   } = {},
 ): Promise<Profile> {
   const conns = [conn, ...(opts.others ?? [])];
   const sheets: SheetProfile[] = [];
-  for (const sheet of loaded.sheets) sheets.push(await profileSheet(conns, sheet));
+  for (const sheet of loaded.sheets) sheets.push(await profileSheet(conns, sheet, opts.smallValueTable ?? SMALL_VALUE_TABLE));
   return { format: loaded.format, sheets };
 }

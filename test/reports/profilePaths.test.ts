@@ -1,0 +1,170 @@
+/**
+ * The profile's shortcuts give the same answers as the long way round: the one-cast class test
+ * (`ds_class`) against the patterns (`ds_class_full`), statistics from small value tables against the
+ * sheet scan, duplicate rows found through a row hash, and two connections against one.
+ */
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import {
+  fileSource,
+  loadVersion,
+  openEngine,
+  profileVersion,
+  type Engine,
+  type LoadedVersion,
+} from '../../domain/reports/engine';
+import { literal } from '../../domain/reports/engine/sql';
+
+const workDir = path.join(os.tmpdir(), `profile-paths-${process.pid}`);
+let engine: Engine | undefined;
+
+afterEach(() => {
+  engine?.close();
+  engine = undefined;
+});
+after(async () => rm(workDir, { recursive: true, force: true }));
+
+/** A seeded generator, so a failure can be replayed. */
+function random(seed: number): () => number {
+  let x = seed;
+  return () => {
+    x = (x * 1_103_515_245 + 12_345) % 2 ** 31;
+    return x / 2 ** 31;
+  };
+}
+
+function candidates(): string[] {
+  const fixed = [
+    ...['0', '5', '-5', '+5', '007', '-0', '00', '9223372036854775807', '9223372036854775808'],
+    ...['-9223372036854775808', '-9223372036854775809', '123456789012345678901', '1_000', '0x10', '0b1'],
+    ...['5.0', '0.5', '.5', '5.', '-487.35', '-0.0', '0.0', '1e5', '1E5', '1e+20', '1e-07', '1e-7', '5e-324'],
+    ...['1.7976931348623157e+308', '1e309', '1.5e', 'nan', 'NaN', 'inf', '-inf', 'infinity', '1,5', '1.2.3'],
+    ...['100000.0', '1.2345678901234568e+20', '9007199254740993', '0.1', ' 5', '5 ', ' -5.5 ', '- 5', '--5'],
+    ...['2020-01-01', '2020-1-1', '2020-02-30', '2020-02-29', '2021-02-29', '0001-01-01', '9999-12-31'],
+    ...['10000-01-01', '2020-01-01 ', ' 2020-01-01', '2020-01-01T10:00:00', '2020-01-01 10:00:00'],
+    ...['2020-01-01 10:00', '2020-01-01T10:00', '2020-01-01 10:00:00.5', '2020-01-01 10:00:00.500'],
+    ...['2020-01-01 10:00:00.123456', '2020-01-01 10:00:00.1234567', '2020-01-01 10:00:00+02'],
+    ...['2020-01-01 10:00:00+0200', '2020-01-01T10:00:00Z', '2020-01-01 25:00:00', '2020-01-01 10:61:00'],
+    ...['0001-01-01 00:00:00', '0001-01-01 00:00:00 (BC)', '2020-01-01 10:00:00 (BC)', '2020-01-01X10:00:00'],
+    ...['2020-01-01t10:00:00', '2020-13-01', '2020-00-10', '1234-5', '-2020-01-01', '2020-01-01T'],
+    ...['true', 'FALSE', ' yes', 'No ', 'null', ' N/A', '#n/a', 'na', '', ' ', 'text', 'C123456', 'c-42'],
+  ];
+  const r = random(12_345);
+  const pad = (n: number, w: number) => String(n).padStart(w, '0');
+  const generated: string[] = [];
+  for (let i = 0; i < 4000; i++) {
+    const kind = i % 8;
+    const n = Math.floor(r() * 2e6) - 1e6;
+    if (kind === 0) generated.push(String(n));
+    else if (kind === 1) generated.push(String(n / 100));
+    else if (kind === 2) generated.push((r() * 10 ** Math.floor(r() * 40 - 20)).toString());
+    else if (kind === 3) generated.push((n / 7).toFixed(Math.floor(r() * 8)));
+    else {
+      const y = 1900 + Math.floor(r() * 200);
+      const day = `${pad(y, 4)}-${pad(1 + Math.floor(r() * 13), 2)}-${pad(1 + Math.floor(r() * 31), 2)}`;
+      const time = `${pad(Math.floor(r() * 25), 2)}:${pad(Math.floor(r() * 60), 2)}:${pad(Math.floor(r() * 60), 2)}`;
+      const frac = r() < 0.3 ? `.${pad(Math.floor(r() * 1000), 3)}` : r() < 0.2 ? `.${Math.floor(r() * 9) + 1}` : '';
+      if (kind === 4) generated.push(day);
+      else if (kind === 5) generated.push(`${day}T${time}${frac}`);
+      else if (kind === 6) generated.push(`${day} ${time}${frac}`);
+      else generated.push(`${day} ${time}${r() < 0.5 ? 'Z' : '+01:00'}`);
+    }
+  }
+  return [...fixed, ...generated];
+}
+
+describe('reports: the profile shortcuts agree with the long way round', () => {
+  it('classifies every value as the full patterns do (the one-cast test)', async () => {
+    await mkdir(workDir, { recursive: true });
+    engine = await openEngine({ threads: 1, memoryLimitMb: 128, tempDirectory: path.join(workDir, 'duck') });
+    const values = candidates();
+    await engine.conn.run('CREATE TABLE vals (v VARCHAR)');
+    for (let i = 0; i < values.length; i += 500) {
+      await engine.conn.run(
+        `INSERT INTO vals VALUES ${values
+          .slice(i, i + 500)
+          .map((v) => `(${literal(v)})`)
+          .join(', ')}`,
+      );
+    }
+    const reader = await engine.conn.runAndReadAll(
+      'SELECT v, ds_class(v) AS fast, ds_class_full(v) AS full FROM vals WHERE ds_class(v) IS DISTINCT FROM ds_class_full(v)',
+    );
+    expect(reader.getRowObjectsJson()).to.deep.equal([]);
+    // the fast path decides most of them (otherwise the test proves nothing about it)
+    const fastOnly = await engine.conn.runAndReadAll(
+      `SELECT count(*) FILTER (WHERE TRY_CAST(v AS BIGINT)::VARCHAR = v) AS ints,
+         count(*) FILTER (WHERE TRY_CAST(v AS TIMESTAMP)::VARCHAR = replace(v, 'T', ' ')) AS datetimes
+       FROM vals`,
+    );
+    const counts = fastOnly.getRowObjectsJson()[0];
+    expect(Number(counts.ints)).to.be.greaterThan(400);
+    expect(Number(counts.datetimes)).to.be.greaterThan(400);
+  });
+
+  it('gives the same profile through the sheet scan, on one connection, as from small value tables on two', async () => {
+    await mkdir(workDir, { recursive: true });
+    const lines = ['id,amount,qty,ratio,day,at,flag,name'];
+    for (let i = 0; i < 3000; i++) {
+      const dup = i % 250 === 0 && i > 0; // some rows repeat an earlier one
+      const k = dup ? i - 1 : i;
+      lines.push(
+        [
+          dup ? k : i,
+          k % 13 === 0 ? '' : ((k * 37) % 1000) / 8 - 40,
+          k % 9,
+          k % 11 === 0 ? 'n/a' : (k % 7) / 4,
+          `2024-0${1 + (k % 9)}-1${k % 10}`,
+          `2024-01-0${1 + (k % 9)}T10:0${k % 10}:00`,
+          k % 3 === 0 ? 'yes' : 'no',
+          `n${(k * 7) % 50}`,
+        ].join(','),
+      );
+      if (i % 1000 === 999) lines.push(',,,,,,,'); // a blank row
+    }
+    const file = path.join(workDir, 'paths.csv');
+    await writeFile(file, lines.join('\n') + '\n');
+    engine = await openEngine({ threads: 2, memoryLimitMb: 128, tempDirectory: path.join(workDir, 'duck') });
+    const loaded: LoadedVersion = await loadVersion(
+      engine.conn,
+      fileSource(file, { format: 'csv', delimiter: null, sizeBytes: 1 }),
+      { maxColumns: 100, maxRows: 100_000, workDir },
+    );
+    const scanned = await profileVersion(engine.conn, loaded, { smallValueTable: 0 });
+    const small = await profileVersion(engine.conn, loaded, { others: [await engine.connect()] });
+    const a = scanned.sheets[0];
+    const b = small.sheets[0];
+    expect(a.duplicateRows).to.equal(11); // rows 250, 500, …, 2750 repeat the row before
+    expect(a.blankRows).to.equal(3);
+    expect(b.duplicateRows).to.equal(a.duplicateRows);
+    expect(b.blankRows).to.equal(a.blankRows);
+    expect(a.columnProfiles.map((c) => c.inferredType)).to.deep.equal([
+      'integer',
+      'decimal',
+      'integer',
+      'decimal',
+      'date',
+      'datetime',
+      'boolean',
+      'text',
+    ]);
+    for (const [i, col] of a.columnProfiles.entries()) {
+      const other = b.columnProfiles[i];
+      const { mean, stddev, quantiles, ...rest } = col;
+      const { mean: mean2, stddev: stddev2, quantiles: quantiles2, ...rest2 } = other;
+      expect(rest2, col.name).to.deep.equal(rest);
+      if (mean === null) expect(mean2).to.equal(null);
+      else expect(mean2).to.be.closeTo(mean, 1e-9);
+      if (stddev === null) expect(stddev2).to.equal(null);
+      else expect(stddev2).to.be.closeTo(stddev, 1e-9);
+      if (quantiles === null) expect(quantiles2).to.equal(null);
+      else {
+        for (const key of ['p5', 'p25', 'p50', 'p75', 'p95'] as const) {
+          expect(quantiles2![key], `${col.name} ${key}`).to.be.closeTo(quantiles[key], 1e-9);
+        }
+      }
+    }
+  });
+});
