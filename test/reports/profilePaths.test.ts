@@ -1,6 +1,6 @@
 /**
- * The profile's shortcuts give the same answers as the long way round: the one-cast class test
- * (`ds_class`) against the patterns (`ds_class_full`), statistics from small value tables against the
+ * The profile's shortcuts give the same answers as the long way round: the class tests (`ds_class`, one
+ * cast first, and `ds_class_full`, casts before patterns) against every pattern tried in turn, statistics from small value tables against the
  * sheet scan, duplicate rows found through a row hash, and two connections against one.
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -65,7 +65,8 @@ function candidates(): string[] {
       const y = 1900 + Math.floor(r() * 200);
       const day = `${pad(y, 4)}-${pad(1 + Math.floor(r() * 13), 2)}-${pad(1 + Math.floor(r() * 31), 2)}`;
       const time = `${pad(Math.floor(r() * 25), 2)}:${pad(Math.floor(r() * 60), 2)}:${pad(Math.floor(r() * 60), 2)}`;
-      const frac = r() < 0.3 ? `.${pad(Math.floor(r() * 1000), 3)}` : r() < 0.2 ? `.${Math.floor(r() * 9) + 1}` : '';
+      const frac =
+        r() < 0.3 ? `.${pad(Math.floor(r() * 1000), 3)}` : r() < 0.2 ? `.${Math.floor(r() * 9) + 1}` : '';
       if (kind === 4) generated.push(day);
       else if (kind === 5) generated.push(`${day}T${time}${frac}`);
       else if (kind === 6) generated.push(`${day} ${time}${frac}`);
@@ -74,6 +75,31 @@ function candidates(): string[] {
   }
   return [...fixed, ...generated];
 }
+
+/**
+ * The class rules as first written (issue 12: every pattern tried in turn), the reference the engine's
+ * shortcuts (one cast first, casts before patterns) must agree with.
+ */
+const REFERENCE_MACROS = [
+  `CREATE OR REPLACE TEMP MACRO ref_number(v) AS (
+    CASE
+      WHEN regexp_full_match(v, '[+-]?[0-9]+ *') AND TRY_CAST(v AS BIGINT) IS NOT NULL THEN 1
+      WHEN regexp_full_match(v, '[+-]?([0-9]+\\.[0-9]*|\\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)? *')
+        AND isfinite(TRY_CAST(v AS DOUBLE)) THEN 2
+      WHEN regexp_full_match(v, '[0-9]{4}-[0-9]{2}-[0-9]{2} *') AND TRY_CAST(v AS DATE) IS NOT NULL THEN 4
+      WHEN regexp_full_match(v, '[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})? *')
+        AND (TRY_CAST(v AS TIMESTAMP) IS NOT NULL OR TRY_CAST(v AS TIMESTAMPTZ) IS NOT NULL) THEN 5
+      ELSE 6
+    END)`,
+  `CREATE OR REPLACE TEMP MACRO ref_class(v) AS (
+    CASE
+      WHEN v IS NULL THEN 0
+      WHEN regexp_full_match(v, '(?i) *(null|n/a|na|#n/a|nan)? *') THEN 0
+      WHEN regexp_full_match(v, '(?i) *(true|false|yes|no) *') THEN 3
+      WHEN regexp_full_match(ltrim(v), '[0-9+.-].*') THEN ref_number(ltrim(v))
+      ELSE 6
+    END)`,
+];
 
 describe('reports: the profile shortcuts agree with the long way round', () => {
   it('classifies every value as the full patterns do (the one-cast test)', async () => {
@@ -89,8 +115,10 @@ describe('reports: the profile shortcuts agree with the long way round', () => {
           .join(', ')}`,
       );
     }
+    for (const sql of REFERENCE_MACROS) await engine.conn.run(sql);
     const reader = await engine.conn.runAndReadAll(
-      'SELECT v, ds_class(v) AS fast, ds_class_full(v) AS full FROM vals WHERE ds_class(v) IS DISTINCT FROM ds_class_full(v)',
+      `SELECT v, ds_class(v) AS fast, ds_class_full(v) AS full, ref_class(v) AS ref FROM vals
+       WHERE ds_class(v) IS DISTINCT FROM ref_class(v) OR ds_class_full(v) IS DISTINCT FROM ref_class(v)`,
     );
     expect(reader.getRowObjectsJson()).to.deep.equal([]);
     // the fast path decides most of them (otherwise the test proves nothing about it)

@@ -400,6 +400,7 @@ export async function profileVersion(
 ): Promise<Profile> {
   const conns = [conn, ...(opts.others ?? [])];
   const sheets: SheetProfile[] = [];
-  for (const sheet of loaded.sheets) sheets.push(await profileSheet(conns, sheet, opts.smallValueTable ?? SMALL_VALUE_TABLE));
+  for (const sheet of loaded.sheets)
+    sheets.push(await profileSheet(conns, sheet, opts.smallValueTable ?? SMALL_VALUE_TABLE));
   return { format: loaded.format, sheets };
 }

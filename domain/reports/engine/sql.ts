@@ -54,7 +54,9 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
   // numbers, dates and datetimes; v starts with a digit, a sign or a point (trailing spaces allowed)
   // a value with '-' at positions 5 and 8 after a digit (YYYY-MM-…) can only be a date or a datetime (an
   // integer has no '-' after its first character, a decimal at most one, in its exponent): its patterns
-  // are tried first, which spares every cell of a date column the two number patterns
+  // are tried first, which spares every cell of a date column the two number patterns. Every date and
+  // datetime has those '-' (their patterns start with YYYY-MM-), so no other value needs their patterns; a
+  // number's cast comes before its pattern (the cast fails fast on text such as phone numbers or addresses)
   await conn.run(`CREATE OR REPLACE TEMP MACRO ds_class_number(v) AS (
     CASE
       WHEN substr(v, 5, 1) = '-' AND substr(v, 8, 1) = '-' AND (ascii(v) BETWEEN 48 AND 57) THEN
@@ -64,11 +66,8 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
             AND (TRY_CAST(v AS TIMESTAMP) IS NOT NULL OR TRY_CAST(v AS TIMESTAMPTZ) IS NOT NULL) THEN 5
           ELSE 6
         END
-      WHEN regexp_full_match(v, ${INTEGER_RE}) AND TRY_CAST(v AS BIGINT) IS NOT NULL THEN 1
-      WHEN regexp_full_match(v, ${DECIMAL_RE}) AND isfinite(TRY_CAST(v AS DOUBLE)) THEN 2
-      WHEN regexp_full_match(v, ${DATE_RE}) AND TRY_CAST(v AS DATE) IS NOT NULL THEN 4
-      WHEN regexp_full_match(v, ${DATETIME_RE})
-        AND (TRY_CAST(v AS TIMESTAMP) IS NOT NULL OR TRY_CAST(v AS TIMESTAMPTZ) IS NOT NULL) THEN 5
+      WHEN TRY_CAST(v AS BIGINT) IS NOT NULL AND regexp_full_match(v, ${INTEGER_RE}) THEN 1
+      WHEN isfinite(TRY_CAST(v AS DOUBLE)) AND regexp_full_match(v, ${DECIMAL_RE}) THEN 2
       ELSE 6
     END)`);
   // a datetime as UTC: an offset (or Z) is applied, a time without one is taken as UTC. An offset follows
