@@ -209,7 +209,9 @@ function problemOf(err: unknown): string {
 
 /**
  * Every rule on one sheet with as few scans as possible. A first cheap scan finds which of the columns the
- * rules read hold a value with surrounding spaces (only those are trimmed). Counts the profile already has
+ * rules read hold a value with surrounding spaces (only those are trimmed). A column with few distinct
+ * texts has a value table (kept by the profile): its padded values and its rules' failed counts come from
+ * that table (each text tested once, weighted by its count), not from the whole column. Counts the profile already has
  * (rows, nulls, type classes, distinct values of a column without padded values) are taken from it; the
  * failed counts of the other value rules are aggregates of ONE scan; failing row numbers are read by a scan
  * per failing rule that stops at the 10th. A rule the engine refuses (e.g. a pattern DuckDB's RE2 rejects)
@@ -230,7 +232,9 @@ async function evaluateSheet(
     }
     const column = loaded.columns.find((c) => c.name === rule.column);
     const columnProfile = profile.columnProfiles.find((c) => c.position === column?.position);
-    return column && columnProfile ? [{ rule, ident: column.ident, columnProfile }] : [];
+    return column && columnProfile
+      ? [{ rule, ident: column.ident, valueTable: column.valueTable, columnProfile }]
+      : [];
   });
   if (targets.length === 0) return results;
   const outcome = (evaluated: number, failed: number, failingRows: number[] = []): SheetOutcome => ({
@@ -243,18 +247,43 @@ async function evaluateSheet(
     for (const { rule } of targets) results.set(rule.id, outcome(0, 0));
     return results;
   }
-  // which columns have a cell with surrounding spaces (one cheap scan)
+  // which columns have a cell with surrounding spaces (one cheap scan; a column with a value table
+  // (LoadedColumn.valueTable, few distinct texts) is looked up in it instead)
+  const valueTables = new Map(targets.map((x) => [x.ident, x.valueTable]));
   const idents = [...new Set(targets.map((x) => x.ident))];
-  const paddedRow = await first(
-    conn,
-    `SELECT ${idents.map((v, i) => `count(*) FILTER (WHERE ascii(${v}) = 32 OR suffix(${v}, ' ')) AS p${i}`).join(', ')} FROM ${loaded.table}`,
-  );
-  const padded = new Set(idents.filter((_, i) => n(paddedRow[`p${i}`]) > 0));
+  const scanned = idents.filter((v) => !valueTables.get(v));
+  const looked = idents.filter((v) => valueTables.get(v));
+  const paddedOf = (v: string) => `ascii(${v}) = 32 OR suffix(${v}, ' ')`;
+  const paddedRow =
+    scanned.length === 0
+      ? {}
+      : await first(
+          conn,
+          `SELECT ${scanned.map((v, i) => `count(*) FILTER (WHERE ${paddedOf(v)}) AS p${i}`).join(', ')} FROM ${loaded.table}`,
+        );
+  const lookedRow =
+    looked.length === 0
+      ? {}
+      : await first(
+          conn,
+          `SELECT ${looked.map((v, i) => `(SELECT count(*) FROM ${valueTables.get(v)} WHERE ${paddedOf('v')}) AS p${i}`).join(', ')}`,
+        );
+  const padded = new Set([
+    ...scanned.filter((_, i) => n(paddedRow[`p${i}`]) > 0),
+    ...looked.filter((_, i) => n(lookedRow[`p${i}`]) > 0),
+  ]);
   const text = (v: string) => (padded.has(v) ? `trim(${v})` : v);
 
-  const scans: Array<{ rule: BuildRule; cond: string; evaluated: number; failed: number; count: boolean }> =
-    [];
-  for (const { rule, ident: v, columnProfile } of targets) {
+  const scans: Array<{
+    rule: BuildRule;
+    cond: string;
+    evaluated: number;
+    failed: number;
+    count: boolean;
+    /** the rule's failed count from the column's value table: the same condition on its texts, weighted */
+    lookup?: { table: string; cond: string };
+  }> = [];
+  for (const { rule, ident: v, valueTable, columnProfile } of targets) {
     const notNull = `NOT ${nullSql(v)}`;
     switch (rule.kind) {
       case 'not_null': {
@@ -289,15 +318,33 @@ async function evaluateSheet(
           evaluated: columnProfile.nonNull,
           failed: 0,
           count: true,
+          lookup: valueTable
+            ? {
+                table: valueTable,
+                cond: `NOT ${nullSql('v')} AND ${failsSql(rule, padded.has(v) ? 'trim(v)' : 'v')}`,
+              }
+            : undefined,
         });
     }
   }
   // 1. failed counts of the value rules: one scan
   const counted = scans.filter((x) => x.count);
   const countAll = async (items: typeof counted) => {
-    const parts = items.map((x, i) => `count(*) FILTER (WHERE ${x.cond}) AS f${i}`);
-    const row = await first(conn, `SELECT ${parts.join(', ')} FROM ${loaded.table}`);
-    items.forEach((x, i) => (x.failed = n(row[`f${i}`])));
+    // rules on columns with a value table: each a weighted count over it; the others in one scan
+    const looked = items.filter((x) => x.lookup);
+    const scanned = items.filter((x) => !x.lookup);
+    if (looked.length > 0) {
+      const parts = looked.map(
+        (x, i) => `(SELECT coalesce(sum(n), 0) FROM ${x.lookup!.table} WHERE ${x.lookup!.cond}) AS f${i}`,
+      );
+      const row = await first(conn, `SELECT ${parts.join(', ')}`);
+      looked.forEach((x, i) => (x.failed = n(row[`f${i}`])));
+    }
+    if (scanned.length > 0) {
+      const parts = scanned.map((x, i) => `count(*) FILTER (WHERE ${x.cond}) AS f${i}`);
+      const row = await first(conn, `SELECT ${parts.join(', ')} FROM ${loaded.table}`);
+      scanned.forEach((x, i) => (x.failed = n(row[`f${i}`])));
+    }
   };
   const refused = new Set<BuildRule>();
   if (counted.length > 0) {

@@ -16,6 +16,7 @@ import {
   type LoadedVersion,
 } from '../../domain/reports/engine';
 import { literal } from '../../domain/reports/engine/sql';
+import { evaluateRules, type BuildRule } from '../../domain/rules/evaluate';
 
 const workDir = path.join(os.tmpdir(), `profile-paths-${process.pid}`);
 let engine: Engine | undefined;
@@ -194,5 +195,54 @@ describe('reports: the profile shortcuts agree with the long way round', () => {
         }
       }
     }
+  });
+
+  it('evaluates rules from the value tables as from the whole columns', async () => {
+    await mkdir(workDir, { recursive: true });
+    const lines = ['code,status,qty,note'];
+    for (let i = 0; i < 2000; i++) {
+      const status = ['open', 'closed', ' open', 'n/a', '', 'pending'][i % 6];
+      const qty = i % 37 === 0 ? 'x' : String((i % 120) - 10);
+      lines.push([`AB-${i % 40}`, status, qty, i % 9 === 0 ? 'a longer note here' : `n${i % 5} `].join(','));
+    }
+    const file = path.join(workDir, 'rules.csv');
+    await writeFile(file, lines.join('\n') + '\n');
+    engine = await openEngine({ threads: 2, memoryLimitMb: 128, tempDirectory: path.join(workDir, 'duck') });
+    const loaded = await loadVersion(
+      engine.conn,
+      fileSource(file, { format: 'csv', delimiter: null, sizeBytes: 1 }),
+      { maxColumns: 100, maxRows: 100_000, workDir },
+    );
+    const rule = (id: number, kind: BuildRule['kind'], column: string, params: Record<string, unknown>) => ({
+      id: `r${id}`,
+      name: `rule ${id}`,
+      kind,
+      column,
+      params,
+      severity: 'error' as const,
+      tolerance: '0',
+    });
+    const rules: BuildRule[] = [
+      rule(1, 'range', 'qty', { min: 0, max: 100 }),
+      rule(2, 'length', 'note', { max: 3 }),
+      rule(3, 'pattern', 'code', { regex: 'AB-[0-3]?[0-9]' }),
+      rule(4, 'allowed_values', 'status', { values: ['open', 'closed'] }),
+      rule(5, 'pattern', 'note', { regex: 'n[0-3]' }),
+      rule(6, 'type', 'qty', { type: 'integer' }),
+      rule(7, 'not_null', 'status', {}),
+      rule(8, 'unique', 'code', {}),
+    ];
+    const sheet = loaded.sheets[0];
+    const scanned = await profileVersion(engine.conn, loaded, { smallValueTable: 0 });
+    expect(sheet.columns.every((c) => c.valueTable === undefined)).to.equal(true);
+    const fromColumns = await evaluateRules(engine.conn, rules, [
+      { loaded: sheet, profile: scanned.sheets[0] },
+    ]);
+    const small = await profileVersion(engine.conn, loaded);
+    expect(sheet.columns.every((c) => typeof c.valueTable === 'string')).to.equal(true);
+    const fromValues = await evaluateRules(engine.conn, rules, [{ loaded: sheet, profile: small.sheets[0] }]);
+    expect(fromValues).to.deep.equal(fromColumns);
+    // the rules did find failures (padded, null and out-of-range values), so the counts were compared
+    expect(fromColumns.map((r) => r.failedUnits).filter((f) => f > 0)).to.have.length.greaterThan(5);
   });
 });

@@ -142,11 +142,12 @@ async function profileColumn(
     scan: false,
   };
   if (rowCount === 0) return facts;
-  const vt = `ds_vt_${table}_${position}`;
+  const vt = `${table}_values_${position}`;
   await conn.run(
-    `CREATE OR REPLACE TEMP TABLE ${vt} AS
-       SELECT v, n, ${classSql('v')} AS k FROM (SELECT ${column.ident} AS v, count(*) AS n FROM ${table} GROUP BY 1)`,
+    `CREATE OR REPLACE TABLE ${vt} AS
+       SELECT v, n, ${classSql('v')}::TINYINT AS k FROM (SELECT ${column.ident} AS v, count(*) AS n FROM ${table} GROUP BY 1)`,
   );
+  let keep = false;
   try {
     const [r] = await rows(
       conn,
@@ -156,7 +157,9 @@ async function profileColumn(
             (SELECT v, n FROM ${vt} WHERE k > 0 ORDER BY n DESC, v LIMIT ${TOP_VALUES})) AS top`,
     );
     facts.nulls = 0;
+    let valueRows = 0;
     for (const k of (r.classes as Row[] | null) ?? []) {
+      valueRows += num(k.d);
       const code = num(k.k);
       if (code === 0) facts.nulls = num(k.n);
       else {
@@ -165,6 +168,8 @@ async function profileColumn(
       }
     }
     facts.top = ((r.top as Row[] | null) ?? []).map((x) => ({ value: clip(String(x.v)), count: num(x.n) }));
+    // a small value table stays for the steps (LoadedColumn.valueTable); a large one is dropped now
+    keep = valueRows <= smallValueTable;
     if (facts.distinct === 0) return facts;
     const type = inferType(facts.classes);
     if (type === 'text') {
@@ -206,7 +211,11 @@ async function profileColumn(
     }
     return facts;
   } finally {
-    await conn.run(`DROP TABLE IF EXISTS ${vt}`);
+    if (keep) column.valueTable = vt;
+    else {
+      column.valueTable = undefined;
+      await conn.run(`DROP TABLE IF EXISTS ${vt}`);
+    }
   }
 }
 
