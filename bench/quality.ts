@@ -104,8 +104,7 @@ async function timeOnce(file: string, bytes: number, steps: AnalysisStep[], dir:
       fileSource(file, { format: 'csv', delimiter: ',', sizeBytes: bytes }),
       steps,
       { companyId: 'bench', fileId: 'bench', fileVersionId: 'bench', version: 1, extra: {} },
-      // as the worker's build runs it (domain/reports/build.ts): a second connection for the profile
-      { maxColumns: 1000, maxRows: 2_000_000, workDir: dir, connect: () => engine.connect() },
+      { maxColumns: 1000, maxRows: 2_000_000, workDir: dir },
     );
     return Number(process.hrtime.bigint() - started) / 1e6;
   } finally {

@@ -250,7 +250,6 @@ export async function runBuild(
           signal: hooks.signal,
           onProgress: (p) => progress.update(p),
           onPhase: (phase) => progress.update({ phase }, { write: true }),
-          connect: () => engine.connect(),
         },
       );
     } finally {

@@ -20,6 +20,7 @@ import {
   isNullSql,
   NULL_STRINGS,
   literal,
+  SMALL_VALUE_TABLE,
   type AnalysisStep,
   type ColumnProfile,
   type InferredType,
@@ -209,9 +210,9 @@ function problemOf(err: unknown): string {
 
 /**
  * Every rule on one sheet with as few scans as possible. A first cheap scan finds which of the columns the
- * rules read hold a value with surrounding spaces (only those are trimmed). A column with few distinct
- * texts has a value table (kept by the profile): its padded values and its rules' failed counts come from
- * that table (each text tested once, weighted by its count), not from the whole column. Counts the profile already has
+ * rules read hold a value with surrounding spaces (only those are trimmed). The failed counts of value rules
+ * on a column with few distinct texts (the profile's `distinct`) come from its value table (each text
+ * tested once, weighted by its count), not from every cell. Counts the profile already has
  * (rows, nulls, type classes, distinct values of a column without padded values) are taken from it; the
  * failed counts of the other value rules are aggregates of ONE scan; failing row numbers are read by a scan
  * per failing rule that stops at the 10th. A rule the engine refuses (e.g. a pattern DuckDB's RE2 rejects)
@@ -221,6 +222,7 @@ async function evaluateSheet(
   conn: DuckDBConnection,
   rules: readonly BuildRule[],
   { loaded, profile }: SheetInput,
+  smallValueTable: number,
 ): Promise<Map<string, SheetResult>> {
   const results = new Map<string, SheetResult>();
   const rn = loaded.rowNumberColumn;
@@ -232,9 +234,7 @@ async function evaluateSheet(
     }
     const column = loaded.columns.find((c) => c.name === rule.column);
     const columnProfile = profile.columnProfiles.find((c) => c.position === column?.position);
-    return column && columnProfile
-      ? [{ rule, ident: column.ident, valueTable: column.valueTable, columnProfile }]
-      : [];
+    return column && columnProfile ? [{ rule, ident: column.ident, columnProfile }] : [];
   });
   if (targets.length === 0) return results;
   const outcome = (evaluated: number, failed: number, failingRows: number[] = []): SheetOutcome => ({
@@ -247,31 +247,13 @@ async function evaluateSheet(
     for (const { rule } of targets) results.set(rule.id, outcome(0, 0));
     return results;
   }
-  // which columns have a cell with surrounding spaces (one cheap scan; a column with a value table
-  // (LoadedColumn.valueTable, few distinct texts) is looked up in it instead)
-  const valueTables = new Map(targets.map((x) => [x.ident, x.valueTable]));
+  // which columns have a cell with surrounding spaces (one cheap scan)
   const idents = [...new Set(targets.map((x) => x.ident))];
-  const scanned = idents.filter((v) => !valueTables.get(v));
-  const looked = idents.filter((v) => valueTables.get(v));
-  const paddedOf = (v: string) => `ascii(${v}) = 32 OR suffix(${v}, ' ')`;
-  const paddedRow =
-    scanned.length === 0
-      ? {}
-      : await first(
-          conn,
-          `SELECT ${scanned.map((v, i) => `count(*) FILTER (WHERE ${paddedOf(v)}) AS p${i}`).join(', ')} FROM ${loaded.table}`,
-        );
-  const lookedRow =
-    looked.length === 0
-      ? {}
-      : await first(
-          conn,
-          `SELECT ${looked.map((v, i) => `(SELECT count(*) FROM ${valueTables.get(v)} WHERE ${paddedOf('v')}) AS p${i}`).join(', ')}`,
-        );
-  const padded = new Set([
-    ...scanned.filter((_, i) => n(paddedRow[`p${i}`]) > 0),
-    ...looked.filter((_, i) => n(lookedRow[`p${i}`]) > 0),
-  ]);
+  const paddedRow = await first(
+    conn,
+    `SELECT ${idents.map((v, i) => `count(*) FILTER (WHERE ascii(${v}) = 32 OR suffix(${v}, ' ')) AS p${i}`).join(', ')} FROM ${loaded.table}`,
+  );
+  const padded = new Set(idents.filter((_, i) => n(paddedRow[`p${i}`]) > 0));
   const text = (v: string) => (padded.has(v) ? `trim(${v})` : v);
 
   const scans: Array<{
@@ -280,10 +262,13 @@ async function evaluateSheet(
     evaluated: number;
     failed: number;
     count: boolean;
-    /** the rule's failed count from the column's value table: the same condition on its texts, weighted */
-    lookup?: { table: string; cond: string };
+    /**
+     * a column with few distinct texts: the rule's failed count from its value table (the same condition
+     * on each distinct text once, weighted by its count) instead of every cell
+     */
+    lookup?: { values: string; cond: string };
   }> = [];
-  for (const { rule, ident: v, valueTable, columnProfile } of targets) {
+  for (const { rule, ident: v, columnProfile } of targets) {
     const notNull = `NOT ${nullSql(v)}`;
     switch (rule.kind) {
       case 'not_null': {
@@ -318,12 +303,13 @@ async function evaluateSheet(
           evaluated: columnProfile.nonNull,
           failed: 0,
           count: true,
-          lookup: valueTable
-            ? {
-                table: valueTable,
-                cond: `NOT ${nullSql('v')} AND ${failsSql(rule, padded.has(v) ? 'trim(v)' : 'v')}`,
-              }
-            : undefined,
+          lookup:
+            columnProfile.distinct <= smallValueTable
+              ? {
+                  values: `SELECT ${v} AS v, count(*) AS n FROM ${loaded.table} GROUP BY 1`,
+                  cond: `NOT ${nullSql('v')} AND ${failsSql(rule, padded.has(v) ? 'trim(v)' : 'v')}`,
+                }
+              : undefined,
         });
     }
   }
@@ -334,10 +320,14 @@ async function evaluateSheet(
     const looked = items.filter((x) => x.lookup);
     const scanned = items.filter((x) => !x.lookup);
     if (looked.length > 0) {
+      // one value table per column (a materialised CTE), read by each of its rules
+      const tables = [...new Set(looked.map((x) => x.lookup!.values))];
+      const ctes = tables.map((values, j) => `g${j} AS MATERIALIZED (${values})`);
       const parts = looked.map(
-        (x, i) => `(SELECT coalesce(sum(n), 0) FROM ${x.lookup!.table} WHERE ${x.lookup!.cond}) AS f${i}`,
+        (x, i) =>
+          `(SELECT coalesce(sum(n), 0) FROM g${tables.indexOf(x.lookup!.values)} WHERE ${x.lookup!.cond}) AS f${i}`,
       );
-      const row = await first(conn, `SELECT ${parts.join(', ')}`);
+      const row = await first(conn, `WITH ${ctes.join(', ')} SELECT ${parts.join(', ')}`);
       looked.forEach((x, i) => (x.failed = n(row[`f${i}`])));
     }
     if (scanned.length > 0) {
@@ -440,9 +430,11 @@ export async function evaluateRules(
   conn: DuckDBConnection,
   rules: readonly BuildRule[],
   sheets: readonly SheetInput[],
+  /** columns with at most this many distinct texts are counted from their value table (tests: 0, never) */
+  smallValueTable = SMALL_VALUE_TABLE,
 ): Promise<RuleOutcome[]> {
   const perSheet: Array<Map<string, SheetResult>> = [];
-  for (const sheet of sheets) perSheet.push(await evaluateSheet(conn, rules, sheet));
+  for (const sheet of sheets) perSheet.push(await evaluateSheet(conn, rules, sheet, smallValueTable));
   return rules.map((rule) => {
     const results = perSheet.map((m) => m.get(rule.id)).filter((r): r is SheetResult => r !== undefined);
     const problem = results.find((r): r is { problem: string } => 'problem' in r);

@@ -36,19 +36,13 @@ export async function runAnalysis(
   opts: LoadOptions & {
     /** 'loading', 'profiling', then each step's name */
     onPhase?: (phase: string) => void;
-    /**
-     * another connection to the same database (openEngine's `connect`): the profile's per-column queries
-     * are shared between it and `conn`
-     */
-    connect?: () => Promise<DuckDBConnection>;
   },
 ): Promise<AnalysisResult> {
   opts.onPhase?.('loading');
   const loaded = await loadVersion(conn, source, opts);
   if (opts.signal?.aborted) throw opts.signal.reason;
   opts.onPhase?.('profiling');
-  const others = opts.connect ? [await opts.connect()] : [];
-  const profile = await profileVersion(conn, loaded, { others });
+  const profile = await profileVersion(conn, loaded);
   const sections: Record<string, unknown> = {};
   for (const step of steps) {
     if (opts.signal?.aborted) throw opts.signal.reason;

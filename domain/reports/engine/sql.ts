@@ -79,7 +79,7 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
         AND regexp_matches(v, '[0-9](Z|[+-][0-9]{2}:?[0-9]{2}) *$') THEN timezone('UTC', TRY_CAST(trim(v) AS TIMESTAMPTZ))
       ELSE TRY_CAST(trim(v) AS TIMESTAMP)
     END)`);
-  await conn.run(`CREATE OR REPLACE TEMP MACRO ds_class_full(v) AS (
+  await conn.run(`CREATE OR REPLACE TEMP MACRO ds_class(v) AS (
     CASE
       WHEN v IS NULL THEN 0
       WHEN (ascii(v) BETWEEN 48 AND 57) OR ascii(v) IN (43, 45, 46) THEN ds_class_number(v)
@@ -88,29 +88,6 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
       WHEN ascii(v) = 32 AND ((ascii(ltrim(v)) BETWEEN 48 AND 57) OR ascii(ltrim(v)) IN (43, 45, 46))
         THEN ds_class_number(ltrim(v))
       ELSE 6
-    END)`);
-  // the same classes, most cells decided by one cast: a cell that is exactly the text DuckDB writes for its
-  // cast value (a canonical integer, a decimal with a point or an exponent, a date, a datetime with T or a
-  // space) matches that class's pattern and parses, so it is of that class; any other cell takes the
-  // patterns of ds_class_full (test/reports/classFastPath.test.ts checks both agree)
-  await conn.run(`CREATE OR REPLACE TEMP MACRO ds_class(v) AS (
-    CASE
-      WHEN v IS NULL THEN 0
-      WHEN (ascii(v) BETWEEN 48 AND 57) OR ascii(v) = 45 THEN
-        CASE
-          WHEN TRY_CAST(v AS BIGINT)::VARCHAR = v THEN 1
-          WHEN substr(v, 5, 1) = '-' THEN
-            CASE
-              WHEN length(v) = 10 AND TRY_CAST(v AS DATE)::VARCHAR = v THEN 4
-              WHEN length(v) BETWEEN 19 AND 26 AND NOT contains(v, 'B')
-                AND TRY_CAST(v AS TIMESTAMP)::VARCHAR = replace(v, 'T', ' ') THEN 5
-              ELSE ds_class_full(v)
-            END
-          WHEN (contains(v, '.') OR contains(v, 'e')) AND TRY_CAST(v AS DOUBLE)::VARCHAR = v
-            AND isfinite(TRY_CAST(v AS DOUBLE)) THEN 2
-          ELSE ds_class_full(v)
-        END
-      ELSE ds_class_full(v)
     END)`);
 }
 

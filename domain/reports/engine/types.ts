@@ -66,12 +66,6 @@ export interface LoadedColumn {
   position: number;
   /** the quoted SQL identifier of the VARCHAR column holding the raw text, e.g. `"c3"` */
   ident: string;
-  /**
-   * set by the profile when the column has few distinct texts (at most SMALL_VALUE_TABLE): a table of
-   * them (`v` VARCHAR, the text, NULL for empty cells; `n` BIGINT, the cells holding it; `k` TINYINT, its
-   * class code) that later steps may read instead of the whole column (it lives as long as the engine)
-   */
-  valueTable?: string;
 }
 
 /** A counted problem that did not stop the build (never holds a cell value). */
