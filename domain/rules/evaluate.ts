@@ -20,7 +20,6 @@ import {
   isNullSql,
   NULL_STRINGS,
   literal,
-  SMALL_VALUE_TABLE,
   type AnalysisStep,
   type ColumnProfile,
   type InferredType,
@@ -210,9 +209,7 @@ function problemOf(err: unknown): string {
 
 /**
  * Every rule on one sheet with as few scans as possible. A first cheap scan finds which of the columns the
- * rules read hold a value with surrounding spaces (only those are trimmed). The failed counts of value rules
- * on a column with few distinct texts (the profile's `distinct`) come from its value table (each text
- * tested once, weighted by its count), not from every cell. Counts the profile already has
+ * rules read hold a value with surrounding spaces (only those are trimmed). Counts the profile already has
  * (rows, nulls, type classes, distinct values of a column without padded values) are taken from it; the
  * failed counts of the other value rules are aggregates of ONE scan; failing row numbers are read by a scan
  * per failing rule that stops at the 10th. A rule the engine refuses (e.g. a pattern DuckDB's RE2 rejects)
@@ -222,7 +219,6 @@ async function evaluateSheet(
   conn: DuckDBConnection,
   rules: readonly BuildRule[],
   { loaded, profile }: SheetInput,
-  smallValueTable: number,
 ): Promise<Map<string, SheetResult>> {
   const results = new Map<string, SheetResult>();
   const rn = loaded.rowNumberColumn;
@@ -256,18 +252,8 @@ async function evaluateSheet(
   const padded = new Set(idents.filter((_, i) => n(paddedRow[`p${i}`]) > 0));
   const text = (v: string) => (padded.has(v) ? `trim(${v})` : v);
 
-  const scans: Array<{
-    rule: BuildRule;
-    cond: string;
-    evaluated: number;
-    failed: number;
-    count: boolean;
-    /**
-     * a column with few distinct texts: the rule's failed count from its value table (the same condition
-     * on each distinct text once, weighted by its count) instead of every cell
-     */
-    lookup?: { values: string; cond: string };
-  }> = [];
+  const scans: Array<{ rule: BuildRule; cond: string; evaluated: number; failed: number; count: boolean }> =
+    [];
   for (const { rule, ident: v, columnProfile } of targets) {
     const notNull = `NOT ${nullSql(v)}`;
     switch (rule.kind) {
@@ -303,38 +289,15 @@ async function evaluateSheet(
           evaluated: columnProfile.nonNull,
           failed: 0,
           count: true,
-          lookup:
-            columnProfile.distinct <= smallValueTable
-              ? {
-                  values: `SELECT ${v} AS v, count(*) AS n FROM ${loaded.table} GROUP BY 1`,
-                  cond: `NOT ${nullSql('v')} AND ${failsSql(rule, padded.has(v) ? 'trim(v)' : 'v')}`,
-                }
-              : undefined,
         });
     }
   }
   // 1. failed counts of the value rules: one scan
   const counted = scans.filter((x) => x.count);
   const countAll = async (items: typeof counted) => {
-    // rules on columns with a value table: each a weighted count over it; the others in one scan
-    const looked = items.filter((x) => x.lookup);
-    const scanned = items.filter((x) => !x.lookup);
-    if (looked.length > 0) {
-      // one value table per column (a materialised CTE), read by each of its rules
-      const tables = [...new Set(looked.map((x) => x.lookup!.values))];
-      const ctes = tables.map((values, j) => `g${j} AS MATERIALIZED (${values})`);
-      const parts = looked.map(
-        (x, i) =>
-          `(SELECT coalesce(sum(n), 0) FROM g${tables.indexOf(x.lookup!.values)} WHERE ${x.lookup!.cond}) AS f${i}`,
-      );
-      const row = await first(conn, `WITH ${ctes.join(', ')} SELECT ${parts.join(', ')}`);
-      looked.forEach((x, i) => (x.failed = n(row[`f${i}`])));
-    }
-    if (scanned.length > 0) {
-      const parts = scanned.map((x, i) => `count(*) FILTER (WHERE ${x.cond}) AS f${i}`);
-      const row = await first(conn, `SELECT ${parts.join(', ')} FROM ${loaded.table}`);
-      scanned.forEach((x, i) => (x.failed = n(row[`f${i}`])));
-    }
+    const parts = items.map((x, i) => `count(*) FILTER (WHERE ${x.cond}) AS f${i}`);
+    const row = await first(conn, `SELECT ${parts.join(', ')} FROM ${loaded.table}`);
+    items.forEach((x, i) => (x.failed = n(row[`f${i}`])));
   };
   const refused = new Set<BuildRule>();
   if (counted.length > 0) {
@@ -430,11 +393,9 @@ export async function evaluateRules(
   conn: DuckDBConnection,
   rules: readonly BuildRule[],
   sheets: readonly SheetInput[],
-  /** columns with at most this many distinct texts are counted from their value table (tests: 0, never) */
-  smallValueTable = SMALL_VALUE_TABLE,
 ): Promise<RuleOutcome[]> {
   const perSheet: Array<Map<string, SheetResult>> = [];
-  for (const sheet of sheets) perSheet.push(await evaluateSheet(conn, rules, sheet, smallValueTable));
+  for (const sheet of sheets) perSheet.push(await evaluateSheet(conn, rules, sheet));
   return rules.map((rule) => {
     const results = perSheet.map((m) => m.get(rule.id)).filter((r): r is SheetResult => r !== undefined);
     const problem = results.find((r): r is { problem: string } => 'problem' in r);

@@ -1,7 +1,7 @@
 /**
- * The profile's and the rules' shortcuts give the same answers as the long way round: the class test
- * (`ds_class`, a number's cast before its pattern) against every pattern tried in turn, and value rules
- * counted from value tables against every cell.
+ * The profile's shortcuts give the same answers as the long way round: the class test
+ * (`ds_class`, a number's cast before its pattern) against every pattern tried in turn, and duplicate
+ * rows with a key column (no grouping of whole rows) against the grouping.
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -15,7 +15,6 @@ import {
   type Engine,
 } from '../../domain/reports/engine';
 import { literal } from '../../domain/reports/engine/sql';
-import { evaluateRules, type BuildRule } from '../../domain/rules/evaluate';
 
 const workDir = path.join(os.tmpdir(), `profile-paths-${process.pid}`);
 let engine: Engine | undefined;
@@ -122,47 +121,32 @@ describe('reports: the profile shortcuts agree with the long way round', () => {
     expect(reader.getRowObjectsJson()).to.deep.equal([]);
   });
 
-  it('evaluates rules from the value tables as from the whole columns', async () => {
+  it('counts duplicate and blank rows as the grouping of whole rows does, with or without a key column', async () => {
     await mkdir(workDir, { recursive: true });
-    const lines = ['code,status,qty,note'];
-    for (let i = 0; i < 2000; i++) {
-      const status = ['open', 'closed', ' open', 'n/a', '', 'pending'][i % 6];
-      const qty = i % 37 === 0 ? 'x' : String((i % 120) - 10);
-      lines.push([`AB-${i % 40}`, status, qty, i % 9 === 0 ? 'a longer note here' : `n${i % 5} `].join(','));
-    }
-    const file = path.join(workDir, 'rules.csv');
-    await writeFile(file, lines.join('\n') + '\n');
     engine = await openEngine({ threads: 2, memoryLimitMb: 128, tempDirectory: path.join(workDir, 'duck') });
-    const loaded = await loadVersion(
-      engine.conn,
-      fileSource(file, { format: 'csv', delimiter: null, sizeBytes: 1 }),
-      { maxColumns: 100, maxRows: 100_000, workDir },
-    );
-    const rule = (id: number, kind: BuildRule['kind'], column: string, params: Record<string, unknown>) => ({
-      id: `r${id}`,
-      name: `rule ${id}`,
-      kind,
-      column,
-      params,
-      severity: 'error' as const,
-      tolerance: '0',
-    });
-    const rules: BuildRule[] = [
-      rule(1, 'range', 'qty', { min: 0, max: 100 }),
-      rule(2, 'length', 'note', { max: 3 }),
-      rule(3, 'pattern', 'code', { regex: 'AB-[0-3]?[0-9]' }),
-      rule(4, 'allowed_values', 'status', { values: ['open', 'closed'] }),
-      rule(5, 'pattern', 'note', { regex: 'n[0-3]' }),
-      rule(6, 'type', 'qty', { type: 'integer' }),
-      rule(7, 'not_null', 'status', {}),
-      rule(8, 'unique', 'code', {}),
+    const cases: Array<{ lines: string[]; duplicateRows: number; blankRows: number }> = [
+      // id is a key (every value its own): nothing repeats
+      { lines: ['id,a', '1,x', '2,x', '3,y'], duplicateRows: 0, blankRows: 0 },
+      // no key: the second "1,x" repeats the first; one blank row
+      { lines: ['id,a', '1,x', '1,x', ',', '2,y'], duplicateRows: 1, blankRows: 1 },
+      // distinct as many as rows but one is a null word: not a key (two "n/a,x" rows repeat)
+      { lines: ['id,a', 'n/a,x', 'n/a,x', '2,y'], duplicateRows: 1, blankRows: 0 },
+      // a column of distinct values but with an empty cell: not a key
+      { lines: ['id,a', '1,x', ',x', ',x'], duplicateRows: 1, blankRows: 0 },
     ];
-    const sheet = loaded.sheets[0];
-    const profile = (await profileVersion(engine.conn, loaded)).sheets[0];
-    const fromColumns = await evaluateRules(engine.conn, rules, [{ loaded: sheet, profile }], 0);
-    const fromValues = await evaluateRules(engine.conn, rules, [{ loaded: sheet, profile }]);
-    expect(fromValues).to.deep.equal(fromColumns);
-    // the rules did find failures (padded, null and out-of-range values), so the counts were compared
-    expect(fromColumns.map((r) => r.failedUnits).filter((f) => f > 0)).to.have.length.greaterThan(5);
+    for (const [i, c] of cases.entries()) {
+      const file = path.join(workDir, `dup-${i}.csv`);
+      await writeFile(file, c.lines.join('\n') + '\n');
+      const loaded = await loadVersion(
+        engine.conn,
+        fileSource(file, { format: 'csv', delimiter: null, sizeBytes: 1 }),
+        { maxColumns: 100, maxRows: 100_000, workDir, tablePrefix: `d${i}_` },
+      );
+      const sheet = (await profileVersion(engine.conn, loaded)).sheets[0];
+      expect({ duplicateRows: sheet.duplicateRows, blankRows: sheet.blankRows }, `case ${i}`).to.deep.equal({
+        duplicateRows: c.duplicateRows,
+        blankRows: c.blankRows,
+      });
+    }
   });
 });

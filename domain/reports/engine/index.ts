@@ -2,6 +2,6 @@
 export * from './types';
 export { openEngine, type Engine, type EngineSettings } from './duckdb';
 export { loadVersion, fileSource, cellText, ROW_NUMBER_COLUMN } from './load';
-export { profileVersion, inferType, SMALL_VALUE_TABLE } from './profile';
+export { profileVersion, inferType } from './profile';
 export { runAnalysis } from './pipeline';
 export { isNullSql, classSql, typedSql, literal, NULL_STRINGS, CLASS_CODES } from './sql';

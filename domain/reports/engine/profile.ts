@@ -11,11 +11,6 @@ import {
 } from './types';
 
 const TOP_VALUES = 10;
-/**
- * A column with at most this many distinct texts is small enough for later steps to work on its value
- * table (each distinct text once, weighted by its count) rather than on every cell (the quality rules do).
- */
-export const SMALL_VALUE_TABLE = 20_000;
 /** Texts shown in a profile (top values, text min and max) are cut to this many characters. */
 export const VALUE_MAX_CHARS = 200;
 
@@ -145,10 +140,13 @@ async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise
     stats[`lmean${i}`] = r.lmean;
   });
 
-  // 4. duplicate rows: rows equal in every column to an earlier one (blank rows left out)
+  // 4. duplicate rows: rows equal in every column to an earlier one (blank rows left out). A column whose
+  // every cell holds a value of its own (no null, as many distinct values as rows: an id) already says
+  // there is none, and no blank row either: the grouping of whole rows is skipped
   let duplicateRows = 0;
   let blankRows = 0;
-  if (cols.length > 0 && sheet.rowCount > 0) {
+  const keyColumn = cols.some((_, i) => nulls[i] === 0 && distinct[i] === sheet.rowCount);
+  if (cols.length > 0 && sheet.rowCount > 0 && !keyColumn) {
     const all = cols.map((c) => c.ident).join(', ');
     const blank = cols.map((c) => `${c.ident} IS NULL`).join(' AND ');
     const [d] = await rows(
