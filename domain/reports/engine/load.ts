@@ -9,6 +9,7 @@ import { headerNames, type HeaderCell } from '../../files/headerNames';
 import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
 import { literal } from './sql';
 import type { FromXlsxWorker, ToXlsxWorker } from './xlsxWorker';
+export { cellText } from './xlsxCells';
 import {
   AnalysisFailure,
   type LoadedColumn,
@@ -310,63 +311,6 @@ async function loadText(
   }
 }
 
-/** A date without a time of day as `YYYY-MM-DD`; otherwise `YYYY-MM-DD HH:MM:SS[.fff]` (UTC, as stored). */
-function dateText(value: Date): string {
-  const iso = value.toISOString();
-  if (iso.length === 24) {
-    // YYYY-MM-DDTHH:MM:SS.fffZ (years 0–9999): slices, no pattern
-    if (iso.endsWith('T00:00:00.000Z')) return iso.slice(0, 10);
-    return iso.endsWith('.000Z')
-      ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
-      : `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
-  }
-  if (iso.endsWith('T00:00:00.000Z')) return iso.slice(0, iso.length - 14);
-  return iso
-    .replace('T', ' ')
-    .replace(/\.000Z$/, '')
-    .replace(/Z$/, '');
-}
-
-/** Returned by `fastCellText` for an unreadable cell (an error value, a formula without a cached result). */
-const UNREADABLE = Symbol('unreadable');
-
-/** cellText without an object per cell: the text, null (empty) or UNREADABLE. */
-function fastCellText(value: unknown): string | null | typeof UNREADABLE {
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : UNREADABLE;
-  if (value === null || value === undefined) return null;
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? UNREADABLE : dateText(value);
-  const { text, unreadable } = cellText(value);
-  return unreadable ? UNREADABLE : text;
-}
-
-/** An ExcelJS cell value as the text a person sees; dates as ISO dates; undefined for an empty cell. */
-export function cellText(value: unknown): { text: string | null; unreadable: boolean } {
-  if (value === null || value === undefined) return { text: null, unreadable: false };
-  if (typeof value === 'string') return { text: value, unreadable: false };
-  if (typeof value === 'number') {
-    return Number.isFinite(value)
-      ? { text: String(value), unreadable: false }
-      : { text: null, unreadable: true };
-  }
-  if (typeof value === 'boolean') return { text: value ? 'true' : 'false', unreadable: false };
-  if (value instanceof Date) {
-    if (Number.isNaN(value.getTime())) return { text: null, unreadable: true };
-    return { text: dateText(value), unreadable: false };
-  }
-  if (typeof value === 'object') {
-    const v = value as Record<string, unknown>;
-    if ('error' in v) return { text: null, unreadable: true };
-    if ('result' in v) return cellText(v.result); // a formula: its cached result
-    if ('formula' in v || 'sharedFormula' in v) return { text: null, unreadable: true }; // no cached result
-    if (Array.isArray(v.richText)) {
-      return { text: (v.richText as Array<{ text: string }>).map((r) => r.text).join(''), unreadable: false };
-    }
-    if ('text' in v) return cellText(v.text); // a hyperlink
-  }
-  return { text: null, unreadable: true };
-}
-
 /** Rows of one worksheet into its table through the appender, widening the table when a row is wider. */
 class SheetWriter {
   private appender: DuckDBAppender | undefined;
@@ -537,27 +481,21 @@ async function loadXlsx(
         writer = undefined;
         continue;
       }
-      // a batch of rows: row number, then the row's ExcelJS values
+      // a batch of rows, converted by the worker: row number, cell count, the cells (text or null)
       progress.state.bytesRead = m.bytes;
       if (!writer) {
         writer = new SheetWriter(conn, `${opts.tablePrefix ?? ''}sheet_${sheets.length}`, opts.maxColumns);
         writers.push(writer);
         await writer.create();
       }
+      writer.unreadable += m.unreadable;
       const rows = m.rows;
       const before = writer.rows;
-      for (let r = 0; r < rows.length; r += 2) {
-        const number = rows[r] as number;
-        const values = (rows[r + 1] as unknown[] | undefined) ?? [];
-        const cells: Array<string | null> = new Array<string | null>(Math.max(0, values.length - 1));
-        for (let c = 1; c < values.length; c++) {
-          const text = fastCellText(values[c]);
-          if (text === UNREADABLE) {
-            writer.unreadable++;
-            cells[c - 1] = null;
-          } else cells[c - 1] = text;
-        }
-        while (cells.length > 0 && cells[cells.length - 1] === null) cells.pop();
+      for (let p = 0; p < rows.length;) {
+        const number = rows[p++] as number;
+        const count = rows[p++] as number;
+        const cells = rows.slice(p, p + count) as Array<string | null>;
+        p += count;
         if (!writer.header) {
           if (cells.length === 0) continue;
           writer.header = cells;

@@ -1,17 +1,19 @@
 /**
  * The XLSX parse of a report build, in a worker thread (./load.ts starts it): ExcelJS's streaming
- * `WorkbookReader` runs here while the build's thread converts the cells and appends them to DuckDB, so the
- * two cores both work (the parse is the floor of an XLSX build).
+ * `WorkbookReader` runs here and turns the cells into text while the build's thread appends them to
+ * DuckDB, so the two cores both work (the parse is the floor of an XLSX build).
  *
  * Messages in: `{type: 'chunk', data}` (the file's bytes, in order), `{type: 'end'}`, `{type: 'ack'}` (a
- * batch was appended). Out: `{type: 'rows', rows, bytes}` (a batch: row number, then the row's ExcelJS
- * values, for each row; `bytes` of the file consumed so far), `{type: 'sheetEnd', name}`, `{type: 'done'}`,
+ * batch was appended). Out: `{type: 'rows', rows, unreadable, bytes}` (a batch: for each row its number, its
+ * cell count and its cells as text — null for an empty or unreadable cell, trailing empty cells left out —;
+ * the unreadable cells of the batch; `bytes` of the file consumed so far), `{type: 'sheetEnd', name}`, `{type: 'done'}`,
  * `{type: 'error', message}`. At most MAX_IN_FLIGHT batches wait for their ack, so memory stays bounded when
  * the appends fall behind.
  */
 import { Readable } from 'node:stream';
 import { parentPort } from 'node:worker_threads';
 import ExcelJS from 'exceljs';
+import { fastCellText, UNREADABLE } from './xlsxCells';
 
 /** rows per batch */
 export const XLSX_BATCH_ROWS = 2000;
@@ -19,7 +21,7 @@ const MAX_IN_FLIGHT = 8;
 
 export type ToXlsxWorker = { type: 'chunk'; data: Uint8Array } | { type: 'end' } | { type: 'ack' };
 export type FromXlsxWorker =
-  | { type: 'rows'; rows: unknown[]; bytes: number }
+  | { type: 'rows'; rows: Array<number | string | null>; unreadable: number; bytes: number }
   | { type: 'sheetEnd'; name: string | null }
   | { type: 'done' }
   | { type: 'error'; message: string };
@@ -43,9 +45,9 @@ function run(port: NonNullable<typeof parentPort>): void {
     bytes += chunk.length;
   });
   const post = (m: FromXlsxWorker) => port.postMessage(m);
-  const send = async (rows: unknown[]) => {
+  const send = async (rows: Array<number | string | null>, unreadable: number) => {
     inFlight++;
-    post({ type: 'rows', rows, bytes });
+    post({ type: 'rows', rows, unreadable, bytes });
     while (inFlight >= MAX_IN_FLIGHT) await new Promise<void>((resolve) => (wake = resolve));
   };
   const parse = async () => {
@@ -57,15 +59,34 @@ function run(port: NonNullable<typeof parentPort>): void {
       entries: 'ignore',
     });
     for await (const worksheet of reader) {
-      let batch: unknown[] = [];
+      let batch: Array<number | string | null> = [];
+      let rowsInBatch = 0;
+      let unreadable = 0;
       for await (const row of worksheet) {
-        batch.push(row.number, row.values);
-        if (batch.length >= 2 * XLSX_BATCH_ROWS) {
-          await send(batch);
+        // the row's cells as text (null: empty or unreadable, counted), trailing empty cells left out
+        const values = row.values as unknown[];
+        let count = 0;
+        const at = batch.length + 1;
+        batch.push(row.number, 0);
+        for (let c = 1; c < values.length; c++) {
+          let text = fastCellText(values[c]);
+          if (text === UNREADABLE) {
+            unreadable++;
+            text = null;
+          }
+          batch.push(text);
+          if (text !== null) count = c;
+        }
+        batch.length = at + 1 + count;
+        batch[at] = count;
+        if (++rowsInBatch >= XLSX_BATCH_ROWS) {
+          await send(batch, unreadable);
           batch = [];
+          rowsInBatch = 0;
+          unreadable = 0;
         }
       }
-      if (batch.length > 0) await send(batch);
+      if (rowsInBatch > 0) await send(batch, unreadable);
       post({ type: 'sheetEnd', name: (worksheet as unknown as { name?: string }).name ?? null });
     }
     post({ type: 'done' });
