@@ -3,13 +3,11 @@ import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { Worker } from 'node:worker_threads';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
+import ExcelJS from 'exceljs';
 import { headerNames, type HeaderCell } from '../../files/headerNames';
 import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
 import { literal } from './sql';
-import type { FromXlsxWorker, ToXlsxWorker } from './xlsxWorker';
-export { cellText } from './xlsxCells';
 import {
   AnalysisFailure,
   type LoadedColumn,
@@ -122,8 +120,7 @@ async function createFromCsv(
   opts.signal?.addEventListener('abort', abort);
   try {
     // the rows in file order (DuckDB keeps the insertion order of its parallel read), then each row's
-    // number from its position: cheaper than a row_number() window over the read, which orders the
-    // parallel read's output through one thread
+    // number from its position: cheaper than a row_number() window over the read
     await conn.run(`CREATE TABLE ${table} AS SELECT * FROM ${read}`);
     await conn.run(`ALTER TABLE ${table} ADD COLUMN ${ROW_NUMBER_COLUMN} BIGINT`);
     await conn.run(`UPDATE ${table} SET ${ROW_NUMBER_COLUMN} = rowid + ${firstRow}`);
@@ -311,6 +308,63 @@ async function loadText(
   }
 }
 
+/** A date without a time of day as `YYYY-MM-DD`; otherwise `YYYY-MM-DD HH:MM:SS[.fff]` (UTC, as stored). */
+function dateText(value: Date): string {
+  const iso = value.toISOString();
+  if (iso.length === 24) {
+    // YYYY-MM-DDTHH:MM:SS.fffZ (years 0–9999): slices, no pattern
+    if (iso.endsWith('T00:00:00.000Z')) return iso.slice(0, 10);
+    return iso.endsWith('.000Z')
+      ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
+      : `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+  }
+  if (iso.endsWith('T00:00:00.000Z')) return iso.slice(0, iso.length - 14);
+  return iso
+    .replace('T', ' ')
+    .replace(/\.000Z$/, '')
+    .replace(/Z$/, '');
+}
+
+/** Returned by `fastCellText` for an unreadable cell (an error value, a formula without a cached result). */
+const UNREADABLE = Symbol('unreadable');
+
+/** cellText without an object per cell: the text, null (empty) or UNREADABLE. */
+function fastCellText(value: unknown): string | null | typeof UNREADABLE {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : UNREADABLE;
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? UNREADABLE : dateText(value);
+  const { text, unreadable } = cellText(value);
+  return unreadable ? UNREADABLE : text;
+}
+
+/** An ExcelJS cell value as the text a person sees; dates as ISO dates; undefined for an empty cell. */
+export function cellText(value: unknown): { text: string | null; unreadable: boolean } {
+  if (value === null || value === undefined) return { text: null, unreadable: false };
+  if (typeof value === 'string') return { text: value, unreadable: false };
+  if (typeof value === 'number') {
+    return Number.isFinite(value)
+      ? { text: String(value), unreadable: false }
+      : { text: null, unreadable: true };
+  }
+  if (typeof value === 'boolean') return { text: value ? 'true' : 'false', unreadable: false };
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) return { text: null, unreadable: true };
+    return { text: dateText(value), unreadable: false };
+  }
+  if (typeof value === 'object') {
+    const v = value as Record<string, unknown>;
+    if ('error' in v) return { text: null, unreadable: true };
+    if ('result' in v) return cellText(v.result); // a formula: its cached result
+    if ('formula' in v || 'sharedFormula' in v) return { text: null, unreadable: true }; // no cached result
+    if (Array.isArray(v.richText)) {
+      return { text: (v.richText as Array<{ text: string }>).map((r) => r.text).join(''), unreadable: false };
+    }
+    if ('text' in v) return cellText(v.text); // a hyperlink
+  }
+  return { text: null, unreadable: true };
+}
+
 /** Rows of one worksheet into its table through the appender, widening the table when a row is wider. */
 class SheetWriter {
   private appender: DuckDBAppender | undefined;
@@ -374,51 +428,6 @@ class SheetWriter {
   }
 }
 
-/** The messages of the XLSX worker, one at a time, as an async iterator (the appends are awaited in between). */
-function workerMessages(worker: Worker): AsyncIterable<FromXlsxWorker> & { close(): void } {
-  const queue: FromXlsxWorker[] = [];
-  let wake: (() => void) | null = null;
-  let failure: Error | null = null;
-  const push = () => {
-    const w = wake;
-    wake = null;
-    w?.();
-  };
-  worker.on('message', (m: FromXlsxWorker) => {
-    queue.push(m);
-    push();
-  });
-  worker.on('error', (err) => {
-    failure = err;
-    push();
-  });
-  worker.on('exit', () => {
-    failure ??= new Error('the XLSX worker stopped');
-    push();
-  });
-  return {
-    async *[Symbol.asyncIterator]() {
-      for (;;) {
-        const m = queue.shift();
-        if (m) {
-          yield m;
-          if (m.type === 'done' || m.type === 'error') return;
-          continue;
-        }
-        if (failure) throw failure;
-        await new Promise<void>((resolve) => (wake = resolve));
-      }
-    },
-    close() {
-      worker.removeAllListeners();
-    },
-  };
-}
-
-/**
- * XLSX: ExcelJS's streaming WorkbookReader parses in a worker thread (./xlsxWorker.ts) while this thread
- * converts the cells and appends the rows to DuckDB (each worksheet a table, in workbook order).
- */
 async function loadXlsx(
   conn: DuckDBConnection,
   source: LoadSource,
@@ -426,104 +435,82 @@ async function loadXlsx(
   progress: Progress,
 ): Promise<LoadedSheet[]> {
   const stream: Readable = await source.open();
-  const worker = new Worker(path.join(__dirname, 'xlsxWorker.js'));
-  const messages = workerMessages(worker);
-  const send = (m: ToXlsxWorker, transfer?: ArrayBuffer[]) => worker.postMessage(m, transfer);
-  // the file's bytes go to the worker as they arrive (a copy each, transferred)
-  // a read error of the source (MinIO down) is not the workbook's fault: rethrown as is (retried)
-  const sourceRead: { error?: Error } = {};
   stream.on('data', (chunk: Buffer) => {
-    const copy = new Uint8Array(chunk);
-    send({ type: 'chunk', data: copy }, [copy.buffer]);
+    progress.state.bytesRead += chunk.length;
   });
-  stream.on('end', () => send({ type: 'end' }));
-  stream.on('error', (err) => {
-    sourceRead.error = err;
-    void worker.terminate();
+  const reader = new ExcelJS.stream.xlsx.WorkbookReader(stream, {
+    worksheets: 'emit',
+    sharedStrings: 'cache',
+    hyperlinks: 'ignore',
+    styles: 'cache', // number formats tell dates from numbers
+    entries: 'ignore',
   });
-  const abort = () => void worker.terminate();
-  opts.signal?.addEventListener('abort', abort);
   const sheets: LoadedSheet[] = [];
   const writers: SheetWriter[] = [];
-  let writer: SheetWriter | undefined;
   try {
-    for await (const m of messages) {
+    for await (const worksheet of reader) {
       if (opts.signal?.aborted) throw opts.signal.reason;
-      if (m.type === 'error') throw new Error(m.message);
-      if (m.type === 'done') break;
-      if (m.type === 'sheetEnd') {
-        const index = sheets.length;
-        if (!writer) {
-          // a worksheet without any row
-          writer = new SheetWriter(conn, `${opts.tablePrefix ?? ''}sheet_${index}`, opts.maxColumns);
-          writers.push(writer);
-          await writer.create();
+      const index = sheets.length;
+      const writer = new SheetWriter(conn, `${opts.tablePrefix ?? ''}sheet_${index}`, opts.maxColumns);
+      writers.push(writer);
+      await writer.create();
+      for await (const row of worksheet) {
+        const values = row.values as unknown[];
+        const cells: Array<string | null> = new Array<string | null>(Math.max(0, values.length - 1));
+        for (let c = 1; c < values.length; c++) {
+          const text = fastCellText(values[c]);
+          if (text === UNREADABLE) {
+            writer.unreadable++;
+            cells[c - 1] = null;
+          } else cells[c - 1] = text;
         }
-        writer.close();
-        const names = headerNames(writer.header ?? [], writer.width);
-        const warnings = headerWarnings(writer.header ?? [], writer.width);
-        if (writer.unreadable > 0) {
-          warnings.push({
-            code: 'unreadable_cells',
-            count: writer.unreadable,
-            message: `${writer.unreadable} cell(s) hold an error value or a formula without a saved result and count as null`,
-          });
-        }
-        sheets.push({
-          name: m.name ?? `Sheet${index + 1}`,
-          index,
-          table: writer.table,
-          rowCount: writer.rows,
-          rowNumberColumn: ROW_NUMBER_COLUMN,
-          columns: columnsOf(names),
-          warnings,
-        });
-        writer = undefined;
-        continue;
-      }
-      // a batch of rows, converted by the worker: row number, cell count, the cells (text or null)
-      progress.state.bytesRead = m.bytes;
-      if (!writer) {
-        writer = new SheetWriter(conn, `${opts.tablePrefix ?? ''}sheet_${sheets.length}`, opts.maxColumns);
-        writers.push(writer);
-        await writer.create();
-      }
-      writer.unreadable += m.unreadable;
-      const rows = m.rows;
-      const before = writer.rows;
-      for (let p = 0; p < rows.length;) {
-        const number = rows[p++] as number;
-        const count = rows[p++] as number;
-        const cells = rows.slice(p, p + count) as Array<string | null>;
-        p += count;
+        while (cells.length > 0 && cells[cells.length - 1] === null) cells.pop();
         if (!writer.header) {
           if (cells.length === 0) continue;
           writer.header = cells;
-          writer.headerRow = number;
+          writer.headerRow = row.number;
           if (cells.length > writer.width) await writer.widen(cells.length);
           continue;
         }
         if (cells.length > writer.width) await writer.widen(cells.length);
-        writer.row(number, cells);
+        writer.row(row.number, cells);
         if (writer.rows > opts.maxRows) {
           throw new AnalysisFailure(
             'too_many_rows',
             `a worksheet has more than ${opts.maxRows} rows; at most ${opts.maxRows} are accepted`,
           );
         }
+        progress.state.rowsRead++;
+        if ((progress.state.rowsRead & 1023) === 0) {
+          progress.tick();
+          if (opts.signal?.aborted) throw opts.signal.reason;
+        }
       }
-      progress.state.rowsRead += writer.rows - before;
-      send({ type: 'ack' });
-      progress.tick();
+      writer.close();
+      const ws = worksheet as unknown as { name?: string; id?: number };
+      const names = headerNames(writer.header ?? [], writer.width);
+      const warnings = headerWarnings(writer.header ?? [], writer.width);
+      if (writer.unreadable > 0) {
+        warnings.push({
+          code: 'unreadable_cells',
+          count: writer.unreadable,
+          message: `${writer.unreadable} cell(s) hold an error value or a formula without a saved result and count as null`,
+        });
+      }
+      sheets.push({
+        name: ws.name ?? `Sheet${index + 1}`,
+        index,
+        table: writer.table,
+        rowCount: writer.rows,
+        rowNumberColumn: ROW_NUMBER_COLUMN,
+        columns: columnsOf(names),
+        warnings,
+      });
     }
-    if (sourceRead.error) throw sourceRead.error;
   } catch (err) {
     if (err instanceof AnalysisFailure || opts.signal?.aborted) throw err;
-    if (sourceRead.error) throw sourceRead.error;
     throw new AnalysisFailure('unparsable_file', 'the workbook cannot be read');
   } finally {
-    opts.signal?.removeEventListener('abort', abort);
-    messages.close();
     for (const w of writers) {
       try {
         w.close();
@@ -532,7 +519,6 @@ async function loadXlsx(
       }
     }
     stream.destroy();
-    await worker.terminate();
   }
   progress.state.bytesRead = source.sizeBytes;
   progress.tick(true);
