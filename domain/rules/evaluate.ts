@@ -255,7 +255,8 @@ async function evaluateSheet(
   const scans: Array<{ rule: BuildRule; cond: string; evaluated: number; failed: number; count: boolean }> =
     [];
   for (const { rule, ident: v, columnProfile } of targets) {
-    const notNull = `NOT ${nullSql(v)}`;
+    // a column without any null cell (the profile counted them) needs no null test per cell
+    const notNull = columnProfile.nulls === 0 ? 'true' : `NOT ${nullSql(v)}`;
     switch (rule.kind) {
       case 'not_null': {
         const cond = notBlank ? `${nullSql(v)} AND ${notBlank}` : nullSql(v);
@@ -277,7 +278,16 @@ async function evaluateSheet(
       }
       case 'unique':
         try {
-          results.set(rule.id, await uniqueOutcome(conn, loaded, v, padded.has(v) ? null : columnProfile));
+          results.set(
+            rule.id,
+            await uniqueOutcome(
+              conn,
+              loaded,
+              v,
+              padded.has(v) ? null : columnProfile,
+              columnProfile.nulls === 0,
+            ),
+          );
         } catch (err) {
           results.set(rule.id, { problem: problemOf(err) });
         }
@@ -339,10 +349,12 @@ async function uniqueOutcome(
   sheet: LoadedSheet,
   v: string,
   fromProfile: ColumnProfile | null,
+  noNulls: boolean,
 ): Promise<SheetOutcome> {
   const rn = sheet.rowNumberColumn;
   const key = fromProfile ? v : `trim(${v})`;
-  const values = `SELECT ${key} AS k, ${rn} AS rn FROM ${sheet.table} WHERE NOT ${nullSql(v)}`;
+  // a column without any null cell (the profile counted them) needs no null test per cell
+  const values = `SELECT ${key} AS k, ${rn} AS rn FROM ${sheet.table}${noNulls ? '' : ` WHERE NOT ${nullSql(v)}`}`;
   let evaluated: number;
   let failed: number;
   if (fromProfile) {
