@@ -140,13 +140,8 @@ export async function prepareComparison(
   return row ? { comparisonId: row.id, status: row.status } : null;
 }
 
-/** Inferred types from the version's ready report, when it has one that fits the loaded sheets. */
-async function reportTypes(
-  deps: RunDeps,
-  companyId: string,
-  versionId: string,
-  loaded: LoadedVersion,
-): Promise<SheetTypes | null> {
+/** Inferred types from the version's ready report (per sheet, per column), when it has one. */
+async function reportTypes(deps: RunDeps, companyId: string, versionId: string): Promise<SheetTypes | null> {
   const report = await withCompany(deps.knex, companyId, async (trx) =>
     Report.scoped(companyId, trx).findOne({ fileVersionId: versionId }),
   );
@@ -163,14 +158,16 @@ async function reportTypes(
     }
   }
   const sheets = document?.profile?.sheets;
-  if (!sheets || sheets.length !== loaded.sheets.length) return null;
-  const types: SheetTypes = [];
-  for (let i = 0; i < sheets.length; i++) {
-    const cols = sheets[i].columnProfiles;
-    if (cols.length !== loaded.sheets[i].columns.length) return null;
-    types.push(cols.map((c) => c.inferredType as InferredType));
-  }
-  return types;
+  if (!sheets) return null;
+  return sheets.map((sheet) => sheet.columnProfiles.map((c) => c.inferredType as InferredType));
+}
+
+/** Whether a report's types fit the loaded sheets (same number of sheets and of columns). */
+function fits(types: SheetTypes, loaded: LoadedVersion): boolean {
+  return (
+    types.length === loaded.sheets.length &&
+    types.every((cols, i) => cols.length === loaded.sheets[i].columns.length)
+  );
 }
 
 /**
@@ -268,6 +265,8 @@ export async function runComparison(
       const read = [0, 0];
       const loadAndType = async (i: number) => {
         const v = [base, target][i];
+        // the ready report's types when there is one; else the load's checking pass classifies the cells
+        const fromReport = await reportTypes(deps, req.companyId, v.id);
         const l = await loadVersion(
           conns[i],
           {
@@ -281,6 +280,8 @@ export async function runComparison(
             maxRows: config.files.maxRows,
             workDir,
             tablePrefix: i === 0 ? 'b_' : 't_',
+            lazy: true,
+            classify: fromReport === null,
             signal: hooks.signal,
             onProgress: (p) => {
               read[i] = p.bytesRead;
@@ -288,7 +289,7 @@ export async function runComparison(
             },
           },
         );
-        const t = (await reportTypes(deps, req.companyId, v.id, l)) ?? (await inferTypes(conns[i], l));
+        const t = fromReport && fits(fromReport, l) ? fromReport : await inferTypes(conns[i], l);
         return { l, t };
       };
       const both = await Promise.allSettled([loadAndType(0), loadAndType(1)]);
@@ -320,6 +321,7 @@ export async function runComparison(
       };
       summary = await compareVersions(engine.conn, loaded[0], loaded[1], types[0], types[1], {
         keyColumns: row.keyColumns ?? undefined,
+        other: conns[1],
         signal: hooks.signal,
         onProgress: (p) => {
           progress.update({ sheetsDone: p.sheetsDone, sheetsTotal: p.sheetsTotal });
