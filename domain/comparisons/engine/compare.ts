@@ -531,7 +531,7 @@ export async function compareVersions(
   // the value comparisons are long expressions whose macros hold small IN lists: DuckDB's rewriting of
   // those into joins cost ~0.2 s of planning per query (measured), more than the rows they run on
   for (const c of opts.other ? [conn, opts.other] : [conn])
-    await c.run(`SET disabled_optimizers = 'in_clause'`);
+    await c.run(`SET disabled_optimizers = 'in_clause,build_side_probe_side'`);
   let done = 0;
   for (const { b, t } of pairs) {
     if (opts.signal?.aborted) throw opts.signal.reason;
