@@ -96,6 +96,8 @@ export interface RunProgress {
 export type RunOutcome = { status: 'ready' | 'failed' | 'file_deleted'; comparisonId: string | null };
 
 const CHANGES_BATCH = 1000;
+/** change batches written concurrently (the worker's pool has more connections: progress writes too) */
+const INSERTS_IN_FLIGHT = 2;
 
 function q(knex: Knex | Knex.Transaction, companyId: string) {
   return Comparison.scoped(companyId, knex);
@@ -261,6 +263,7 @@ export async function runComparison(
     hooks.signal?.addEventListener('abort', interrupt);
     let summary;
     let seq = 0;
+    const writing = new Set<Promise<void>>();
     try {
       const read = [0, 0];
       const loadAndType = async (i: number) => {
@@ -302,6 +305,7 @@ export async function runComparison(
       if (hooks.signal?.aborted) throw hooks.signal.reason;
       progress.update({ phase: 'comparing', bytesRead: bytesTotal }, { write: true });
       let batch: RowChange[] = [];
+      let saved = 0;
       const flush = async () => {
         if (batch.length === 0) return;
         const rows = batch.map((c) => ({
@@ -316,8 +320,17 @@ export async function runComparison(
           columns: c.columns === null ? null : JSON.stringify(c.columns),
         }));
         batch = [];
-        await withCompany(knex, req.companyId, async (trx) => trx('comparisonChanges').insert(rows));
-        progress.update({ changesSaved: seq });
+        // up to INSERTS_IN_FLIGHT batches written at once (each on its own pooled connection), so that
+        // writing overlaps reading the next changes; an error surfaces at the next flush or at the end
+        while (writing.size >= INSERTS_IN_FLIGHT) await Promise.race(writing);
+        const write: Promise<void> = withCompany(knex, req.companyId, async (trx) =>
+          trx('comparisonChanges').insert(rows),
+        ).then(() => {
+          saved += rows.length;
+          progress.update({ changesSaved: saved });
+        });
+        write.catch(() => undefined).finally(() => writing.delete(write));
+        writing.add(write);
       };
       summary = await compareVersions(engine.conn, loaded[0], loaded[1], types[0], types[1], {
         keyColumns: row.keyColumns ?? undefined,
@@ -332,11 +345,14 @@ export async function runComparison(
         },
       });
       await flush();
+      await Promise.all(writing);
     } catch (err) {
       if (err instanceof AnalysisFailure) throw new ComparisonFailure(err.reason, err.message);
       if (err instanceof MissingKeyColumn) throw new ComparisonFailure('missing_key_column', err.message);
       throw err;
     } finally {
+      // nothing written after the run has ended (a failed run's changes are deleted)
+      await Promise.allSettled(writing);
       hooks.signal?.removeEventListener('abort', interrupt);
       engine.close();
     }
