@@ -308,24 +308,31 @@ export async function runComparison(
       let saved = 0;
       const flush = async () => {
         if (batch.length === 0) return;
+        // one parameter (the batch as JSON, expanded by jsonb_to_recordset) rather than nine per row:
+        // knex building and PostgreSQL parsing 9000 parameters cost more than the rows (measured)
         const rows = batch.map((c) => ({
-          comparisonId,
-          companyId: req.companyId,
           seq: ++seq,
           sheet: c.sheet,
           kind: c.kind,
-          key: c.key === null ? null : JSON.stringify(c.key),
-          baseRow: c.baseRow,
-          targetRow: c.targetRow,
-          columns: c.columns === null ? null : JSON.stringify(c.columns),
+          key: c.key,
+          base_row: c.baseRow,
+          target_row: c.targetRow,
+          columns: c.columns,
         }));
         batch = [];
         // up to INSERTS_IN_FLIGHT batches written at once (each on its own pooled connection), so that
         // writing overlaps reading the next changes; an error surfaces at the next flush or at the end
         while (writing.size >= INSERTS_IN_FLIGHT) await Promise.race(writing);
-        const write: Promise<void> = withCompany(knex, req.companyId, async (trx) =>
-          trx('comparisonChanges').insert(rows),
-        ).then(() => {
+        const write: Promise<void> = withCompany(knex, req.companyId, async (trx) => {
+          await trx.raw(
+            `INSERT INTO comparison_changes
+               (comparison_id, company_id, seq, sheet, kind, key, base_row, target_row, columns)
+             SELECT ?::uuid, ?::uuid, x.seq, x.sheet, x.kind, x.key, x.base_row, x.target_row, x.columns
+             FROM jsonb_to_recordset(?::jsonb) AS x(seq integer, sheet text, kind text, key jsonb,
+               base_row bigint, target_row bigint, columns jsonb)`,
+            [comparisonId, req.companyId, JSON.stringify(rows)],
+          );
+        }).then(() => {
           saved += rows.length;
           progress.update({ changesSaved: saved });
         });
