@@ -186,30 +186,30 @@ export async function runComparison(
   // the workflow names the row its prepare activity found or created; prepared here only when called without
   const comparisonId = req.comparisonId ?? (await prepareComparison(knex, req, null))?.comparisonId;
   if (!comparisonId) return { status: 'file_deleted', comparisonId: null };
-  const row = await withCompany(knex, req.companyId, async (trx) =>
-    q(trx, req.companyId).findById(comparisonId),
-  );
+  // the row and its two versions in one transaction (each one costs round trips before any work)
+  const { row, base, target } = await withCompany(knex, req.companyId, async (trx) => {
+    const found = await q(trx, req.companyId).findById(comparisonId);
+    if (!found || found.status === 'ready' || found.status === 'failed') return { row: found };
+    const [b, t] = await Promise.all([
+      FileVersion.scoped(req.companyId, trx).findById(found.baseVersionId),
+      FileVersion.scoped(req.companyId, trx).findById(found.targetVersionId),
+    ]);
+    return { row: found, base: b, target: t };
+  });
   if (!row) return { status: 'file_deleted', comparisonId: null };
   if (row.status === 'ready' || row.status === 'failed') return { status: row.status, comparisonId };
-  const [base, target] = await withCompany(knex, req.companyId, async (trx) =>
-    Promise.all([
-      FileVersion.scoped(req.companyId, trx).findById(row.baseVersionId),
-      FileVersion.scoped(req.companyId, trx).findById(row.targetVersionId),
-    ]),
-  );
   if (!base || !target) return { status: 'file_deleted', comparisonId };
   const bytesTotal = Number(base.sizeBytes) + Number(target.sizeBytes);
-  const started = await withCompany(knex, req.companyId, async (trx) =>
-    q(trx, req.companyId)
+  const started = await withCompany(knex, req.companyId, async (trx) => {
+    const n = await q(trx, req.companyId)
       .patch({ status: 'comparing', startedAt: new Date(), phase: 'loading', changesSaved: 0 })
       .where({ id: comparisonId })
-      .whereIn('status', ['queued', 'comparing']),
-  );
+      .whereIn('status', ['queued', 'comparing']);
+    // an earlier attempt (a worker stopped mid-run) may have written some changes
+    if (n > 0) await ComparisonChange.scoped(req.companyId, trx).where({ comparisonId }).delete();
+    return n;
+  });
   if (started === 0) return { status: 'file_deleted', comparisonId };
-  // an earlier attempt (a worker stopped mid-run) may have written some changes
-  await withCompany(knex, req.companyId, async (trx) =>
-    ComparisonChange.scoped(req.companyId, trx).where({ comparisonId }).delete(),
-  );
 
   const progress = progressReporter<RunProgress>(
     {
@@ -268,8 +268,10 @@ export async function runComparison(
       const read = [0, 0];
       const loadAndType = async (i: number) => {
         const v = [base, target][i];
-        // the ready report's types when there is one; else the load's checking pass classifies the cells
-        const fromReport = await reportTypes(deps, req.companyId, v.id);
+        // the ready report's types when there is one (looked up while the version downloads); else the
+        // load's checking pass classifies the cells
+        const fromReportLookup = reportTypes(deps, req.companyId, v.id);
+        fromReportLookup.catch(() => undefined); // awaited below; handled if the load fails first
         const l = await loadVersion(
           conns[i],
           {
@@ -284,7 +286,11 @@ export async function runComparison(
             workDir,
             tablePrefix: i === 0 ? 'b_' : 't_',
             lazy: true,
-            classify: fromReport === null,
+            // never rejects (an XLSX load does not await it): the lookup's error surfaces below
+            classify: fromReportLookup.then(
+              (types) => types === null,
+              () => true,
+            ),
             signal: hooks.signal,
             onProgress: (p) => {
               read[i] = p.bytesRead;
@@ -292,6 +298,7 @@ export async function runComparison(
             },
           },
         );
+        const fromReport = await fromReportLookup;
         const t = fromReport && fits(fromReport, l) ? fromReport : await inferTypes(conns[i], l);
         return { l, t };
       };

@@ -69,8 +69,11 @@ export interface LoadOptions {
    * Other files load into tables as usual.
    */
   lazy?: boolean;
-  /** with `lazy`: the checking pass also records each column's classes (`LoadedSheet.classes`) */
-  classify?: boolean;
+  /**
+   * with `lazy`: the checking pass also records each column's classes (`LoadedSheet.classes`); a promise
+   * is awaited once the file is downloaded (a lookup that decides it can run meanwhile)
+   */
+  classify?: boolean | Promise<boolean>;
 }
 
 export interface LoadedColumn {
