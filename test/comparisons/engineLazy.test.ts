@@ -288,6 +288,11 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
       const lb = await load(baseCsv);
       const lt = await load(targetCsv);
       expect(lb.sheets[0].classes).to.be.an('array');
+      // the base lists ids 1, 2, … in file order: each row's number is its line in the file (id + 1)
+      const misplaced = await engine.conn.runAndReadAll(
+        `SELECT count(*)::INTEGER AS n FROM ${lb.sheets[0].table} WHERE row_number <> CAST(c1 AS BIGINT) + 1`,
+      );
+      expect(misplaced.getRowObjectsJS()[0].n).to.equal(0);
       const lazy = await compare(lb, lt, keyColumns);
       const tb = await load(baseCsv, false);
       const tt = await load(targetCsv, false);
