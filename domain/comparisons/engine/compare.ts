@@ -1,8 +1,10 @@
 /**
- * The comparison engine (issue 14): two stored versions loaded into ONE DuckDB connection by the reports
- * engine's `loadVersion` (table prefixes `b_` and `t_`), compared sheet by sheet in SQL. Nothing is held in
- * JavaScript but the summary and one chunk of changes at a time: the pairing is a hash join DuckDB spills
- * to disk under its memory_limit.
+ * The comparison engine (issue 14): two stored versions loaded into ONE DuckDB database by the reports
+ * engine's `loadVersion` (table prefixes `b_` and `t_`; a CSV read `lazy` is a view over its downloaded
+ * copy, scanned again by each step rather than held), compared sheet by sheet in SQL. Nothing is held in
+ * JavaScript but the summary and one chunk of changes at a time; in DuckDB, per version, one small table
+ * (row number, typed key, one hash of the other shared cells) and the rows read back for the pairs whose
+ * hashes differ: the pairing is a hash join DuckDB spills to disk under its memory_limit.
  *
  * Rules (README "Comparisons" repeats them):
  * - Sheets: two single-sheet versions are compared with each other whatever their names (a CSV's sheet is
@@ -90,7 +92,8 @@ function num(value: unknown): number {
 
 /**
  * The inferred types of every column of a loaded version, by the reports engine's own rule (`inferType`
- * over the class of every cell): used when a version has no ready report to take them from.
+ * over the class of every cell): used when a version has no ready report to take them from. A lazy load
+ * that classified its cells (`LoadedSheet.classes`) is not read again.
  */
 export async function inferTypes(conn: DuckDBConnection, loaded: LoadedVersion): Promise<SheetTypes> {
   const out: SheetTypes = [];
