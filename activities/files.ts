@@ -20,11 +20,20 @@ export function createFileActivities(deps: FileActivityDeps) {
     },
     /**
      * For the same schedule: the report workflows and automatic comparisons of versions without their row a
-     * few minutes after upload.
+     * few minutes after upload, and rebuilds and requested comparisons still queued some minutes after.
      */
     async startMissingAnalyses(input: { olderThanMs?: number } = {}) {
       if (!deps.temporal) {
-        return { reportsStarted: 0, reportsRunning: 0, comparisonsStarted: 0, comparisonsRunning: 0 };
+        return {
+          reportsStarted: 0,
+          reportsRunning: 0,
+          comparisonsStarted: 0,
+          comparisonsRunning: 0,
+          rebuildsStarted: 0,
+          rebuildsRunning: 0,
+          requestedComparisonsStarted: 0,
+          requestedComparisonsRunning: 0,
+        };
       }
       return startMissingAnalyses(deps.knex, deps.temporal, deps.taskQueue, input);
     },

@@ -19,24 +19,14 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { parse } from 'csv-parse/sync';
-import { loadConfig } from '../common/config';
-import { createStorage } from '../common/storage';
-import { createKnex } from '../db/knex';
-import { runComparison } from '../domain/comparisons/run';
-import { runBuild } from '../domain/reports/build';
-import {
-  arg,
-  asWorker,
-  MB,
-  median,
-  runMain,
-  seedCompany,
-  seedVersions,
-  startBenchRun,
-  writeLines,
-} from './lib';
+// Each child process loads only what its side needs (the service: config, knex, storage and the comparison
+// code; daff: csv-parse and daff), so neither side's peak RSS carries the other's modules or the bench's
+// own (bench/lib.ts brings the Temporal client, the API's types, the mailer: ~45 MB): see README. Hence the
+// typed `require`s inside the functions.
+/* eslint-disable @typescript-eslint/no-require-imports */
+import type { RunOutcome } from '../domain/comparisons/run';
 
+const MB = 1024 * 1024;
 const run = promisify(execFile);
 const args = process.argv.slice(2);
 const CITIES = ['Lyon', 'Nice', 'Paris', 'Lille', 'Nantes', 'Brest', 'Metz', 'Caen'];
@@ -106,6 +96,7 @@ async function writePair(dir: string, name: string, rows: number) {
       yield HEADER.join(',') + '\n';
       for (const x of t) yield x.join(',') + '\n';
     })();
+  const { writeLines } = require('./lib') as typeof import('./lib');
   const baseFile = path.join(dir, `${name}-base.csv`);
   const targetFile = path.join(dir, `${name}-target.csv`);
   await writeLines(baseFile, csv(base));
@@ -125,7 +116,7 @@ function rowsFor(bytes: number): number {
 
 async function childDaff(baseFile: string, targetFile: string): Promise<void> {
   const started = performance.now();
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { parse } = require('csv-parse/sync') as typeof import('csv-parse/sync');
   const daff = require('daff') as any;
   const read = async (f: string) => parse(await readFile(f), { relax_column_count: true }) as string[][];
   const t1 = new daff.TableView(await read(baseFile));
@@ -143,17 +134,28 @@ async function childDaff(baseFile: string, targetFile: string): Promise<void> {
 
 async function childService(input: string): Promise<void> {
   const p = JSON.parse(input) as { companyId: string; comparisonId: string };
+  const { loadConfig } = require('../common/config') as typeof import('../common/config');
+  const { createStorage } = require('../common/storage') as typeof import('../common/storage');
+  const { createKnex } = require('../db/knex') as typeof import('../db/knex');
+  const { actingStatement } = require('../db/unitOfWork') as typeof import('../db/unitOfWork');
+  const { runComparison } =
+    require('../domain/comparisons/run') as typeof import('../domain/comparisons/run');
+  // bench/lib.ts asWorker, without loading bench/lib.ts
+  const asWorker = <T>(companyId: string, fn: () => PromiseLike<T>): Promise<T> =>
+    actingStatement({ companyId }, fn);
   const config = loadConfig();
   // as the worker: the application role, acting for the company (bench/lib.ts asWorker)
   const knex = createKnex(config.databaseUrl, 4, { actAs: config.databaseAppRole });
   const storage = createStorage(config);
   try {
     const started = performance.now();
-    const outcome = await asWorker(p.companyId, () =>
+    const outcome: RunOutcome = await asWorker(p.companyId, () =>
       runComparison({ knex, storage, config }, { companyId: p.companyId, comparisonId: p.comparisonId }),
     );
     const ms = performance.now() - started;
-    const row = await asWorker(p.companyId, () => knex('comparisons').where({ id: p.comparisonId }).first());
+    const row = (await asWorker(p.companyId, () =>
+      knex('comparisons').where({ id: p.comparisonId }).first(),
+    )) as { result: unknown };
     process.stdout.write(
       JSON.stringify({
         ms,
@@ -183,6 +185,9 @@ async function child(kind: string, a: string, b: string | undefined, env: NodeJS
 // ---- main ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
+  const { arg, asWorker, median, seedCompany, seedVersions, startBenchRun } =
+    require('./lib') as typeof import('./lib');
+  const { runBuild } = require('../domain/reports/build') as typeof import('../domain/reports/build');
   const runs = arg('runs', 1);
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'compare-bench-'));
   const benchRun = await startBenchRun({ REPORT_WORK_DIR: path.join(tmp, 'work') });
@@ -281,6 +286,17 @@ async function main(): Promise<void> {
     await benchRun.close();
     await rm(tmp, { recursive: true, force: true });
   }
+}
+
+/** bench/lib.ts runMain, without loading bench/lib.ts */
+function runMain(fn: () => Promise<void>): void {
+  fn().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
 }
 
 if (args[0] === '--child') {

@@ -10,7 +10,8 @@ const { sweepOrphanObjects, startMissingAnalyses } = proxyActivities<FileActivit
  * Run by the Temporal Schedule `retention:file-orphans:<task queue>`: removes objects left by uploads that
  * never committed (older than an hour, so uploads in progress are left alone), and starts the report
  * workflow and the automatic comparison of versions whose start after the upload failed (no row after five
- * minutes).
+ * minutes), and report rebuilds and requested comparisons whose start after their request failed (still queued
+ * after five minutes).
  */
 export async function fileOrphanSweepWorkflow(input: { olderThanMs?: number } = {}): Promise<{
   objectsRemoved: number;
@@ -19,6 +20,10 @@ export async function fileOrphanSweepWorkflow(input: { olderThanMs?: number } = 
   reportsRunning: number;
   comparisonsStarted: number;
   comparisonsRunning: number;
+  rebuildsStarted: number;
+  rebuildsRunning: number;
+  requestedComparisonsStarted: number;
+  requestedComparisonsRunning: number;
 }> {
   const swept = await sweepOrphanObjects(input);
   const starts = await startMissingAnalyses();

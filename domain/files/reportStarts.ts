@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import type { Knex } from 'knex';
 import { REPORT_WORKFLOW, reportStart, type ReportWorkflowInput } from '../../workflows/definitions/reports';
 import { startAutomaticComparison } from '../comparisons/commands';
+import { COMPARISON_WORKFLOW, comparisonStart } from '../../workflows/definitions/comparisons';
 
 /**
  * Starts the report workflow of one version (`report:<fileId>:v<n>`). Rejects with
@@ -40,6 +41,11 @@ async function startAll(starts: Array<() => Promise<void>>): Promise<{ started: 
  * (WorkflowExecutionAlreadyStarted counts as running). At most `limit` versions of each kind per call, oldest
  * first, among those uploaded in the last `withinMs` (a week): one that keeps failing is tried hourly for a
  * week, and cannot hold back newer versions behind it for ever.
+ *
+ * The same for what a request starts after its commit: a report rebuild (`…:rebuild-<build>`) and a requested
+ * comparison (`comparison:<fileId>:v<a>:v<b>:<id>`) whose row is still `queued` some minutes after it was
+ * queued are started again under their own workflow ids (one still running, queued behind others, counts as
+ * running), so a start lost to a Temporal outage never leaves a build or a comparison queued for good.
  */
 export async function startMissingAnalyses(
   knex: Knex,
@@ -51,6 +57,10 @@ export async function startMissingAnalyses(
   reportsRunning: number;
   comparisonsStarted: number;
   comparisonsRunning: number;
+  rebuildsStarted: number;
+  rebuildsRunning: number;
+  requestedComparisonsStarted: number;
+  requestedComparisonsRunning: number;
 }> {
   const recent = (q: Knex.QueryBuilder) =>
     q
@@ -82,6 +92,47 @@ export async function startMissingAnalyses(
     version: number;
     previousId: string;
   }>;
+  /** rows queued some minutes ago, within the week, oldest first */
+  const stillQueued = (q: Knex.QueryBuilder, table: string) =>
+    q
+      .where(`${table}.status`, 'queued')
+      .where(`${table}.queuedAt`, '<', new Date(now - olderThanMs))
+      .where(`${table}.queuedAt`, '>', new Date(now - withinMs))
+      .orderBy(`${table}.queuedAt`)
+      .limit(limit);
+  const rebuilds = (await stillQueued(
+    knex('reports as r').join('fileVersions as v', 'v.id', 'r.fileVersionId').where('r.build', '>', 1),
+    'r',
+  ).select(
+    'r.companyId',
+    'r.fileId',
+    'r.fileVersionId',
+    'v.version',
+    'r.build',
+    'r.correlationId',
+  )) as Array<{
+    companyId: string;
+    fileId: string;
+    fileVersionId: string;
+    version: number;
+    build: number;
+    correlationId: string | null;
+  }>;
+  const requested = (await stillQueued(knex('comparisons as c').where('c.automatic', false), 'c').select(
+    'c.id',
+    'c.companyId',
+    'c.fileId',
+    'c.baseVersion',
+    'c.targetVersion',
+    'c.correlationId',
+  )) as Array<{
+    id: string;
+    companyId: string;
+    fileId: string;
+    baseVersion: number;
+    targetVersion: number;
+    correlationId: string | null;
+  }>;
   const reports = await startAll(
     unreported.map(
       (v) => () =>
@@ -105,7 +156,46 @@ export async function startMissingAnalyses(
         }),
     ),
   );
+  const rebuilt = await startAll(
+    rebuilds.map((r) => () => {
+      const correlationId = r.correlationId ?? undefined;
+      return startReport(
+        temporal,
+        {
+          companyId: r.companyId,
+          fileId: r.fileId,
+          fileVersionId: r.fileVersionId,
+          version: r.version,
+          build: r.build,
+          correlationId,
+        },
+        { taskQueue, correlationId },
+      );
+    }),
+  );
+  const compared = await startAll(
+    requested.map((c) => async () => {
+      const correlationId = c.correlationId ?? undefined;
+      await temporal.workflow.start(
+        COMPARISON_WORKFLOW,
+        comparisonStart(
+          {
+            fileId: c.fileId,
+            baseVersion: c.baseVersion,
+            targetVersion: c.targetVersion,
+            comparisonId: c.id,
+          },
+          { companyId: c.companyId, comparisonId: c.id, correlationId },
+          { taskQueue, correlationId },
+        ),
+      );
+    }),
+  );
   return {
+    rebuildsStarted: rebuilt.started,
+    rebuildsRunning: rebuilt.running,
+    requestedComparisonsStarted: compared.started,
+    requestedComparisonsRunning: compared.running,
     reportsStarted: reports.started,
     reportsRunning: reports.running,
     comparisonsStarted: comparisons.started,

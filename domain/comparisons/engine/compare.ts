@@ -1,8 +1,10 @@
 /**
- * The comparison engine (issue 14): two stored versions loaded into ONE DuckDB connection by the reports
- * engine's `loadVersion` (table prefixes `b_` and `t_`), compared sheet by sheet in SQL. Nothing is held in
- * JavaScript but the summary and one chunk of changes at a time: the pairing is a hash join DuckDB spills
- * to disk under its memory_limit.
+ * The comparison engine (issue 14): two stored versions loaded into ONE DuckDB database by the reports
+ * engine's `loadVersion` (table prefixes `b_` and `t_`; a CSV read `lazy` is a view over its downloaded
+ * copy, scanned again by each step rather than held), compared sheet by sheet in SQL. Nothing is held in
+ * JavaScript but the summary and one chunk of changes at a time; in DuckDB, per version, one small table
+ * (row number, typed key, one hash of the other shared cells) and the rows read back for the pairs whose
+ * hashes differ: the pairing is a hash join DuckDB spills to disk under its memory_limit.
  *
  * Rules (README "Comparisons" repeats them):
  * - Sheets: two single-sheet versions are compared with each other whatever their names (a CSV's sheet is
@@ -53,6 +55,11 @@ export interface CompareOptions {
   /** called between steps with the sheets done so far */
   onProgress?: (progress: { sheetsDone: number; sheetsTotal: number; phase: string }) => void;
   signal?: AbortSignal;
+  /**
+   * another connection to the same database: the steps done once per version (their pass over it) run on
+   * both connections at once
+   */
+  other?: DuckDBConnection;
 }
 
 type Row = Record<string, unknown>;
@@ -62,13 +69,31 @@ async function rows(conn: DuckDBConnection, sql: string): Promise<Row[]> {
   return reader.getRowObjectsJS() as Row[];
 }
 
+/**
+ * Runs the base's and the target's step together when a second connection is given (else one after the
+ * other); both settle before an error is thrown, so nothing still runs when the caller cleans up.
+ */
+async function perVersion<T>(
+  conn: DuckDBConnection,
+  other: DuckDBConnection | undefined,
+  base: (c: DuckDBConnection) => Promise<T>,
+  target: (c: DuckDBConnection) => Promise<T>,
+): Promise<[T, T]> {
+  if (!other) return [await base(conn), await target(conn)];
+  const [b, t] = await Promise.allSettled([base(conn), target(other)]);
+  if (b.status === 'rejected') throw b.reason;
+  if (t.status === 'rejected') throw t.reason;
+  return [b.value, t.value];
+}
+
 function num(value: unknown): number {
   return typeof value === 'bigint' ? Number(value) : Number(value ?? 0);
 }
 
 /**
  * The inferred types of every column of a loaded version, by the reports engine's own rule (`inferType`
- * over the class of every cell): used when a version has no ready report to take them from.
+ * over the class of every cell): used when a version has no ready report to take them from. A lazy load
+ * that classified its cells (`LoadedSheet.classes`) is not read again.
  */
 export async function inferTypes(conn: DuckDBConnection, loaded: LoadedVersion): Promise<SheetTypes> {
   const out: SheetTypes = [];
@@ -76,6 +101,21 @@ export async function inferTypes(conn: DuckDBConnection, loaded: LoadedVersion):
     const cols = sheet.columns;
     if (cols.length === 0 || sheet.rowCount === 0) {
       out.push(cols.map(() => 'text'));
+      continue;
+    }
+    if (sheet.classes) {
+      // a lazy load classified every cell in its checking pass (the same classes, so the same rule)
+      const bits = sheet.classes;
+      out.push(
+        cols.map((_, i) =>
+          inferType(
+            Object.fromEntries(INFERRED_TYPES.map((t, k) => [t, (bits[i] >> (k + 1)) & 1])) as Record<
+              InferredType,
+              number
+            >,
+          ),
+        ),
+      );
       continue;
     }
     // each distinct text is classified once: the type is the narrowest class holding every value, so
@@ -136,6 +176,11 @@ function normSql(ident: string, type: InferredType): string {
   // a value that does not parse under the type (cannot happen with types inferred from these versions)
   // is compared as its text, marked so it never equals a typed value
   return `CASE WHEN ${isNullSql(ident)} THEN NULL ELSE coalesce(${value}, chr(2) || ${ident}) END`;
+}
+
+/** SQL: a VARCHAR list of the given expressions. */
+function listSql(items: string[]): string {
+  return `[${items.join(', ')}]::VARCHAR[]`;
 }
 
 interface Shared {
@@ -207,6 +252,8 @@ async function compareSheet(
   const columnsAdded = ts.columns.filter((c) => !bNames.has(c.name)).map((c) => c.name);
   const columnsRemoved = bs.columns.filter((c) => !tNames.has(c.name)).map((c) => c.name);
 
+  const both = <T>(b: (c: DuckDBConnection) => Promise<T>, t: (c: DuckDBConnection) => Promise<T>) =>
+    perVersion(conn, opts.other, b, t);
   const seq = ++tableSeq;
   const nb = `cmp_${seq}_b`;
   const nt = `cmp_${seq}_t`;
@@ -230,20 +277,24 @@ async function compareSheet(
       // merge texts): a cheap scan of the raw texts first, then the typed check of the candidates in order
       const rawStats = (side: 'base' | 'target') =>
         shared.map((s, j) => `count(DISTINCT ${identOf(s, side)}) AS d${j}`).join(', ');
-      const [b] = await rows(conn, `SELECT ${rawStats('base')} FROM ${bs.table}`);
-      const [t] = await rows(conn, `SELECT ${rawStats('target')} FROM ${ts.table}`);
+      const [[b], [t]] = await both(
+        (c) => rows(c, `SELECT ${rawStats('base')} FROM ${bs.table}`),
+        (c) => rows(c, `SELECT ${rawStats('target')} FROM ${ts.table}`),
+      );
       const candidates = shared
         .map((s, j) => ({ j, rank: keyRank(s.name), position: s.target.position }))
         .filter(({ j }) => num(b[`d${j}`]) === bs.rowCount && num(t[`d${j}`]) === ts.rowCount)
         .sort((x, y) => x.rank - y.rank || x.position - y.position);
       for (const { j } of candidates) {
-        const check = (side: 'base' | 'target', table: string) =>
+        const check = (c: DuckDBConnection, side: 'base' | 'target', table: string) =>
           rows(
-            conn,
+            c,
             `SELECT count(v) AS n, count(DISTINCT v) AS d FROM (SELECT ${normSql(identOf(shared[j], side), shared[j].type)} AS v FROM ${table})`,
           );
-        const [cb] = await check('base', bs.table);
-        const [ct] = await check('target', ts.table);
+        const [[cb], [ct]] = await both(
+          (c) => check(c, 'base', bs.table),
+          (c) => check(c, 'target', ts.table),
+        );
         if (
           num(cb.n) === bs.rowCount &&
           num(cb.d) === bs.rowCount &&
@@ -270,8 +321,10 @@ async function compareSheet(
           ? [`hash(${hashed.map((j) => identOf(shared[j], side)).join(', ')}) AS h`]
           : []),
       ].join(', ');
-    await conn.run(`CREATE TABLE ${nb} AS SELECT ${select(bs, 'base')} FROM ${bs.table}`);
-    await conn.run(`CREATE TABLE ${nt} AS SELECT ${select(ts, 'target')} FROM ${ts.table}`);
+    await both(
+      (c) => c.run(`CREATE TABLE ${nb} AS SELECT ${select(bs, 'base')} FROM ${bs.table}`),
+      (c) => c.run(`CREATE TABLE ${nt} AS SELECT ${select(ts, 'target')} FROM ${ts.table}`),
+    );
 
     const keyed = matching !== 'multiset';
     const keyCols = keyed ? keyIdx : shared.map((_, j) => j);
@@ -295,11 +348,14 @@ async function compareSheet(
       on = `b.v${keyCols[0]} = t.v${keyCols[0]}`;
     } else {
       const partition = keyCols.length === 0 ? '' : `PARTITION BY ${keyCols.map((j) => `v${j}`).join(', ')}`;
-      for (const table of [nb, nt]) {
-        await conn.run(
+      const occ = (c: DuckDBConnection, table: string) =>
+        c.run(
           `CREATE OR REPLACE TABLE ${table} AS SELECT *, row_number() OVER (${partition} ORDER BY rn) AS occ FROM ${table}`,
         );
-      }
+      await both(
+        (c) => occ(c, nb),
+        (c) => occ(c, nt),
+      );
       // null-safe equality written as plain equalities, so that DuckDB runs a hash join
       on = [
         ...keyCols.map(
@@ -309,18 +365,35 @@ async function compareSheet(
       ].join(' AND ');
     }
     // the differing value columns, only for pairs whose hashes differ: their raw texts read back by row
-    // number, a column typed only where its raw text differs
-    const col = (alias: 'b' | 't', j: number) =>
-      `${alias}.${alias === 'b' ? shared[j].base.ident : shared[j].target.ident}`;
-    const diff =
+    // number (as one list per row, `v`, in shared-column order), a column typed only where its raw text
+    // differs
+    const col = (alias: 'b' | 't', j: number) => `${alias}.v[${j + 1}]`;
+    // The cells whose raw texts differ, one row each (column index, old, new), judged under their column's
+    // type by one expression per type present: the value SQL (regular expressions among it) is written
+    // once per type, not once per column and side (measured: ~64 MB of DuckDB memory for 11 columns)
+    const rawDiffers =
       valueCols.length === 0
-        ? `[]::INTEGER[]`
+        ? `[]::STRUCT(j INTEGER, o VARCHAR, n VARCHAR)[]`
         : `list_filter([${valueCols
             .map(
               (j) =>
-                `CASE WHEN ${col('b', j)} IS DISTINCT FROM ${col('t', j)} AND ${normSql(col('b', j), shared[j].type)} IS DISTINCT FROM ${normSql(col('t', j), shared[j].type)} THEN ${j} END`,
+                `CASE WHEN ${col('b', j)} IS DISTINCT FROM ${col('t', j)} THEN {'j': ${j}, 'o': ${col('b', j)}, 'n': ${col('t', j)}} END`,
             )
             .join(', ')}], x -> x IS NOT NULL)`;
+    const typesPresent = [...new Set(valueCols.map((j) => shared[j].type))];
+    const typeOf = (ref: string) =>
+      valueCols.length === 0
+        ? 'NULL::VARCHAR'
+        : `CASE ${valueCols.map((j) => `WHEN ${ref} = ${j} THEN '${shared[j].type}'`).join(' ')} END`;
+    const valueDiffers =
+      typesPresent.length === 0
+        ? 'false'
+        : `CASE ${typesPresent
+            .map(
+              (type) =>
+                `WHEN ty = '${type}' THEN ${normSql('c.o', type)} IS DISTINCT FROM ${normSql('c.n', type)}`,
+            )
+            .join(' ')} END`;
     if (opts.signal?.aborted) throw opts.signal.reason;
     const joined = `cmp_${seq}_j`;
     const suspect = valueCols.length === 0 ? 'false' : 'b.h IS DISTINCT FROM t.h';
@@ -329,21 +402,58 @@ async function compareSheet(
         CASE WHEN b.rn IS NULL THEN 'added' WHEN t.rn IS NULL THEN 'removed' ELSE 'matched' END AS side,
         b.rn IS NOT NULL AND t.rn IS NOT NULL AND ${suspect} AS suspect
       FROM ${nb} b FULL OUTER JOIN ${nt} t ON ${on}`);
-    await conn.run(`CREATE TABLE ${pairs} AS
-      SELECT b_rn, t_rn, side, CASE WHEN side = 'matched' THEN []::INTEGER[] END AS diff
-      FROM ${joined} WHERE NOT suspect
-      UNION ALL
-      SELECT j.b_rn, j.t_rn, j.side, ${diff} AS diff
+    // the raw rows read back: only the suspect pairs' and the unpaired ones (for their key), picked by row
+    // number in one scan of each version (a semi join whose small side is the row numbers: a lazy
+    // version's rows are never all held). Each row's shared cells are kept as ONE list: the joins below
+    // then carry one column, not one per cell (measured: a hash join whose build side has 13 VARCHAR
+    // columns reserved ~70 MB for 3k rows, the same rows as a list ~0.3 MB)
+    const rb = `cmp_${seq}_rb`;
+    const rt = `cmp_${seq}_rt`;
+    const readBack = (
+      c: DuckDBConnection,
+      sheet: LoadedSheet,
+      into: string,
+      rn: 'b_rn' | 't_rn',
+      unpaired: string,
+    ) =>
+      c.run(`CREATE TABLE ${into} AS
+        SELECT ${sheet.rowNumberColumn} AS rn, ${listSql(shared.map((s) => (rn === 'b_rn' ? s.base.ident : s.target.ident)))} AS v
+        FROM ${sheet.table}
+        WHERE ${sheet.rowNumberColumn} IN (SELECT ${rn} FROM ${joined} WHERE suspect OR side = '${unpaired}')`);
+    await both(
+      (c) => readBack(c, bs, rb, 'b_rn', 'removed'),
+      (c) => readBack(c, ts, rt, 't_rn', 'added'),
+    );
+    // pairs whose hashes are equal are unchanged: counted, never copied
+    const [same] = await rows(
+      conn,
+      `SELECT count(*) AS n FROM ${joined} WHERE side = 'matched' AND NOT suspect`,
+    );
+    const cells = `cmp_${seq}_c`;
+    await conn.run(`CREATE TABLE ${cells} AS
+      SELECT j.b_rn, j.t_rn, unnest(${rawDiffers}) AS c
       FROM (SELECT * FROM ${joined} WHERE suspect) j
-      JOIN ${bs.table} b ON b.${bs.rowNumberColumn} = j.b_rn
-      JOIN ${ts.table} t ON t.${ts.rowNumberColumn} = j.t_rn`);
+      JOIN ${rb} b ON b.rn = j.b_rn
+      JOIN ${rt} t ON t.rn = j.t_rn`);
+    await conn.run(`CREATE TABLE ${pairs} AS
+      SELECT b_rn, t_rn, side, NULL::INTEGER[] AS diff
+      FROM ${joined} WHERE side <> 'matched'
+      UNION ALL
+      SELECT j.b_rn, j.t_rn, j.side, coalesce(d.diff, []::INTEGER[]) AS diff
+      FROM (SELECT * FROM ${joined} WHERE suspect) j
+      LEFT JOIN (
+        SELECT b_rn, t_rn, list(c.j ORDER BY c.j) AS diff
+        FROM (SELECT b_rn, t_rn, c, ${typeOf('c.j')} AS ty FROM ${cells})
+        WHERE ${valueDiffers}
+        GROUP BY b_rn, t_rn
+      ) d ON d.b_rn = j.b_rn AND d.t_rn = j.t_rn`);
     await conn.run(`DROP TABLE ${joined}`);
     const [counts] = await rows(
       conn,
       `SELECT count(*) FILTER (WHERE side = 'added') AS added,
               count(*) FILTER (WHERE side = 'removed') AS removed,
               count(*) FILTER (WHERE side = 'matched' AND len(diff) > 0) AS changed,
-              count(*) FILTER (WHERE side = 'matched' AND len(diff) = 0) AS unchanged
+              count(*) FILTER (WHERE side = 'matched' AND len(diff) = 0) + ${num(same.n)} AS unchanged
        FROM ${pairs}`,
     );
     let duplicateKeys = 0;
@@ -358,29 +468,15 @@ async function compareSheet(
 
     // the row changes, in row order, a chunk at a time
     if (opts.onChanges) {
-      const raw = (alias: string, idents: string[]) =>
-        idents.length === 0 ? `[]::VARCHAR[]` : `[${idents.map((i) => `${alias}.${i}`).join(', ')}]`;
+      const keyList = (alias: 'b' | 't') => listSql(keyIdx.map((j) => col(alias, j)));
       const keyNames = keyIdx.map((j) => shared[j].name);
       const sql = `SELECT p.side, p.b_rn, p.t_rn, p.diff,
-          CASE WHEN p.t_rn IS NULL THEN ${raw(
-            'b',
-            keyIdx.map((j) => shared[j].base.ident),
-          )}
-               ELSE ${raw(
-                 't',
-                 keyIdx.map((j) => shared[j].target.ident),
-               )} END AS key,
-          CASE WHEN len(p.diff) > 0 THEN ${raw(
-            'b',
-            shared.map((s) => s.base.ident),
-          )} END AS olds,
-          CASE WHEN len(p.diff) > 0 THEN ${raw(
-            't',
-            shared.map((s) => s.target.ident),
-          )} END AS news
+          CASE WHEN p.t_rn IS NULL THEN ${keyList('b')} ELSE ${keyList('t')} END AS key,
+          CASE WHEN len(p.diff) > 0 THEN b.v END AS olds,
+          CASE WHEN len(p.diff) > 0 THEN t.v END AS news
         FROM ${pairs} p
-        LEFT JOIN ${bs.table} b ON b.${bs.rowNumberColumn} = p.b_rn
-        LEFT JOIN ${ts.table} t ON t.${ts.rowNumberColumn} = p.t_rn
+        LEFT JOIN ${rb} b ON b.rn = p.b_rn
+        LEFT JOIN ${rt} t ON t.rn = p.t_rn
         WHERE p.side <> 'matched' OR len(p.diff) > 0
         ORDER BY coalesce(p.t_rn, p.b_rn), p.b_rn NULLS LAST, p.t_rn NULLS LAST`;
       const result = await conn.stream(sql);
@@ -424,7 +520,7 @@ async function compareSheet(
       typeChanges,
     };
   } finally {
-    for (const t of [`cmp_${seq}_j`, pairs, nt, nb])
+    for (const t of [`cmp_${seq}_j`, `cmp_${seq}_c`, `cmp_${seq}_rb`, `cmp_${seq}_rt`, pairs, nt, nb])
       await conn.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
   }
 }
@@ -457,6 +553,10 @@ export async function compareVersions(
     typeChanges: [],
     sheets: [],
   };
+  // the value comparisons are long expressions whose macros hold small IN lists: DuckDB's rewriting of
+  // those into joins cost ~0.2 s of planning per query (measured), more than the rows they run on
+  for (const c of opts.other ? [conn, opts.other] : [conn])
+    await c.run(`SET disabled_optimizers = 'in_clause,build_side_probe_side'`);
   let done = 0;
   for (const { b, t } of pairs) {
     if (opts.signal?.aborted) throw opts.signal.reason;

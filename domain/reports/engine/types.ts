@@ -20,7 +20,9 @@
  *   the file again and must never put cell values in events or logs.
  * - `runAnalysis(conn, source, steps, context, opts)` (./pipeline.ts) runs the whole pipeline.
  *
- * Issue 14 loads two versions into one connection: pass a distinct `tablePrefix` to each `loadVersion`.
+ * Issue 14 loads two versions into one connection: pass a distinct `tablePrefix` to each `loadVersion`, and
+ * `lazy` (a CSV/TSV the fast path can read becomes a view over its downloaded copy, read again by each
+ * query instead of held in memory).
  */
 import type { Readable } from 'node:stream';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -55,8 +57,23 @@ export interface LoadOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** aborts the load (the build was cancelled) */
   signal?: AbortSignal;
-  /** a folder for the engine's temporary files (removed before loadVersion returns) */
+  /**
+   * a folder for the engine's temporary files (removed before loadVersion returns, but for `lazy` views'
+   * copies: those stay until the caller removes the folder, after its last query)
+   */
   workDir: string;
+  /**
+   * comparisons (issue 14): a CSV/TSV that DuckDB's reader takes as it is (the fast path) is not copied
+   * into a table: its sheet's `table` is a VIEW over `read_csv` of the downloaded copy (row numbers from
+   * the reader's order), checked, counted — and with `classify`, its cells classified — in one pass.
+   * Other files load into tables as usual.
+   */
+  lazy?: boolean;
+  /**
+   * with `lazy`: the checking pass also records each column's classes (`LoadedSheet.classes`); a promise
+   * is awaited once the file is downloaded (a lookup that decides it can run meanwhile)
+   */
+  classify?: boolean | Promise<boolean>;
 }
 
 export interface LoadedColumn {
@@ -87,6 +104,11 @@ export interface LoadedSheet {
   rowNumberColumn: string;
   columns: LoadedColumn[];
   warnings: LoadWarning[];
+  /**
+   * `lazy` + `classify` loads only: per column (by position − 1), the bit set of the CLASS_CODES
+   * (./sql.ts) its cells fall in (bit n: some cell is of class n)
+   */
+  classes?: number[];
 }
 
 export interface LoadedVersion {

@@ -1,6 +1,6 @@
 /** changeWithAudit (domain/audit/record.ts): a one-statement change carries its audit entry in that statement. */
 import { expect } from 'chai';
-import { auditWrites } from '../../../domain/audit/record';
+import { auditWrites, recordAudit } from '../../../domain/audit/record';
 import { changeVisibility } from '../../../domain/files/files';
 import { transact } from '../../../db/transaction';
 import { testEnv } from '../../helpers/env';
@@ -51,5 +51,41 @@ describe('audit: the entry travels with its change', () => {
     ).catch((err: Error) => expect(err.message).to.equal('after the change'));
     expect((await knex('files').where({ id: fileId }).first()).visibility).to.equal('company');
     expect(await entries()).to.have.length(3);
+  });
+
+  it('audited writes run as named (prepared) statements: parsed once per connection, the entry as its row says', async () => {
+    const { appKnex, knex } = testEnv();
+    const team = await createTeam();
+    const { fileId } = await insertCompanyFile(team, 1, 1);
+    const actor = { companyId: team.company.id, personId: team.admin.id, role: 'admin' as const };
+    const prepared = await transact(
+      appKnex,
+      async (uow) => {
+        await recordAudit(uow.trx, {
+          companyId: team.company.id,
+          personId: team.admin.id,
+          action: 'file.prepared_probe',
+          resourceType: 'file',
+          resourceId: fileId,
+          details: { n: 1 },
+        });
+        await changeVisibility(actor, uow, fileId, 'private');
+        // the statements this connection has prepared so far (its session's)
+        const rows = (await uow.trx.raw('select name from pg_prepared_statements')).rows as Array<{
+          name: string;
+        }>;
+        return rows.map((r) => r.name);
+      },
+      { acting: { companyId: team.company.id } },
+    );
+    expect(prepared).to.include('audit_log.insert');
+    expect(prepared.some((name) => name.startsWith('audit_log.change.'))).to.equal(true);
+    const entry = await knex('auditLog')
+      .where({ companyId: team.company.id, action: 'file.prepared_probe' })
+      .first();
+    expect(entry).to.include({ resourceType: 'file', resourceId: fileId, actorPersonId: team.admin.id });
+    expect(entry.details).to.deep.equal({ n: 1 });
+    // entry ids are time-ordered (UUIDv7): the version nibble is 7
+    expect(entry.id[14]).to.equal('7');
   });
 });

@@ -7,6 +7,7 @@ import { ensureFileOrphanSweepSchedule } from '../../../worker/worker';
 import { fileOrphanSweepWorkflow } from '../../../workflows/fileOrphanSweep';
 import { workflowIdentity } from '../../../workflows/shared';
 import { createTeam } from '../../helpers/factories';
+import { call } from '../../helpers/http';
 import { eventually } from '../../helpers/temporal';
 import { csv, objectsOf, uploadFile, uploadTo } from '../../helpers/files';
 
@@ -107,6 +108,85 @@ describe('orphan sweep (real MinIO and PostgreSQL)', function () {
     expect(again.comparisonsStarted).to.equal(0);
     expect(again.comparisonsRunning).to.be.at.least(1);
     for (const wid of [id, `report:${saved.body.id}:v1`, `report:${saved.body.id}:v2`]) {
+      await temporal.workflow
+        .getHandle(wid)
+        .terminate('test done')
+        .catch(() => undefined);
+    }
+  });
+
+  it('starts again a rebuild and a requested comparison still queued after their starts after commit failed', async () => {
+    const { temporal, knex, config } = testEnv();
+    const a = await createTeam({ plan: 'premium' });
+    const saved = await uploadFile(csv(2), { token: a.adminToken });
+    expect(saved.status).to.equal(201);
+    const fileId = saved.body.id as string;
+    expect((await uploadTo(`/files/${fileId}/versions`, csv(3), { token: a.adminToken })).status).to.equal(
+      201,
+    );
+    const exists = (wid: string) =>
+      temporal.workflow
+        .getHandle(wid)
+        .describe()
+        .then(() => true)
+        .catch(() => false);
+    /** no worker polls here: a started workflow waits; end it as if its start had never happened */
+    const lose = async (wid: string) => {
+      await eventually(() => exists(wid), { what: `workflow ${wid} started` });
+      await temporal.workflow.getHandle(wid).terminate('test: the start after commit failed');
+    };
+    for (const wid of [`report:${fileId}:v1`, `report:${fileId}:v2`, `comparison:${fileId}:v1:v2`])
+      await lose(wid);
+    // version 1's first build is over (a worker would have finished it), so a rebuild may be asked for
+    const v1 = (await knex('fileVersions').where({ fileId, version: 1 }).first()) as { id: string };
+    await knex('reports').insert({
+      id: uuidv7(),
+      companyId: a.company.id,
+      fileId,
+      fileVersionId: v1.id,
+      version: 1,
+      status: 'ready',
+      finishedAt: new Date(),
+    });
+    const rebuild = await call('POST', `/files/${fileId}/versions/1/report/rebuild`, {
+      token: a.adminToken,
+      json: {},
+    });
+    expect(rebuild.status).to.equal(202);
+    const rebuildId = `report:${fileId}:v1:rebuild-2`;
+    await lose(rebuildId);
+    const requested = await call('POST', '/comparisons', {
+      token: a.adminToken,
+      json: { base: { fileId, version: 1 }, target: { fileId, version: 2 } },
+    });
+    expect(requested.status).to.equal(202);
+    const comparisonId = `comparison:${fileId}:v1:v2:${requested.body.id}`;
+    await lose(comparisonId);
+    expect((await knex('reports').where({ fileVersionId: v1.id }).first()).status).to.equal('queued');
+    expect((await knex('comparisons').where({ id: requested.body.id }).first()).status).to.equal('queued');
+
+    // young rows are left alone (their starts may still be on their way)
+    const now = await startMissingAnalyses(knex, temporal, config.temporal.taskQueue);
+    expect(now.rebuildsStarted + now.requestedComparisonsStarted).to.equal(0);
+    expect((await temporal.workflow.getHandle(rebuildId).describe()).status.name).to.equal('TERMINATED');
+
+    const later = Date.now() + 10 * 60_000;
+    const first = await startMissingAnalyses(knex, temporal, config.temporal.taskQueue, { now: later });
+    expect(first.rebuildsStarted).to.be.at.least(1);
+    expect(first.requestedComparisonsStarted).to.be.at.least(1);
+    const rebuilt = await temporal.workflow.getHandle(rebuildId).describe();
+    expect(rebuilt.status.name).to.equal('RUNNING');
+    expect(rebuilt.type).to.equal('reportWorkflow');
+    expect(rebuilt.searchAttributes.CompanyId).to.deep.equal([a.company.id]);
+    const compared = await temporal.workflow.getHandle(comparisonId).describe();
+    expect(compared.status.name).to.equal('RUNNING');
+    expect(compared.type).to.equal('comparisonWorkflow');
+    // idempotent: workflows already running are not started twice
+    const again = await startMissingAnalyses(knex, temporal, config.temporal.taskQueue, { now: later });
+    expect(again.rebuildsStarted + again.requestedComparisonsStarted).to.equal(0);
+    expect(again.rebuildsRunning).to.be.at.least(1);
+    expect(again.requestedComparisonsRunning).to.be.at.least(1);
+    for (const wid of [rebuildId, comparisonId]) {
       await temporal.workflow
         .getHandle(wid)
         .terminate('test done')
