@@ -197,7 +197,11 @@ export async function runBuild(
       ),
     hooks.heartbeat,
   );
-  const workDir = path.join(config.reports.workDir, `build-${randomUUID()}`);
+  // named after the build (ids only), so an operator — or a test — can tell whose folder it is
+  const workDir = path.join(
+    config.reports.workDir,
+    `build-${req.fileId}-v${req.version}-b${build}-${randomUUID().slice(0, 8)}`,
+  );
   let objectKey: string | null = null;
   try {
     const prepared: Array<Awaited<ReturnType<BuildExtension['prepare']>>> = [];

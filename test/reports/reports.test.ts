@@ -200,6 +200,9 @@ describe('reports: builds, the report resource, rebuilds and cancellation', func
       (b) => b.status === 'building' && b.progress?.phase === 'testGate',
       'a build held at the gate',
     );
+    // while held, the build has its temporary folder (named after the file and version)
+    const folders = await readdir(testEnv().config.reports.workDir);
+    expect(folders.filter((f) => f.startsWith(`build-${id}-v1-b1-`))).to.have.length(1);
     const deleted = await call('DELETE', `/files/${id}`, { token: team.adminToken });
     expect(deleted.status, deleted.text).to.equal(204);
     const { temporal, knex, storage, config } = testEnv();
@@ -216,11 +219,12 @@ describe('reports: builds, the report resource, rebuilds and cancellation', func
     for await (const item of listing as AsyncIterable<{ name?: string }>)
       if (item.name?.includes(id)) keys.push(item.name);
     expect(keys).to.deep.equal([]);
-    // the build's temporary folder is gone once the activity has stopped
+    // the build's temporary folder is gone once the activity has stopped (other files' builds, left on this run's
+    // task queue by earlier test files, may be running beside it: only this file's folder counts)
     await eventually(
       async () => {
         const left = await readdir(config.reports.workDir).catch(() => [] as string[]);
-        return left.filter((f) => f.startsWith('build-')).length === 0;
+        return left.filter((f) => f.startsWith(`build-${id}-`)).length === 0;
       },
       { what: `no build folder left in ${config.reports.workDir}`, timeoutMs: 25_000 },
     );
