@@ -8,8 +8,10 @@
  *       from PyPI into .local/bench-venv; skipped with a message when that is not possible).
  * And (issue 13) the CSV report with 20 quality rules and sensitive-data detection against the profile-only
  * build, alternating in the same run (target ≤ 1.3×).
- * Also: this process's RSS growth during the builds (it plays the worker), and upload commit → report.ready
- * received by a local webhook receiver (p50) for the CSV, through the API, Temporal and the outbox.
+ * The bare passes run in child processes of their own (timed inside, around the parse alone), so this
+ * process's RSS growth during the builds is the builds' alone: it plays the worker. Also upload commit →
+ * report.ready received by a local webhook receiver (p50) for the CSV, through the API, Temporal and the
+ * outbox.
  *
  *   node dist/bench/report.js [--runs 3] [--mb 25]
  *
@@ -245,7 +247,27 @@ async function pandasRun(python: string, file: string, dir: string): Promise<num
   return Number(stdout.trim());
 }
 
+/**
+ * A bare pass in a child process of its own (`--bare csv|xlsx <file>`: it prints the pass's milliseconds, timed
+ * inside the child around the parse alone), so that its memory is not counted in this process's RSS, which
+ * plays the worker's.
+ */
+async function bareInChild(kind: 'csv' | 'xlsx', file: string): Promise<number> {
+  const { stdout } = await run(process.execPath, [__filename, '--bare', kind, file], {
+    maxBuffer: 1024 * 1024,
+    timeout: 300_000,
+  });
+  const ms = Number(stdout.trim().split('\n').pop());
+  if (!Number.isFinite(ms)) throw new Error(`bare ${kind} pass: no time in ${JSON.stringify(stdout)}`);
+  return ms;
+}
+
 async function main(): Promise<void> {
+  if (process.argv[2] === '--bare') {
+    const [kind, file] = process.argv.slice(3);
+    console.log(String(kind === 'xlsx' ? await bareXlsx(file) : await bareCsv(file)));
+    return;
+  }
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'report-bench-'));
   const benchRun = await startBenchRun({
     REPORT_WORK_DIR: path.join(tmp, 'work'),
@@ -332,12 +354,12 @@ async function main(): Promise<void> {
     // warm-up (DuckDB loaded, connections open), not counted
     await build(csvTarget, 100);
     for (let i = 0; i < RUNS; i++) {
-      results.csv.bare.push(await bareCsv(csvFile));
+      results.csv.bare.push(await bareInChild('csv', csvFile));
       results.csv.report.push(await build(csvTarget, 101 + i));
       results.csv.quality.push(await build(csvTarget, 151 + i, withQuality()));
     }
     for (let i = 0; i < RUNS; i++) {
-      results.xlsx.bare.push(await bareXlsx(xlsxFile));
+      results.xlsx.bare.push(await bareInChild('xlsx', xlsxFile));
       results.xlsx.report.push(await build(xlsxTarget, 201 + i));
     }
     const rssGrowth = ((await rss.stop()) - baselineRss) / MB;
