@@ -108,22 +108,46 @@ export async function changeWithAudit<Row>(
   // a named (prepared) statement named after its text: each shape of change is parsed and planned once per
   // connection; rows come back through knex's response mapping as a query's would
   const name = statementName(sql);
-  const result = (await trx.raw(sql, bindings).options({ name })) as { rows: Array<Record<string, unknown>> };
+  let result: { rows: Array<Record<string, unknown>> };
+  try {
+    result = (await trx.raw(sql, bindings).options({ name })) as typeof result;
+  } catch (err) {
+    // the changed table gained or lost a column since this connection prepared the statement (a migration
+    // while the service runs): PostgreSQL refuses the prepared `select *` once; later statements take new names
+    if (isStaleResultType(err)) forgetStatementNames();
+    throw err;
+  }
   const mapRows = (trx.client as Knex.Client).config.postProcessResponse as
     ((rows: unknown, context?: unknown) => unknown) | undefined;
   return (mapRows ? mapRows(result.rows) : result.rows) as Row[];
 }
 
 const statementNames = new Map<string, string>();
+/** bumped when PostgreSQL refuses a prepared statement whose result type changed: new names, new statements */
+let statementGeneration = 0;
 
-/** `audit_log.change.<sha1 of the text>`, remembered for the few shapes of change there are (at most 200). */
+/**
+ * `audit_log.change.<generation>.<sha1 of the text>`, remembered for the few shapes of change there are (at most
+ * 200).
+ */
 function statementName(sql: string): string {
   let name = statementNames.get(sql);
   if (!name) {
-    name = `audit_log.change.${createHash('sha1').update(sql).digest('base64url')}`;
+    name = `audit_log.change.${statementGeneration}.${createHash('sha1').update(sql).digest('base64url')}`;
     if (statementNames.size < 200) statementNames.set(sql, name);
   }
   return name;
+}
+
+function forgetStatementNames(): void {
+  statementGeneration += 1;
+  statementNames.clear();
+}
+
+/** PostgreSQL's refusal of a prepared statement whose `select *` now has other columns (SQLSTATE 0A000). */
+function isStaleResultType(err: unknown): boolean {
+  const e = err as { code?: string; message?: string } | null;
+  return e?.code === '0A000' && /cached plan must not change result type/.test(e.message ?? '');
 }
 
 /**

@@ -2,6 +2,7 @@
 import { expect } from 'chai';
 import { auditWrites, recordAudit } from '../../../domain/audit/record';
 import { changeVisibility } from '../../../domain/files/files';
+import { createKnex } from '../../../db/knex';
 import { transact } from '../../../db/transaction';
 import { testEnv } from '../../helpers/env';
 import { createTeam } from '../../helpers/factories';
@@ -87,5 +88,50 @@ describe('audit: the entry travels with its change', () => {
     expect(entry.details).to.deep.equal({ n: 1 });
     // entry ids are time-ordered (UUIDv7): the version nibble is 7
     expect(entry.id[14]).to.equal('7');
+  });
+
+  it('a changed table (a migration while the service runs) fails one prepared change, and the next is prepared anew', async () => {
+    const { knex, config } = testEnv();
+    // one connection, so the change after the migration meets the statement that connection prepared
+    const oneConnection = createKnex(config.databaseUrl, 1, { actAs: config.databaseAppRole });
+    const team = await createTeam();
+    const { fileId } = await insertCompanyFile(team, 1, 1);
+    const actor = { companyId: team.company.id, personId: team.admin.id, role: 'admin' as const };
+    const change = (to: 'private' | 'company') =>
+      transact(oneConnection, (uow) => changeVisibility(actor, uow, fileId, to), {
+        acting: { companyId: team.company.id },
+      });
+    try {
+      await change('private');
+      await knex.raw('alter table files add column prepared_probe integer');
+      try {
+        // the prepared `select *` now has another column: PostgreSQL refuses it once, the change rolls back
+        const refused = await change('company').then(
+          () => null,
+          (err: { code?: string }) => err,
+        );
+        expect(refused?.code).to.equal('0A000');
+        expect((await knex('files').where({ id: fileId }).first()).visibility).to.equal('private');
+        // the next change takes a new statement name: prepared anew, it goes through, with its entry
+        const updated = await change('company');
+        expect(updated.visibility).to.equal('company');
+      } finally {
+        await knex.raw('alter table files drop column prepared_probe');
+      }
+      // and once more after the column went away again: refused once, then prepared anew
+      const again = await change('private').then(
+        () => null,
+        (err: { code?: string }) => err,
+      );
+      expect(again?.code).to.equal('0A000');
+      expect((await change('private')).visibility).to.equal('private');
+      const entries = await knex('auditLog').where({
+        companyId: team.company.id,
+        action: 'file.visibility_changed',
+      });
+      expect(entries.length).to.be.at.least(3);
+    } finally {
+      await oneConnection.destroy();
+    }
   });
 });
