@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { startMissingAnalyses } from '../domain/files/reportStarts';
+import { NO_STARTS, startMissingAnalyses } from '../domain/files/reportStarts';
 import { sweepOrphanObjects, type SweepResult } from '../domain/files/sweep';
 import type { Storage } from '../common/storage';
 
@@ -23,18 +23,7 @@ export function createFileActivities(deps: FileActivityDeps) {
      * few minutes after upload, and rebuilds and requested comparisons still queued some minutes after.
      */
     async startMissingAnalyses(input: { olderThanMs?: number } = {}) {
-      if (!deps.temporal) {
-        return {
-          reportsStarted: 0,
-          reportsRunning: 0,
-          comparisonsStarted: 0,
-          comparisonsRunning: 0,
-          rebuildsStarted: 0,
-          rebuildsRunning: 0,
-          requestedComparisonsStarted: 0,
-          requestedComparisonsRunning: 0,
-        };
-      }
+      if (!deps.temporal) return { ...NO_STARTS };
       return startMissingAnalyses(deps.knex, deps.temporal, deps.taskQueue, input);
     },
   };

@@ -6,6 +6,10 @@ const { sweepOrphanObjects, startMissingAnalyses } = proxyActivities<FileActivit
   retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });
 
+/** the activities' answers (their types from activities/files.ts: workflow code imports no domain code) */
+type Swept = Awaited<ReturnType<FileActivities['sweepOrphanObjects']>>;
+type Started = Awaited<ReturnType<FileActivities['startMissingAnalyses']>>;
+
 /**
  * Run by the Temporal Schedule `retention:file-orphans:<task queue>`: removes objects left by uploads that
  * never committed (older than an hour, so uploads in progress are left alone), and starts the report
@@ -13,18 +17,9 @@ const { sweepOrphanObjects, startMissingAnalyses } = proxyActivities<FileActivit
  * minutes), and report rebuilds and requested comparisons whose start after their request failed (still queued
  * after five minutes).
  */
-export async function fileOrphanSweepWorkflow(input: { olderThanMs?: number } = {}): Promise<{
-  objectsRemoved: number;
-  uploadsAborted: number;
-  reportsStarted: number;
-  reportsRunning: number;
-  comparisonsStarted: number;
-  comparisonsRunning: number;
-  rebuildsStarted: number;
-  rebuildsRunning: number;
-  requestedComparisonsStarted: number;
-  requestedComparisonsRunning: number;
-}> {
+export async function fileOrphanSweepWorkflow(
+  input: { olderThanMs?: number } = {},
+): Promise<Swept & Started> {
   const swept = await sweepOrphanObjects(input);
   const starts = await startMissingAnalyses();
   return { ...swept, ...starts };

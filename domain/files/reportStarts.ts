@@ -32,6 +32,30 @@ async function startAll(starts: Array<() => Promise<void>>): Promise<{ started: 
   return { started, running };
 }
 
+/** What one sweep started, and found already running, of each kind. */
+export interface MissingAnalysisStarts {
+  reportsStarted: number;
+  reportsRunning: number;
+  comparisonsStarted: number;
+  comparisonsRunning: number;
+  rebuildsStarted: number;
+  rebuildsRunning: number;
+  requestedComparisonsStarted: number;
+  requestedComparisonsRunning: number;
+}
+
+/** A sweep that started nothing (no Temporal client to start with). */
+export const NO_STARTS: Readonly<MissingAnalysisStarts> = {
+  reportsStarted: 0,
+  reportsRunning: 0,
+  comparisonsStarted: 0,
+  comparisonsRunning: 0,
+  rebuildsStarted: 0,
+  rebuildsRunning: 0,
+  requestedComparisonsStarted: 0,
+  requestedComparisonsRunning: 0,
+};
+
 /**
  * Starts again the workflows an upload starts after its commit, for versions uploaded some minutes ago that
  * still lack their row: the start after commit is not awaited by the upload and only logged when it fails
@@ -52,16 +76,7 @@ export async function startMissingAnalyses(
   temporal: Client,
   taskQueue: string,
   { olderThanMs = 5 * 60_000, withinMs = 7 * 24 * 3_600_000, now = Date.now(), limit = 500 } = {},
-): Promise<{
-  reportsStarted: number;
-  reportsRunning: number;
-  comparisonsStarted: number;
-  comparisonsRunning: number;
-  rebuildsStarted: number;
-  rebuildsRunning: number;
-  requestedComparisonsStarted: number;
-  requestedComparisonsRunning: number;
-}> {
+): Promise<MissingAnalysisStarts> {
   const recent = (q: Knex.QueryBuilder) =>
     q
       .where('v.createdAt', '<', new Date(now - olderThanMs))
