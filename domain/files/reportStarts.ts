@@ -77,12 +77,14 @@ export async function startMissingAnalyses(
   taskQueue: string,
   { olderThanMs = 5 * 60_000, withinMs = 7 * 24 * 3_600_000, now = Date.now(), limit = 500 } = {},
 ): Promise<MissingAnalysisStarts> {
-  const recent = (q: Knex.QueryBuilder) =>
+  /** rows whose `column` is some minutes old, within the week, oldest first, at most `limit` */
+  const inWindow = (q: Knex.QueryBuilder, column: string) =>
     q
-      .where('v.createdAt', '<', new Date(now - olderThanMs))
-      .where('v.createdAt', '>', new Date(now - withinMs))
-      .orderBy('v.createdAt')
+      .where(column, '<', new Date(now - olderThanMs))
+      .where(column, '>', new Date(now - withinMs))
+      .orderBy(column)
       .limit(limit);
+  const recent = (q: Knex.QueryBuilder) => inWindow(q, 'v.createdAt');
   const unreported = (await recent(
     knex('fileVersions as v').leftJoin('reports as r', 'r.fileVersionId', 'v.id').whereNull('r.id'),
   ).select('v.id', 'v.companyId', 'v.fileId', 'v.version')) as Array<{
@@ -109,12 +111,7 @@ export async function startMissingAnalyses(
   }>;
   /** rows queued some minutes ago, within the week, oldest first */
   const stillQueued = (q: Knex.QueryBuilder, table: string) =>
-    q
-      .where(`${table}.status`, 'queued')
-      .where(`${table}.queuedAt`, '<', new Date(now - olderThanMs))
-      .where(`${table}.queuedAt`, '>', new Date(now - withinMs))
-      .orderBy(`${table}.queuedAt`)
-      .limit(limit);
+    inWindow(q.where(`${table}.status`, 'queued'), `${table}.queuedAt`);
   const rebuilds = (await stillQueued(
     knex('reports as r').join('fileVersions as v', 'v.id', 'r.fileVersionId').where('r.build', '>', 1),
     'r',
