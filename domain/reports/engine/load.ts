@@ -369,21 +369,33 @@ async function loadText(
   }
 }
 
-/** A date without a time of day as `YYYY-MM-DD`; otherwise `YYYY-MM-DD HH:MM:SS[.fff]` (UTC, as stored). */
-function dateText(value: Date): string {
-  const iso = value.toISOString();
-  if (iso.length === 24) {
-    // YYYY-MM-DDTHH:MM:SS.fffZ (years 0–9999): slices, no pattern
-    if (iso.endsWith('T00:00:00.000Z')) return iso.slice(0, 10);
-    return iso.endsWith('.000Z')
-      ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
-      : `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+/** `YYYY-MM-DD` of recent days (a date column repeats few days); cleared when it grows large */
+const dayTexts = new Map<number, string>();
+const DAY_MS = 86_400_000;
+
+function two(n: number): string {
+  return n < 10 ? `0${n}` : String(n);
+}
+
+/**
+ * A date without a time of day as `YYYY-MM-DD`; otherwise `YYYY-MM-DD HH:MM:SS[.fff]` (UTC, as stored).
+ * The day's text is computed once per day and cached, the time of day from the milliseconds.
+ */
+export function dateText(value: Date): string {
+  const t = value.getTime();
+  const day = Math.floor(t / DAY_MS);
+  let ymd = dayTexts.get(day);
+  if (ymd === undefined) {
+    const iso = value.toISOString(); // …THH:MM:SS.fffZ: the last 14 characters are the time of day
+    ymd = iso.slice(0, iso.length - 14);
+    if (dayTexts.size >= 100_000) dayTexts.clear();
+    dayTexts.set(day, ymd);
   }
-  if (iso.endsWith('T00:00:00.000Z')) return iso.slice(0, iso.length - 14);
-  return iso
-    .replace('T', ' ')
-    .replace(/\.000Z$/, '')
-    .replace(/Z$/, '');
+  const ms = t - day * DAY_MS;
+  if (ms === 0) return ymd;
+  const hms = `${ymd} ${two(Math.floor(ms / 3_600_000))}:${two(Math.floor(ms / 60_000) % 60)}:${two(Math.floor(ms / 1000) % 60)}`;
+  const fraction = ms % 1000;
+  return fraction === 0 ? hms : `${hms}.${fraction < 10 ? '00' : fraction < 100 ? '0' : ''}${fraction}`;
 }
 
 /** Returned by `fastCellText` for an unreadable cell (an error value, a formula without a cached result). */
@@ -489,6 +501,26 @@ class SheetWriter {
   }
 }
 
+interface SheetRow {
+  number: number;
+  values: unknown;
+}
+
+/**
+ * A worksheet's rows, the rows of one parsed piece of the file at a time: ExcelJS's row iterator awaits
+ * once per row; its `parse()` hands over each piece's events together.
+ */
+async function* rowBatches(worksheet: unknown): AsyncGenerator<SheetRow[]> {
+  const events = (
+    worksheet as { parse(): AsyncIterable<Array<{ eventType: string; value: unknown }>> }
+  ).parse();
+  for await (const piece of events) {
+    const rows: SheetRow[] = [];
+    for (const e of piece) if (e.eventType === 'row') rows.push(e.value as SheetRow);
+    if (rows.length > 0) yield rows;
+  }
+}
+
 async function loadXlsx(
   conn: DuckDBConnection,
   source: LoadSource,
@@ -517,36 +549,38 @@ async function loadXlsx(
       const writer = new SheetWriter(conn, `${opts.tablePrefix ?? ''}sheet_${index}`, opts.maxColumns);
       writers.push(writer);
       await writer.create();
-      for await (const row of worksheet) {
-        const values = row.values as unknown[];
-        const cells: Array<string | null> = new Array<string | null>(Math.max(0, values.length - 1));
-        for (let c = 1; c < values.length; c++) {
-          const text = fastCellText(values[c]);
-          if (text === UNREADABLE) {
-            writer.unreadable++;
-            cells[c - 1] = null;
-          } else cells[c - 1] = text;
-        }
-        while (cells.length > 0 && cells[cells.length - 1] === null) cells.pop();
-        if (!writer.header) {
-          if (cells.length === 0) continue;
-          writer.header = cells;
-          writer.headerRow = row.number;
+      for await (const batch of rowBatches(worksheet)) {
+        for (const row of batch) {
+          const values = row.values as unknown[];
+          const cells: Array<string | null> = new Array<string | null>(Math.max(0, values.length - 1));
+          for (let c = 1; c < values.length; c++) {
+            const text = fastCellText(values[c]);
+            if (text === UNREADABLE) {
+              writer.unreadable++;
+              cells[c - 1] = null;
+            } else cells[c - 1] = text;
+          }
+          while (cells.length > 0 && cells[cells.length - 1] === null) cells.pop();
+          if (!writer.header) {
+            if (cells.length === 0) continue;
+            writer.header = cells;
+            writer.headerRow = row.number;
+            if (cells.length > writer.width) await writer.widen(cells.length);
+            continue;
+          }
           if (cells.length > writer.width) await writer.widen(cells.length);
-          continue;
-        }
-        if (cells.length > writer.width) await writer.widen(cells.length);
-        writer.row(row.number, cells);
-        if (writer.rows > opts.maxRows) {
-          throw new AnalysisFailure(
-            'too_many_rows',
-            `a worksheet has more than ${opts.maxRows} rows; at most ${opts.maxRows} are accepted`,
-          );
-        }
-        progress.state.rowsRead++;
-        if ((progress.state.rowsRead & 1023) === 0) {
-          progress.tick();
-          if (opts.signal?.aborted) throw opts.signal.reason;
+          writer.row(row.number, cells);
+          if (writer.rows > opts.maxRows) {
+            throw new AnalysisFailure(
+              'too_many_rows',
+              `a worksheet has more than ${opts.maxRows} rows; at most ${opts.maxRows} are accepted`,
+            );
+          }
+          progress.state.rowsRead++;
+          if ((progress.state.rowsRead & 1023) === 0) {
+            progress.tick();
+            if (opts.signal?.aborted) throw opts.signal.reason;
+          }
         }
       }
       writer.close();
