@@ -6,6 +6,7 @@ import {
   ComparisonFailure,
   failComparison,
   prepareComparison,
+  reportsSettled,
   runComparison,
   type ComparisonFailureReason,
   type BeforeSaveHook,
@@ -35,6 +36,20 @@ export function createComparisonActivities(deps: ComparisonDeps) {
     async prepareComparison(request: ComparisonRequest) {
       const workflowId = Context.current().info.workflowExecution?.workflowId ?? null;
       return forCompany(request, () => prepareComparison(deps.knex, request, workflowId));
+    },
+
+    /**
+     * Whether both versions' reports have settled, and how long the workflow may wait for that
+     * (COMPARISON_REPORT_WAIT_SECONDS).
+     */
+    async comparisonReportsSettled(input: {
+      request: ComparisonRequest;
+      comparisonId: string;
+    }): Promise<{ settled: boolean; maxWaitMs: number }> {
+      const settled = await forCompany(input.request, () =>
+        reportsSettled(deps.knex, input.request.companyId, input.comparisonId),
+      );
+      return { settled, maxWaitMs: deps.config.comparisons.reportWaitSeconds * 1000 };
     },
 
     /**

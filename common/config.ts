@@ -65,6 +65,14 @@ export interface Config {
     /** a result up to this size (JSON bytes) is kept in PostgreSQL; a larger one is an object in MinIO */
     inlineMaxBytes: number;
   };
+  /** Comparisons (README "Comparisons"). */
+  comparisons: {
+    /**
+     * how long a comparison waits for its two versions' reports to settle (ready or failed) so that it
+     * takes their inferred types; after that it classifies the cells itself
+     */
+    reportWaitSeconds: number;
+  };
   /** Master secret; purpose keys (tokens, cursors, key fingerprints, webhook secret encryption) derive from it. */
   secretKey: string;
   /** Public address of the API, used in e-mailed links and the OIDC redirect. */
@@ -255,6 +263,9 @@ export function loadConfig(env: Env = process.env): Config {
       threads: r.int('REPORT_THREADS', 2, 1, 64),
       memoryLimitMb: r.int('REPORT_MEMORY_LIMIT_MB', 512, 64, 65_536),
       inlineMaxBytes: r.int('REPORT_INLINE_MAX_BYTES', 256 * 1024, 1024, 64 * 1024 * 1024),
+    },
+    comparisons: {
+      reportWaitSeconds: r.int('COMPARISON_REPORT_WAIT_SECONDS', 600, 0, 86_400),
     },
     secretKey: r.string('SECRET_KEY', DEV_SECRET),
     publicBaseUrl: r.url('PUBLIC_BASE_URL', 'http://127.0.0.1:3000', ['http:', 'https:']),

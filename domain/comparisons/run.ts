@@ -142,6 +142,24 @@ export async function prepareComparison(
   return row ? { comparisonId: row.id, status: row.status } : null;
 }
 
+/**
+ * Whether the reports of the comparison's two versions have settled (ready or failed, or there is none):
+ * the comparison workflow waits for that before comparing, so that it takes their inferred types rather
+ * than classifying every cell again (a report built at upload is usually moments away). True when the
+ * comparison is gone (nothing to wait for).
+ */
+export async function reportsSettled(knex: Knex, companyId: string, comparisonId: string): Promise<boolean> {
+  return withCompany(knex, companyId, async (trx) => {
+    const row = await q(trx, companyId).findById(comparisonId);
+    if (!row || row.status !== 'queued') return true;
+    const pending = await Report.scoped(companyId, trx)
+      .whereIn('fileVersionId', [row.baseVersionId, row.targetVersionId])
+      .whereIn('status', ['queued', 'building'])
+      .resultSize();
+    return pending === 0;
+  });
+}
+
 /** Inferred types from the version's ready report (per sheet, per column), when it has one. */
 async function reportTypes(deps: RunDeps, companyId: string, versionId: string): Promise<SheetTypes | null> {
   const report = await withCompany(deps.knex, companyId, async (trx) =>

@@ -136,6 +136,58 @@ describe('comparisons: automatic and requested, end to end', function () {
     expect(described.status.name).to.equal('COMPLETED');
   });
 
+  it("waits (queued) until both versions' reports have settled, then compares; never longer than COMPARISON_REPORT_WAIT_SECONDS", async () => {
+    const { knex, config, temporal } = testEnv();
+    const team = await createTeam({ plan: 'premium' });
+    const up = await uploadFile(V1, { token: team.adminToken, visibility: 'company' });
+    const id = up.body.id as string;
+    const report1 = await whenReady(team.adminToken, `/files/${id}/versions/1/report`, 'v1 report');
+    expect(report1.status).to.equal('ready');
+    // a rebuild of version 1's report in flight (as far as the comparison can tell)
+    const v1Report = () =>
+      knex('reports').whereIn(
+        'fileVersionId',
+        knex('fileVersions').select('id').where({ fileId: id, version: 1 }),
+      );
+    await v1Report().update({ status: 'building' });
+    const v2 = await uploadTo(`/files/${id}/versions`, V2, { token: team.adminToken });
+    expect(v2.status, v2.text).to.equal(201);
+    await whenReady(team.adminToken, `/files/${id}/versions/2/report`, 'v2 report');
+    await new Promise((r) => setTimeout(r, 1500));
+    const waiting = await call('GET', `/files/${id}/versions/2/comparison`, { token: team.adminToken });
+    expect(waiting.status, waiting.text).to.equal(200);
+    expect(waiting.body.status).to.equal('queued');
+    await v1Report().update({ status: 'ready' });
+    const done = await whenReady(team.adminToken, `/files/${id}/versions/2/comparison`, 'v2 compared');
+    expect(done.result).to.deep.include({ added: 1, removed: 1, changed: 1, unchanged: 1 });
+    // the wait is in the workflow's history: polls (one short activity each) between timers
+    const history = await temporal.workflow.getHandle(`comparison:${id}:v1:v2`).fetchHistory();
+    const activities = (history.events ?? [])
+      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+      .filter(Boolean);
+    expect(activities.filter((a) => a === 'comparisonReportsSettled').length).to.be.greaterThan(1);
+    expect(activities.at(-1)).to.equal('compareVersions');
+    expect((history.events ?? []).some((e) => e.timerStartedEventAttributes)).to.equal(true);
+
+    // a report that never settles holds the comparison no longer than the configured wait
+    const before = config.comparisons.reportWaitSeconds;
+    config.comparisons.reportWaitSeconds = 1;
+    try {
+      await knex('reports')
+        .whereIn('fileVersionId', knex('fileVersions').select('id').where({ fileId: id, version: 2 }))
+        .update({ status: 'building' });
+      const v3 = await uploadTo(`/files/${id}/versions`, 'id,name,qty\n2,bob,60\n1,ann,5\n4,dan,4\n', {
+        token: team.adminToken,
+      });
+      expect(v3.status, v3.text).to.equal(201);
+      const same = await whenReady(team.adminToken, `/files/${id}/versions/3/comparison`, 'v3 compared');
+      expect(same.status).to.equal('ready');
+      expect(same.result).to.deep.include({ added: 0, removed: 0, changed: 0, unchanged: 3 });
+    } finally {
+      config.comparisons.reportWaitSeconds = before;
+    }
+  });
+
   it('POST /comparisons: 202, Idempotency-Key, key columns, 400, 422, 404 across companies and for a private file', async () => {
     const team = await createTeam({ plan: 'premium' });
     const other = await createTeam({ plan: 'premium' });
