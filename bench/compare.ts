@@ -6,8 +6,10 @@
  * runComparison against the local PostgreSQL and MinIO, key column `id`), against daff 1.4.2 end to end
  * from the same two files on disk (csv-parse + daff compareTables + TableDiff, primary key `id`). Each side
  * runs in its own child process so that its peak memory (maxRSS) is its own. The service acts as the worker
- * does: the application role, row-level security applied. Also printed: the comparison time against one
- * report build of the target version.
+ * does: the application role, row-level security applied. Measured twice: as the service runs it (the
+ * workflow waits for both versions' reports, built at upload, and the comparison takes their inferred
+ * types) and without a ready report (the fallback: every cell classified); both in the same run as daff.
+ * Also printed: the comparison time against one report build of the target version.
  *
  *   node dist/bench/compare.js [--runs 1]
  *
@@ -213,16 +215,7 @@ async function main(): Promise<void> {
         [pair.baseFile, pair.targetFile],
         sizes,
       );
-      for (const [vi, vid] of versionIds.entries()) {
-        await knex('reports').insert({ id: randomUUID(), companyId, fileId, fileVersionId: vid, version: vi + 1, status: 'queued', build: 1 });
-        await asWorker(companyId, () => runBuild({ knex: appKnex, storage, config }, { companyId, fileId, fileVersionId: vid, version: vi + 1, build: 1 }));
-      }
-      const service: number[] = [];
-      const serviceRss: number[] = [];
-      const daffMs: number[] = [];
-      const daffRss: number[] = [];
-      let result: any;
-      for (let n = 0; n < runs; n++) {
+      const measure = async (into: { ms: number[]; rss: number[] }) => {
         const comparisonId = randomUUID();
         await knex('comparisons').insert({
           id: comparisonId,
@@ -238,23 +231,48 @@ async function main(): Promise<void> {
         });
         const s = await child('service', JSON.stringify({ companyId, comparisonId }), undefined, env);
         if (s.status !== 'ready') throw new Error(`comparison ${String(s.status)}`);
-        result = s.result;
-        service.push(s.ms);
-        serviceRss.push(s.maxRssMb);
+        into.ms.push(s.ms);
+        into.rss.push(s.maxRssMb);
+        return s.result as any;
+      };
+      const fallback = { ms: [] as number[], rss: [] as number[] };
+      const service = { ms: [] as number[], rss: [] as number[] };
+      const daffMs: number[] = [];
+      const daffRss: number[] = [];
+      // (1) no ready report (a report stuck or failed, after COMPARISON_REPORT_WAIT_SECONDS): the comparison
+      // classifies every cell itself
+      let fallbackResult: any;
+      for (let n = 0; n < runs; n++) fallbackResult = await measure(fallback);
+      // (2) the service's path: the workflow waits for both versions' reports (built at upload) and the
+      // comparison takes their types. The two builds, as the worker runs them; the target's is the
+      // "one report build" printed below
+      let reportMs = 0;
+      for (const [vi, vid] of versionIds.entries()) {
+        await knex('reports').insert({
+          id: randomUUID(),
+          companyId,
+          fileId,
+          fileVersionId: vid,
+          version: vi + 1,
+          status: 'queued',
+          build: 1,
+        });
+        const rs = performance.now();
+        await asWorker(companyId, () =>
+          runBuild(
+            { knex: appKnex, storage, config },
+            { companyId, fileId, fileVersionId: vid, version: vi + 1, build: 1 },
+          ),
+        );
+        reportMs = performance.now() - rs;
+      }
+      let result: any;
+      for (let n = 0; n < runs; n++) {
+        result = await measure(service);
         const d = await child('daff', pair.baseFile, pair.targetFile, env);
         daffMs.push(d.ms);
         daffRss.push(d.maxRssMb);
       }
-      // one report build of the target version, same process kind (activity start to saved)
-      await knex('reports').where({ fileVersionId: versionIds[1] }).update({ status: 'queued', build: 2 });
-      const rs = performance.now();
-      await asWorker(companyId, () =>
-        runBuild(
-          { knex: appKnex, storage, config },
-          { companyId, fileId, fileVersionId: versionIds[1], version: 2, build: 2 },
-        ),
-      );
-      const reportMs = performance.now() - rs;
       const counts = {
         added: result.added,
         removed: result.removed,
@@ -265,16 +283,25 @@ async function main(): Promise<void> {
       const ok =
         counts.added === pair.expected.added &&
         counts.removed === pair.expected.removed &&
-        counts.changed === pair.expected.changed;
+        counts.changed === pair.expected.changed &&
+        ['added', 'removed', 'changed', 'unchanged'].every(
+          (k) => fallbackResult[k] === counts[k as keyof typeof counts],
+        );
       console.log(`  counts as generated: ${ok ? 'yes' : 'NO'}`);
+      const line = (label: string, side: { ms: number[]; rss: number[] }) => {
+        const ms = median(side.ms);
+        const rss = median(side.rss);
+        console.log(
+          `  ${label}: ${(ms / 1000).toFixed(2)} s, peak RSS ${rss.toFixed(0)} MB — ${(median(daffMs) / ms).toFixed(1)}× daff's speed (target ≥ 5×), memory ${(rss / median(daffRss)).toFixed(2)} of daff's (target ≤ 0.5)`,
+        );
+      };
       console.log(
-        `  service: ${(median(service) / 1000).toFixed(2)} s, peak RSS ${median(serviceRss).toFixed(0)} MB | daff 1.4.2: ${(median(daffMs) / 1000).toFixed(2)} s, peak RSS ${median(daffRss).toFixed(0)} MB`,
+        `  daff 1.4.2: ${(median(daffMs) / 1000).toFixed(2)} s, peak RSS ${median(daffRss).toFixed(0)} MB (csv-parse + compareTables + TableDiff, key id)`,
       );
+      line('service, reports ready (the service path)', service);
+      line('service, no ready report (fallback)     ', fallback);
       console.log(
-        `  speed-up vs daff: ${(median(daffMs) / median(service)).toFixed(1)}× (target ≥ 5×); memory: ${(median(serviceRss) / median(daffRss)).toFixed(2)} of daff's (target ≤ 0.5)`,
-      );
-      console.log(
-        `  comparison vs one report build of the target: ${(median(service) / reportMs).toFixed(2)}× (report ${(reportMs / 1000).toFixed(2)} s)`,
+        `  comparison vs one report build of the target: ${(median(service.ms) / reportMs).toFixed(2)}× (report ${(reportMs / 1000).toFixed(2)} s)`,
       );
     }
   } finally {
