@@ -29,7 +29,14 @@ import {
   type LoadedVersion,
   type Profile,
 } from '../reports/engine';
-import { compareVersions, inferTypes, MissingKeyColumn, type RowChange, type SheetTypes } from './engine';
+import {
+  compareVersions,
+  inferTypes,
+  MissingKeyColumn,
+  UncheckedReadFailed,
+  type RowChange,
+  type SheetTypes,
+} from './engine';
 
 /** Failure reasons: the reports' (README "Reports") plus `missing_key_column`. */
 export type ComparisonFailureReason =
@@ -284,41 +291,55 @@ export async function runComparison(
     const writing = new Set<Promise<void>>();
     try {
       const read = [0, 0];
-      const loadAndType = async (i: number) => {
+      /** the views of a version loaded unchecked, before it is loaded again under the same names */
+      const dropUnchecked = async (i: number, l: LoadedVersion) => {
+        for (const s of l.sheets) if (s.unchecked) await conns[i].run(`DROP VIEW IF EXISTS ${s.table}`);
+      };
+      const loadAndType = async (i: number, checkedLoad = false) => {
         const v = [base, target][i];
         // the ready report's types when there is one (looked up while the version downloads); else the
         // load's checking pass classifies the cells
         const fromReportLookup = reportTypes(deps, req.companyId, v.id);
         fromReportLookup.catch(() => undefined); // awaited below; handled if the load fails first
-        const l = await loadVersion(
-          conns[i],
-          {
-            open: async () => storage.client.getObject(storage.bucket, v.objectKey),
-            format: v.format,
-            delimiter: v.delimiter,
-            sizeBytes: Number(v.sizeBytes),
-          },
-          {
-            maxColumns: config.files.maxColumns,
-            maxRows: config.files.maxRows,
-            workDir,
-            tablePrefix: i === 0 ? 'b_' : 't_',
-            lazy: true,
-            // never rejects (an XLSX load does not await it): the lookup's error surfaces below
-            classify: fromReportLookup.then(
-              (types) => types === null,
-              () => true,
-            ),
-            signal: hooks.signal,
-            onProgress: (p) => {
-              read[i] = p.bytesRead;
-              progress.update({ rowsRead: p.rowsRead, bytesRead: read[0] + read[1] });
+        const load = (skipCheck: boolean) =>
+          loadVersion(
+            conns[i],
+            {
+              open: async () => storage.client.getObject(storage.bucket, v.objectKey),
+              format: v.format,
+              delimiter: v.delimiter,
+              sizeBytes: Number(v.sizeBytes),
             },
-          },
-        );
+            {
+              maxColumns: config.files.maxColumns,
+              maxRows: config.files.maxRows,
+              workDir,
+              tablePrefix: i === 0 ? 'b_' : 't_',
+              lazy: true,
+              // never rejects (an XLSX load does not await it): the lookup's error surfaces below
+              classify: fromReportLookup.then(
+                (types) => types === null,
+                () => true,
+              ),
+              // with the report's types, no checking pass: the comparison's first pass checks the file
+              skipCheck,
+              signal: hooks.signal,
+              onProgress: (p) => {
+                read[i] = p.bytesRead;
+                progress.update({ rowsRead: p.rowsRead, bytesRead: read[0] + read[1] });
+              },
+            },
+          );
+        let l = await load(!checkedLoad);
         const fromReport = await fromReportLookup;
-        const t = fromReport && fits(fromReport, l) ? fromReport : await inferTypes(conns[i], l);
-        return { l, t };
+        if (fromReport && fits(fromReport, l)) return { l, t: fromReport };
+        // the report saw another shape (it read the file the long way: rows wider than the header): this
+        // version is loaded the checked way and typed by the same rule as a report
+        if (l.sheets.some((s) => s.unchecked)) {
+          await dropUnchecked(i, l);
+          l = await load(false);
+        }
+        return { l, t: await inferTypes(conns[i], l) };
       };
       const both = await Promise.allSettled([loadAndType(0), loadAndType(1)]);
       for (const r of both) if (r.status === 'rejected') throw r.reason;
@@ -364,18 +385,33 @@ export async function runComparison(
         write.catch(() => undefined).finally(() => writing.delete(write));
         writing.add(write);
       };
-      summary = await compareVersions(engine.conn, loaded[0], loaded[1], types[0], types[1], {
-        keyColumns: row.keyColumns ?? undefined,
-        other: conns[1],
-        signal: hooks.signal,
-        onProgress: (p) => {
-          progress.update({ sheetsDone: p.sheetsDone, sheetsTotal: p.sheetsTotal });
-        },
-        onChanges: async (changes) => {
-          batch.push(...changes);
-          if (batch.length >= CHANGES_BATCH) await flush();
-        },
-      });
+      const compare = () =>
+        compareVersions(engine.conn, loaded[0], loaded[1], types[0], types[1], {
+          keyColumns: row.keyColumns ?? undefined,
+          other: conns[1],
+          signal: hooks.signal,
+          maxRows: config.files.maxRows,
+          onProgress: (p) => {
+            progress.update({ sheetsDone: p.sheetsDone, sheetsTotal: p.sheetsTotal });
+          },
+          onChanges: async (changes) => {
+            batch.push(...changes);
+            if (batch.length >= CHANGES_BATCH) await flush();
+          },
+        });
+      try {
+        summary = await compare();
+      } catch (err) {
+        // a version loaded unchecked that DuckDB's strict reader refuses (its first pass failed before any
+        // change was emitted): loaded again the checked way (the normalising path), compared again
+        if (!(err instanceof UncheckedReadFailed) || seq > 0 || batch.length > 0) throw err;
+        const i = err.side === 'base' ? 0 : 1;
+        await dropUnchecked(i, loaded[i]);
+        const again = await loadAndType(i, true);
+        loaded[i] = again.l;
+        types[i] = again.t;
+        summary = await compare();
+      }
       await flush();
       await Promise.all(writing);
     } catch (err) {

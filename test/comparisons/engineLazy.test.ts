@@ -17,7 +17,13 @@ import {
   type LoadedVersion,
 } from '../../domain/reports/engine';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { compareVersions, inferTypes, type RowChange } from '../../domain/comparisons/engine';
+import {
+  compareVersions,
+  inferTypes,
+  UncheckedReadFailed,
+  type RowChange,
+  type SheetTypes,
+} from '../../domain/comparisons/engine';
 import { compareRef, type Table } from './reference';
 import { csv, randomPair, rng, shuffle } from './randomPairs';
 
@@ -27,25 +33,40 @@ let engine: Engine;
 let other: DuckDBConnection;
 let seq = 0;
 
-async function load(t: Table | string, lazy = true): Promise<LoadedVersion> {
+/** `unchecked`: as the worker loads a version whose types come from its report (no checking pass). */
+async function load(t: Table | string, lazy = true, unchecked = false): Promise<LoadedVersion> {
   const file = path.join(workDir, `t${++seq}.csv`);
   const bytes = Buffer.from(typeof t === 'string' ? t : csv(t));
   await writeFile(file, bytes);
   return loadVersion(
     seq % 2 === 0 ? other : engine.conn,
     fileSource(file, { format: 'csv', delimiter: null, sizeBytes: bytes.length }),
-    { maxColumns: 100, maxRows: 1_000_000, workDir, tablePrefix: `v${seq}_`, lazy, classify: lazy },
+    {
+      maxColumns: 100,
+      maxRows: 1_000_000,
+      workDir,
+      tablePrefix: `v${seq}_`,
+      lazy,
+      classify: lazy && !unchecked,
+      skipCheck: unchecked,
+    },
   );
 }
 
-async function compare(base: LoadedVersion, target: LoadedVersion, keyColumns?: string[], two = true) {
+async function compare(
+  base: LoadedVersion,
+  target: LoadedVersion,
+  keyColumns?: string[],
+  two = true,
+  types?: [SheetTypes, SheetTypes],
+) {
   const changes: RowChange[] = [];
   const summary = await compareVersions(
     engine.conn,
     base,
     target,
-    await inferTypes(engine.conn, base),
-    await inferTypes(engine.conn, target),
+    types?.[0] ?? (await inferTypes(engine.conn, base)),
+    types?.[1] ?? (await inferTypes(engine.conn, target)),
     { keyColumns, other: two ? other : undefined, onChanges: (c) => void changes.push(...c) },
   );
   return { summary, changes };
@@ -62,7 +83,13 @@ function canonical(changes: Array<Omit<RowChange, 'sheet'>>): string[] {
 
 async function drop(...versions: LoadedVersion[]): Promise<void> {
   for (const v of versions) {
-    for (const sh of v.sheets) await engine.conn.run(`DROP ${sh.classes ? 'VIEW' : 'TABLE'} ${sh.table}`);
+    for (const sh of v.sheets) {
+      const view = await engine.conn.runAndReadAll(
+        `SELECT count(*)::INTEGER AS n FROM duckdb_views() WHERE view_name = '${sh.table}'`,
+      );
+      const isView = (view.getRowObjectsJS()[0] as { n: number }).n > 0;
+      await engine.conn.run(`DROP ${isView ? 'VIEW' : 'TABLE'} ${sh.table}`);
+    }
   }
 }
 
@@ -121,6 +148,62 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
     expect(matchings.multiset).to.be.greaterThan(20);
     // most small files take the fast path (the others, e.g. with a blank line, load into tables)
     expect(views).to.be.greaterThan(300);
+  });
+
+  it('versions loaded unchecked (types from their reports, no checking pass): the same results as checked loads, the rows counted by the first pass', async () => {
+    let unchecked = 0;
+    for (let seed = 1; seed <= 120; seed++) {
+      const { base, target, keyColumns } = randomPair(seed);
+      const b = await load(base);
+      const t = await load(target);
+      const types: [SheetTypes, SheetTypes] = [
+        await inferTypes(engine.conn, b),
+        await inferTypes(engine.conn, t),
+      ];
+      const checked = await compare(b, t, keyColumns);
+      const ub = await load(base, true, true);
+      const ut = await load(target, true, true);
+      for (const v of [ub, ut]) {
+        if (v.sheets[0].unchecked) {
+          unchecked++;
+          expect(v.sheets[0].rowCount).to.equal(-1);
+        }
+      }
+      const fast = await compare(ub, ut, keyColumns, true, types);
+      const label = `seed ${seed}`;
+      expect(fast.summary, label).to.deep.equal(checked.summary);
+      expect(fast.changes, label).to.deep.equal(checked.changes);
+      expect([ub.sheets[0].unchecked, ut.sheets[0].unchecked], label).to.deep.equal([false, false]);
+      expect([ub.sheets[0].rowCount, ut.sheets[0].rowCount], label).to.deep.equal([
+        base.rows.length,
+        target.rows.length,
+      ]);
+      await drop(b, t, ub, ut);
+    }
+    expect(unchecked).to.be.greaterThan(150);
+
+    // a file the strict reader refuses though its bytes look plain (a line break inside quotes): the first
+    // pass fails with UncheckedReadFailed, naming the side; loaded the checked way, it compares
+    const plain = 'id,name\n1,ann\n2,bob\n';
+    const quoted = 'id,name\n1,ann\n2,"bo\nb"\n';
+    const types: [SheetTypes, SheetTypes] = [[['integer', 'text']], [['integer', 'text']]];
+    for (const keyColumns of [['id'], undefined]) {
+      const ub = await load(plain, true, true);
+      const ut = await load(quoted, true, true);
+      expect(ut.sheets[0].unchecked).to.equal(true);
+      let failed: unknown;
+      try {
+        await compare(ub, ut, keyColumns, true, types);
+      } catch (err) {
+        failed = err;
+      }
+      expect(failed).to.be.instanceOf(UncheckedReadFailed);
+      expect((failed as UncheckedReadFailed).side).to.equal('target');
+      const ct = await load(quoted);
+      const again = await compare(ub, ct, keyColumns, true, types);
+      expect(again.summary.sheets[0]).to.deep.include({ changed: 1, unchanged: 1, added: 0, removed: 0 });
+      await drop(ub, ut, ct);
+    }
   });
 
   it('a file read in several buffers by several threads: the same result as the loaded tables', async () => {

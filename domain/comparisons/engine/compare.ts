@@ -30,6 +30,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { classSql, inferType, isNullSql } from '../../reports/engine';
 import { knownTypedSql } from '../../reports/engine/sql';
 import {
+  AnalysisFailure,
   INFERRED_TYPES,
   type InferredType,
   type LoadedColumn,
@@ -38,6 +39,7 @@ import {
 } from '../../reports/engine/types';
 import {
   MissingKeyColumn,
+  UncheckedReadFailed,
   type ComparisonSummary,
   type Matching,
   type RowChange,
@@ -60,6 +62,8 @@ export interface CompareOptions {
    * both connections at once
    */
   other?: DuckDBConnection;
+  /** an `unchecked` sheet counted longer than this fails with `too_many_rows` (others were counted by the load) */
+  maxRows?: number;
 }
 
 type Row = Record<string, unknown>;
@@ -254,6 +258,31 @@ async function compareSheet(
 
   const both = <T>(b: (c: DuckDBConnection) => Promise<T>, t: (c: DuckDBConnection) => Promise<T>) =>
     perVersion(conn, opts.other, b, t);
+  // A sheet loaded `unchecked` (no checking pass: its types came from its report) is checked by its first
+  // pass here — DuckDB's strict reader fails on a malformed line whatever the columns read — and counted
+  // by it; a failure goes back to the caller, which loads that version the checked way
+  const checked =
+    <T>(sheet: LoadedSheet, side: 'base' | 'target', pass: (c: DuckDBConnection) => Promise<T>) =>
+    async (c: DuckDBConnection): Promise<T> => {
+      if (!sheet.unchecked) return pass(c);
+      try {
+        return await pass(c);
+      } catch (err) {
+        if (opts.signal?.aborted) throw err;
+        throw new UncheckedReadFailed(side, err);
+      }
+    };
+  const counted = (sheet: LoadedSheet, rows: number) => {
+    if (!sheet.unchecked) return;
+    if (opts.maxRows !== undefined && rows > opts.maxRows) {
+      throw new AnalysisFailure(
+        'too_many_rows',
+        `the sheet has ${rows} rows; at most ${opts.maxRows} are accepted`,
+      );
+    }
+    sheet.rowCount = rows;
+    sheet.unchecked = false;
+  };
   const seq = ++tableSeq;
   const nb = `cmp_${seq}_b`;
   const nt = `cmp_${seq}_t`;
@@ -272,17 +301,21 @@ async function compareSheet(
         }
         return j;
       });
-    } else if (shared.length > 0 && bs.rowCount > 0 && ts.rowCount > 0) {
+    } else if (shared.length > 0 && bs.rowCount !== 0 && ts.rowCount !== 0) {
       // a column unique under its comparison type is unique as raw text too (the typed value can only
-      // merge texts): a cheap scan of the raw texts first, then the typed check of the candidates in order
+      // merge texts): a cheap scan of the raw texts first (counting the rows too), then the typed check of
+      // the candidates in order
       const rawStats = (side: 'base' | 'target') =>
-        shared.map((s, j) => `count(DISTINCT ${identOf(s, side)}) AS d${j}`).join(', ');
+        shared.map((s, j) => `, count(DISTINCT ${identOf(s, side)}) AS d${j}`).join('');
       const [[b], [t]] = await both(
-        (c) => rows(c, `SELECT ${rawStats('base')} FROM ${bs.table}`),
-        (c) => rows(c, `SELECT ${rawStats('target')} FROM ${ts.table}`),
+        checked(bs, 'base', (c) => rows(c, `SELECT count(*) AS n${rawStats('base')} FROM ${bs.table}`)),
+        checked(ts, 'target', (c) => rows(c, `SELECT count(*) AS n${rawStats('target')} FROM ${ts.table}`)),
       );
+      counted(bs, num(b.n));
+      counted(ts, num(t.n));
       const candidates = shared
         .map((s, j) => ({ j, rank: keyRank(s.name), position: s.target.position }))
+        .filter(() => bs.rowCount > 0 && ts.rowCount > 0)
         .filter(({ j }) => num(b[`d${j}`]) === bs.rowCount && num(t[`d${j}`]) === ts.rowCount)
         .sort((x, y) => x.rank - y.rank || x.position - y.position);
       for (const { j } of candidates) {
@@ -322,9 +355,19 @@ async function compareSheet(
           : []),
       ].join(', ');
     await both(
-      (c) => c.run(`CREATE TABLE ${nb} AS SELECT ${select(bs, 'base')} FROM ${bs.table}`),
-      (c) => c.run(`CREATE TABLE ${nt} AS SELECT ${select(ts, 'target')} FROM ${ts.table}`),
+      checked(bs, 'base', (c) =>
+        c.run(`CREATE TABLE ${nb} AS SELECT ${select(bs, 'base')} FROM ${bs.table}`),
+      ),
+      checked(ts, 'target', (c) =>
+        c.run(`CREATE TABLE ${nt} AS SELECT ${select(ts, 'target')} FROM ${ts.table}`),
+      ),
     );
+    for (const [sheet, small] of [
+      [bs, nb],
+      [ts, nt],
+    ] as const) {
+      if (sheet.unchecked) counted(sheet, num((await rows(conn, `SELECT count(*) AS n FROM ${small}`))[0].n));
+    }
 
     const keyed = matching !== 'multiset';
     const keyCols = keyed ? keyIdx : shared.map((_, j) => j);

@@ -74,3 +74,18 @@ export class MissingKeyColumn extends Error {
     this.name = 'MissingKeyColumn';
   }
 }
+
+/**
+ * The first pass over a version loaded `unchecked` (no checking pass: its types came from its report)
+ * failed — DuckDB's strict reader refuses the file. The caller loads that version again the checked way
+ * (which takes the normalising path for such files) and compares again; nothing was written yet.
+ */
+export class UncheckedReadFailed extends Error {
+  constructor(
+    public readonly side: 'base' | 'target',
+    cause: unknown,
+  ) {
+    super(`the ${side} version cannot be read as it is`, { cause });
+    this.name = 'UncheckedReadFailed';
+  }
+}

@@ -74,6 +74,11 @@ export interface LoadOptions {
    * is awaited once the file is downloaded (a lookup that decides it can run meanwhile)
    */
   classify?: boolean | Promise<boolean>;
+  /**
+   * with `lazy`, when no classification is asked for (the types come from reports): no checking pass at
+   * all — the sheet is `unchecked` and its user's first pass over it checks and counts it (comparisons)
+   */
+  skipCheck?: boolean;
 }
 
 export interface LoadedColumn {
@@ -109,6 +114,13 @@ export interface LoadedSheet {
    * (./sql.ts) its cells fall in (bit n: some cell is of class n)
    */
   classes?: number[];
+  /**
+   * `skipCheck` loads only: a view over the download that nothing has read yet — `rowCount` is −1 until the
+   * caller's first pass counts it (and clears this flag); that pass fails when DuckDB's strict reader
+   * refuses the file, and the caller then loads the version again without `skipCheck` (the normalising
+   * path takes such files)
+   */
+  unchecked?: boolean;
 }
 
 export interface LoadedVersion {
