@@ -293,7 +293,11 @@ export async function runComparison(
       const read = [0, 0];
       /** the views of a version loaded unchecked, before it is loaded again under the same names */
       const dropUnchecked = async (i: number, l: LoadedVersion) => {
-        for (const s of l.sheets) if (s.unchecked) await conns[i].run(`DROP VIEW IF EXISTS ${s.table}`);
+        for (const s of l.sheets) {
+          if (!s.unchecked) continue;
+          await conns[i].run(`DROP VIEW IF EXISTS ${s.table}`);
+          if (s.rawTable) await conns[i].run(`DROP VIEW IF EXISTS ${s.rawTable}`);
+        }
       };
       const loadAndType = async (i: number, checkedLoad = false) => {
         const v = [base, target][i];

@@ -288,6 +288,8 @@ async function compareSheet(
   const nt = `cmp_${seq}_t`;
   const pairs = `cmp_${seq}_p`;
   const identOf = (s: Shared, side: 'base' | 'target') => (side === 'base' ? s.base.ident : s.target.ident);
+  /** what a pass that needs no row number reads (LoadedSheet.rawTable) */
+  const unnumbered = (sheet: LoadedSheet) => sheet.rawTable ?? sheet.table;
   try {
     // the key
     let matching: Matching = 'multiset';
@@ -308,8 +310,10 @@ async function compareSheet(
       const rawStats = (side: 'base' | 'target') =>
         shared.map((s, j) => `, count(DISTINCT ${identOf(s, side)}) AS d${j}`).join('');
       const [[b], [t]] = await both(
-        checked(bs, 'base', (c) => rows(c, `SELECT count(*) AS n${rawStats('base')} FROM ${bs.table}`)),
-        checked(ts, 'target', (c) => rows(c, `SELECT count(*) AS n${rawStats('target')} FROM ${ts.table}`)),
+        checked(bs, 'base', (c) => rows(c, `SELECT count(*) AS n${rawStats('base')} FROM ${unnumbered(bs)}`)),
+        checked(ts, 'target', (c) =>
+          rows(c, `SELECT count(*) AS n${rawStats('target')} FROM ${unnumbered(ts)}`),
+        ),
       );
       counted(bs, num(b.n));
       counted(ts, num(t.n));
@@ -325,8 +329,8 @@ async function compareSheet(
             `SELECT count(v) AS n, count(DISTINCT v) AS d FROM (SELECT ${normSql(identOf(shared[j], side), shared[j].type)} AS v FROM ${table})`,
           );
         const [[cb], [ct]] = await both(
-          (c) => check(c, 'base', bs.table),
-          (c) => check(c, 'target', ts.table),
+          (c) => check(c, 'base', unnumbered(bs)),
+          (c) => check(c, 'target', unnumbered(ts)),
         );
         if (
           num(cb.n) === bs.rowCount &&
@@ -346,27 +350,29 @@ async function compareSheet(
     // raw texts (a collision between two different rows is ~2⁻⁶⁴ per pair).
     const keyedCols = new Set(matching === 'multiset' ? shared.map((_, j) => j) : keyIdx);
     const hashed = shared.map((_, j) => j).filter((j) => !keyedCols.has(j));
+    // from a lazy view's unnumbered twin, the rows come in file order and each one's number is set from
+    // its position afterwards (rowid): numbering them as they are read would hold the scan to one thread
     const select = (sheet: LoadedSheet, side: 'base' | 'target') =>
       [
-        `${sheet.rowNumberColumn} AS rn`,
+        sheet.rawTable ? 'NULL::BIGINT AS rn' : `${sheet.rowNumberColumn} AS rn`,
         ...[...keyedCols].map((j) => `${normSql(identOf(shared[j], side), shared[j].type)} AS v${j}`),
         ...(hashed.length > 0
           ? [`hash(${hashed.map((j) => identOf(shared[j], side)).join(', ')}) AS h`]
           : []),
       ].join(', ');
+    const small = async (c: DuckDBConnection, sheet: LoadedSheet, side: 'base' | 'target', into: string) => {
+      await c.run(`CREATE TABLE ${into} AS SELECT ${select(sheet, side)} FROM ${unnumbered(sheet)}`);
+      if (sheet.rawTable) await c.run(`UPDATE ${into} SET rn = rowid + ${sheet.firstRowNumber ?? 2}`);
+    };
     await both(
-      checked(bs, 'base', (c) =>
-        c.run(`CREATE TABLE ${nb} AS SELECT ${select(bs, 'base')} FROM ${bs.table}`),
-      ),
-      checked(ts, 'target', (c) =>
-        c.run(`CREATE TABLE ${nt} AS SELECT ${select(ts, 'target')} FROM ${ts.table}`),
-      ),
+      checked(bs, 'base', (c) => small(c, bs, 'base', nb)),
+      checked(ts, 'target', (c) => small(c, ts, 'target', nt)),
     );
-    for (const [sheet, small] of [
+    for (const [sheet, table] of [
       [bs, nb],
       [ts, nt],
     ] as const) {
-      if (sheet.unchecked) counted(sheet, num((await rows(conn, `SELECT count(*) AS n FROM ${small}`))[0].n));
+      if (sheet.unchecked) counted(sheet, num((await rows(conn, `SELECT count(*) AS n FROM ${table}`))[0].n));
     }
 
     const keyed = matching !== 'multiset';
