@@ -417,6 +417,9 @@ export async function runComparison(
         summary = await compare();
       }
       await flush();
+      // DuckDB is done: its database freed while the last batches are written (close is idempotent)
+      hooks.signal?.removeEventListener('abort', interrupt);
+      engine.close();
       await Promise.all(writing);
     } catch (err) {
       if (err instanceof AnalysisFailure) throw new ComparisonFailure(err.reason, err.message);
