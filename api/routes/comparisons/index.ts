@@ -72,7 +72,7 @@ export const comparisonRoutes = [
     method: 'get',
     path: '/comparisons/:id',
     summary:
-      'A comparison: status (queued, comparing, ready, failed), progress, failure reason, summary when ready',
+      "A comparison: status (queued — also while it waits, at most COMPARISON_REPORT_WAIT_SECONDS, for both versions' reports to settle, whose inferred types it takes —, comparing, ready, failed), progress, failure reason, summary when ready",
     tag: TAG,
     access: read,
     params: uuidParams,
