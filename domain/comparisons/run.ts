@@ -299,11 +299,13 @@ export async function runComparison(
           if (s.rawTable) await conns[i].run(`DROP VIEW IF EXISTS ${s.rawTable}`);
         }
       };
+      // each version's report looked up once (a version loaded again reuses the answer)
+      const lookups: Array<Promise<SheetTypes | null> | undefined> = [undefined, undefined];
       const loadAndType = async (i: number, checkedLoad = false) => {
         const v = [base, target][i];
         // the ready report's types when there is one (looked up while the version downloads); else the
         // load's checking pass classifies the cells
-        const fromReportLookup = reportTypes(deps, req.companyId, v.id);
+        const fromReportLookup = (lookups[i] ??= reportTypes(deps, req.companyId, v.id));
         fromReportLookup.catch(() => undefined); // awaited below; handled if the load fails first
         const load = (skipCheck: boolean) =>
           loadVersion(

@@ -27,10 +27,9 @@
  *   is ever dropped: added + changed + unchanged = target rows, removed + changed + unchanged = base rows.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { classSql, inferType, isNullSql } from '../../reports/engine';
+import { classSql, inferType, isNullSql, LAZY_FIRST_ROW, tooManyRows } from '../../reports/engine';
 import { knownTypedSql } from '../../reports/engine/sql';
 import {
-  AnalysisFailure,
   INFERRED_TYPES,
   type InferredType,
   type LoadedColumn,
@@ -274,12 +273,7 @@ async function compareSheet(
     };
   const counted = (sheet: LoadedSheet, rows: number) => {
     if (!sheet.unchecked) return;
-    if (opts.maxRows !== undefined && rows > opts.maxRows) {
-      throw new AnalysisFailure(
-        'too_many_rows',
-        `the sheet has ${rows} rows; at most ${opts.maxRows} are accepted`,
-      );
-    }
+    if (opts.maxRows !== undefined && rows > opts.maxRows) throw tooManyRows(rows, { maxRows: opts.maxRows });
     sheet.rowCount = rows;
     sheet.unchecked = false;
   };
@@ -317,11 +311,14 @@ async function compareSheet(
       );
       counted(bs, num(b.n));
       counted(ts, num(t.n));
-      const candidates = shared
-        .map((s, j) => ({ j, rank: keyRank(s.name), position: s.target.position }))
-        .filter(() => bs.rowCount > 0 && ts.rowCount > 0)
-        .filter(({ j }) => num(b[`d${j}`]) === bs.rowCount && num(t[`d${j}`]) === ts.rowCount)
-        .sort((x, y) => x.rank - y.rank || x.position - y.position);
+      // no key is inferred when either version is empty (now counted)
+      const bothHaveRows = bs.rowCount > 0 && ts.rowCount > 0;
+      const candidates = bothHaveRows
+        ? shared
+            .map((s, j) => ({ j, rank: keyRank(s.name), position: s.target.position }))
+            .filter(({ j }) => num(b[`d${j}`]) === bs.rowCount && num(t[`d${j}`]) === ts.rowCount)
+            .sort((x, y) => x.rank - y.rank || x.position - y.position)
+        : [];
       for (const { j } of candidates) {
         const check = (c: DuckDBConnection, side: 'base' | 'target', table: string) =>
           rows(
@@ -362,7 +359,7 @@ async function compareSheet(
       ].join(', ');
     const small = async (c: DuckDBConnection, sheet: LoadedSheet, side: 'base' | 'target', into: string) => {
       await c.run(`CREATE TABLE ${into} AS SELECT ${select(sheet, side)} FROM ${unnumbered(sheet)}`);
-      if (sheet.rawTable) await c.run(`UPDATE ${into} SET rn = rowid + ${sheet.firstRowNumber ?? 2}`);
+      if (sheet.rawTable) await c.run(`UPDATE ${into} SET rn = rowid + ${LAZY_FIRST_ROW}`);
     };
     await both(
       checked(bs, 'base', (c) => small(c, bs, 'base', nb)),
@@ -461,17 +458,18 @@ async function compareSheet(
     const readBack = (
       c: DuckDBConnection,
       sheet: LoadedSheet,
+      side: 'base' | 'target',
       into: string,
       rn: 'b_rn' | 't_rn',
       unpaired: string,
     ) =>
       c.run(`CREATE TABLE ${into} AS
-        SELECT ${sheet.rowNumberColumn} AS rn, ${listSql(shared.map((s) => (rn === 'b_rn' ? s.base.ident : s.target.ident)))} AS v
+        SELECT ${sheet.rowNumberColumn} AS rn, ${listSql(shared.map((s) => identOf(s, side)))} AS v
         FROM ${sheet.table}
         WHERE ${sheet.rowNumberColumn} IN (SELECT ${rn} FROM ${joined} WHERE suspect OR side = '${unpaired}')`);
     await both(
-      (c) => readBack(c, bs, rb, 'b_rn', 'removed'),
-      (c) => readBack(c, ts, rt, 't_rn', 'added'),
+      (c) => readBack(c, bs, 'base', rb, 'b_rn', 'removed'),
+      (c) => readBack(c, ts, 'target', rt, 't_rn', 'added'),
     );
     // pairs whose hashes are equal are unchanged: counted, never copied
     const [same] = await rows(

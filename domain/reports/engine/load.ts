@@ -19,6 +19,11 @@ import {
 } from './types';
 
 export const ROW_NUMBER_COLUMN = 'row_number';
+/**
+ * The row number of a lazy view's first row: the fast path only takes files whose header is their first line
+ * (no blank lines, no BOM), so data rows start at 2 — in the numbered view and for `rawTable` (rowid + this).
+ */
+export const LAZY_FIRST_ROW = 2;
 const PROGRESS_EVERY_MS = 250;
 /** The longest CSV/TSV record (line, or lines of one quoted record) the reader accepts. */
 export const MAX_RECORD_BYTES = 2 * 1024 * 1024;
@@ -153,11 +158,10 @@ async function lazyView(
   const rawTable = `${table}_raw`;
   const views = async () => {
     await conn.run(
-      `CREATE OR REPLACE VIEW ${table} AS SELECT (row_number() OVER () + 1)::BIGINT AS ${ROW_NUMBER_COLUMN}, * FROM ${read}`,
+      `CREATE OR REPLACE VIEW ${table} AS SELECT (row_number() OVER () + ${LAZY_FIRST_ROW - 1})::BIGINT AS ${ROW_NUMBER_COLUMN}, * FROM ${read}`,
     );
     await conn.run(`CREATE OR REPLACE VIEW ${rawTable} AS SELECT * FROM ${read}`);
   };
-  const lazy = { rawTable, firstRowNumber: 2 };
   if (!classify && opts.skipCheck) {
     // the caller's first pass checks and counts it (LoadedSheet.unchecked)
     await views();
@@ -168,7 +172,7 @@ async function lazyView(
       rowNumberColumn: ROW_NUMBER_COLUMN,
       columns,
       unchecked: true,
-      ...lazy,
+      rawTable,
     };
   }
   const classes = classify
@@ -198,7 +202,7 @@ async function lazyView(
     rowCount: rows,
     rowNumberColumn: ROW_NUMBER_COLUMN,
     columns,
-    ...lazy,
+    rawTable,
     ...(classify ? { classes: columns.map((_, i) => Number(row[`k${i}`] ?? 0)) } : {}),
   };
 }
@@ -215,7 +219,7 @@ function tooManyColumns(width: number, opts: LoadOptions): AnalysisFailure {
   );
 }
 
-function tooManyRows(rows: number, opts: LoadOptions): AnalysisFailure {
+export function tooManyRows(rows: number, opts: Pick<LoadOptions, 'maxRows'>): AnalysisFailure {
   return new AnalysisFailure(
     'too_many_rows',
     `the sheet has ${rows} rows; at most ${opts.maxRows} are accepted`,

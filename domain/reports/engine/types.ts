@@ -124,11 +124,10 @@ export interface LoadedSheet {
   /**
    * `lazy` views only: a view of the same rows without the row number column, in file order — numbering
    * rows as they are read holds a scan to one thread, so passes that need no row number (or that number
-   * the rows of a table made from it by `rowid`: row number = rowid + `firstRowNumber`) read this one
+   * the rows of a table made from it by `rowid`: row number = rowid + `LAZY_FIRST_ROW`, ./load.ts) read this
+   * one
    */
   rawTable?: string;
-  /** with `rawTable`: the row number of its first row */
-  firstRowNumber?: number;
 }
 
 export interface LoadedVersion {
