@@ -239,6 +239,29 @@ describe('the audit log', function () {
     });
   });
 
+  it('deleting a company deletes its entries (a trigger, not a foreign key) and no other company’s', async () => {
+    const { knex } = testEnv();
+    const [gone, kept] = [await createTeam(), await createTeam()];
+    for (const t of [gone, kept])
+      expect(
+        (await call('PATCH', '/companies/me', { token: t.adminToken, json: { name: 'To be deleted' } }))
+          .status,
+      ).to.equal(200);
+    const count = async (companyId: string) =>
+      Number(((await knex('auditLog').where({ companyId }).count({ n: '*' }).first()) as { n: string }).n);
+    expect(await count(gone.company.id)).to.be.greaterThan(0);
+    const keptBefore = await count(kept.company.id);
+    expect(keptBefore).to.be.greaterThan(0);
+    await knex('companies').where({ id: gone.company.id }).delete();
+    expect(await count(gone.company.id)).to.equal(0);
+    expect(await count(kept.company.id)).to.equal(keptBefore);
+    // no foreign key: writing an entry takes no lock on the company's row
+    const keys = await knex.raw(
+      `select conname from pg_constraint where conrelid = 'audit_log'::regclass and contype = 'f'`,
+    );
+    expect(keys.rows).to.deep.equal([]);
+  });
+
   it('append-only: the API’s role and the system tasks’ role can neither update nor delete an entry, and no role can update one', async () => {
     const { appKnex, knex } = testEnv();
     await call('PATCH', '/companies/me', { token: team.adminToken, json: { name: 'Append only' } });
