@@ -365,13 +365,6 @@ async function compareSheet(
       checked(bs, 'base', (c) => small(c, bs, 'base', nb)),
       checked(ts, 'target', (c) => small(c, ts, 'target', nt)),
     );
-    for (const [sheet, table] of [
-      [bs, nb],
-      [ts, nt],
-    ] as const) {
-      if (sheet.unchecked) counted(sheet, num((await rows(conn, `SELECT count(*) AS n FROM ${table}`))[0].n));
-    }
-
     const keyed = matching !== 'multiset';
     const keyCols = keyed ? keyIdx : shared.map((_, j) => j);
     const valueCols = keyed ? shared.map((_, j) => j).filter((j) => !keyIdx.includes(j)) : [];
@@ -379,15 +372,26 @@ async function compareSheet(
     // equality. Otherwise each row gets its occurrence number among the rows with the same key (the whole
     // row for multisets), by row number, and rows pair by (key, occurrence); nulls are equal to nulls.
     let unique = matching === 'inferred_key';
-    if (matching === 'key' && keyCols.length === 1) {
-      const v = `v${keyCols[0]}`;
-      const [cb] = await rows(conn, `SELECT count(${v}) AS n, count(DISTINCT ${v}) AS d FROM ${nb}`);
-      const [ct] = await rows(conn, `SELECT count(${v}) AS n, count(DISTINCT ${v}) AS d FROM ${nt}`);
-      unique =
-        num(cb.n) === bs.rowCount &&
-        num(cb.d) === bs.rowCount &&
-        num(ct.n) === ts.rowCount &&
-        num(ct.d) === ts.rowCount;
+    // one query per version, both at once: its rows counted (a version loaded unchecked) and a single given
+    // key's values counted
+    const keyStats =
+      matching === 'key' && keyCols.length === 1
+        ? `, count(v${keyCols[0]}) AS kn, count(DISTINCT v${keyCols[0]}) AS kd`
+        : '';
+    if (keyStats || bs.unchecked || ts.unchecked) {
+      const [[cb], [ct]] = await both(
+        (c) => rows(c, `SELECT count(*) AS n${keyStats} FROM ${nb}`),
+        (c) => rows(c, `SELECT count(*) AS n${keyStats} FROM ${nt}`),
+      );
+      counted(bs, num(cb.n));
+      counted(ts, num(ct.n));
+      if (keyStats) {
+        unique =
+          num(cb.kn) === bs.rowCount &&
+          num(cb.kd) === bs.rowCount &&
+          num(ct.kn) === ts.rowCount &&
+          num(ct.kd) === ts.rowCount;
+      }
     }
     let on: string;
     if (unique) {
