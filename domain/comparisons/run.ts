@@ -412,7 +412,7 @@ export async function runComparison(
       const types: SheetTypes[] = [lb.t, lt.t];
       if (hooks.signal?.aborted) throw hooks.signal.reason;
       progress.update({ phase: 'comparing', bytesRead: bytesTotal }, { write: true });
-      let batch: RowChange[] = [];
+      const batch: RowChange[] = [];
       let saved = 0;
       /** writes what the batch holds, CHANGES_BATCH changes per statement */
       const flush = async () => {
@@ -436,7 +436,7 @@ export async function runComparison(
         const written: Promise<void> = withCompany(knex, req.companyId, async (trx) => {
           // the comparison's row locked once for the batch, as a foreign key's check would for every row
           // (migration 20261123001410): a comparison deleted meanwhile (its file deleted) gets no changes
-          const inserted = await trx.raw(
+          const inserted: { rowCount: number } = await trx.raw(
             `WITH c AS (SELECT id FROM comparisons WHERE id = ?::uuid FOR KEY SHARE)
              INSERT INTO comparison_changes
                (comparison_id, company_id, seq, sheet, kind, key, base_row, target_row, columns)
@@ -445,7 +445,7 @@ export async function runComparison(
                base_row bigint, target_row bigint, columns jsonb)`,
             [comparisonId, req.companyId, JSON.stringify(rows)],
           );
-          if ((inserted as { rowCount: number }).rowCount !== rows.length) throw new ComparisonDeleted();
+          if (inserted.rowCount !== rows.length) throw new ComparisonDeleted();
         }).then(() => {
           saved += rows.length;
           progress.update({ changesSaved: saved });
