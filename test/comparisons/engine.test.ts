@@ -51,7 +51,7 @@ async function compare(base: LoadedVersion, target: LoadedVersion, keyColumns?: 
     target,
     await inferTypes(engine.conn, base),
     await inferTypes(engine.conn, target),
-    { keyColumns, onChanges: (c) => void changes.push(...c) },
+    { keyColumns, onChanges: (c) => void changes.push(...c.map((t) => JSON.parse(t) as RowChange)) },
   );
   return { summary, changes };
 }

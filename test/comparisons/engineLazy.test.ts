@@ -69,7 +69,11 @@ async function compare(
     target,
     types?.[0] ?? (await inferTypes(engine.conn, base)),
     types?.[1] ?? (await inferTypes(engine.conn, target)),
-    { keyColumns, other: two ? other : undefined, onChanges: (c) => void changes.push(...c) },
+    {
+      keyColumns,
+      other: two ? other : undefined,
+      onChanges: (c) => void changes.push(...c.map((t) => JSON.parse(t) as RowChange)),
+    },
   );
   return { summary, changes };
 }

@@ -51,7 +51,10 @@ export interface ChangedColumn {
   new: string | null;
 }
 
-/** One row change (values are shown to callers who can see the file, never in events or logs). */
+/**
+ * One row change (values are shown to callers who can see the file, never in events or logs). The engine
+ * hands each over as the JSON text of this shape (CompareOptions.onChanges), written by DuckDB.
+ */
 export interface RowChange {
   sheet: string;
   kind: 'added' | 'removed' | 'changed';

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 
 const QUOTE = 0x22;
@@ -277,55 +278,100 @@ export async function downloadChecked(
   onBytes: (bytes: number) => void,
   signal?: AbortSignal,
 ): Promise<DownloadFacts> {
-  const out = createWriteStream(destination);
-  const outDone = once(out, 'finish');
-  let outError: Error | undefined;
-  out.on('error', (err) => (outError = err));
-  let plain = true;
-  let bytes = 0;
-  let first = true;
-  let tail = Buffer.alloc(0); // the last two bytes of the previous chunk
-  let headerBytes: Buffer[] | null = [];
-  let headerLine = '';
-  for await (const raw of source) {
-    if (signal?.aborted) throw signal.reason;
-    const chunk = raw as Buffer;
-    if (chunk.length === 0) continue;
-    bytes += chunk.length;
-    onBytes(bytes);
-    if (plain) {
-      if (first) {
-        first = false;
-        if (chunk[0] === LF || chunk[0] === CR) plain = false;
-        if (chunk.length < 3 || (chunk[0] === BOM[0] && chunk[1] === BOM[1] && chunk[2] === BOM[2])) {
-          plain = false;
+  const out = await open(destination, 'w');
+  const writer = batchedWriter(out);
+  try {
+    let plain = true;
+    let bytes = 0;
+    let first = true;
+    let tail = Buffer.alloc(0); // the last two bytes of the previous chunk
+    let headerBytes: Buffer[] | null = [];
+    let headerLine = '';
+    for await (const raw of source) {
+      if (signal?.aborted) throw signal.reason;
+      const chunk = raw as Buffer;
+      if (chunk.length === 0) continue;
+      bytes += chunk.length;
+      onBytes(bytes);
+      if (plain) {
+        if (first) {
+          first = false;
+          if (chunk[0] === LF || chunk[0] === CR) plain = false;
+          if (chunk.length < 3 || (chunk[0] === BOM[0] && chunk[1] === BOM[1] && chunk[2] === BOM[2])) {
+            plain = false;
+          }
+        }
+        // the seam with the previous chunk, then the chunk itself
+        if (!plainBytes(Buffer.concat([tail, chunk.subarray(0, 2)])) || !plainBytes(chunk)) plain = false;
+        tail = Buffer.from(chunk.subarray(Math.max(0, chunk.length - 2)));
+        if (headerBytes) {
+          const lf = chunk.indexOf(LF);
+          headerBytes.push(lf < 0 ? chunk : chunk.subarray(0, lf));
+          if (lf >= 0) {
+            let line = Buffer.concat(headerBytes);
+            headerBytes = null;
+            if (line.length > 0 && line[line.length - 1] === CR) line = line.subarray(0, line.length - 1);
+            if (line.indexOf(QUOTE) >= 0) plain = false;
+            else headerLine = line.toString('utf8');
+          } else if (bytes > MAX_HEADER_BYTES) plain = false;
         }
       }
-      // the seam with the previous chunk, then the chunk itself
-      if (!plainBytes(Buffer.concat([tail, chunk.subarray(0, 2)])) || !plainBytes(chunk)) plain = false;
-      tail = Buffer.from(chunk.subarray(Math.max(0, chunk.length - 2)));
-      if (headerBytes) {
-        const lf = chunk.indexOf(LF);
-        headerBytes.push(lf < 0 ? chunk : chunk.subarray(0, lf));
-        if (lf >= 0) {
-          let line = Buffer.concat(headerBytes);
-          headerBytes = null;
-          if (line.length > 0 && line[line.length - 1] === CR) line = line.subarray(0, line.length - 1);
-          if (line.indexOf(QUOTE) >= 0) plain = false;
-          else headerLine = line.toString('utf8');
-        } else if (bytes > MAX_HEADER_BYTES) plain = false;
-      }
+      await writer.add(chunk);
     }
-    if (outError) throw outError;
-    if (!out.write(chunk)) await once(out, 'drain');
+    await writer.end();
+    if (headerBytes) plain = false; // no line ending at all (header only, or empty)
+    if (tail.length > 0 && tail[tail.length - 1] === CR) plain = false; // a final bare CR
+    return { plain, headerLine };
+  } finally {
+    await writer.settled();
+    await out.close();
   }
-  if (headerBytes) plain = false; // no line ending at all (header only, or empty)
-  if (tail.length > 0 && tail[tail.length - 1] === CR) plain = false; // a final bare CR
-  out.end();
-  await outDone;
-  if (outError) throw outError;
-  return { plain, headerLine };
 }
+
+/**
+ * Writes chunks to `out` a megabyte at a time (one writev), one write in flight while the next megabyte
+ * gathers: a write stream's write per network chunk (16–64 KB) cost about as much again as the download
+ * (measured: two 10.7 MB objects at once, 63 against 38 ms).
+ */
+function batchedWriter(out: FileHandle) {
+  let parts: Buffer[] = [];
+  let gathered = 0;
+  let writing: Promise<void> = Promise.resolve();
+  const writeAll = async (buffers: Buffer[], total: number) => {
+    let { bytesWritten } = await out.writev(buffers);
+    // a short write (rare for a regular file): the rest, until all is written
+    while (bytesWritten < total) {
+      const rest = Buffer.concat(buffers).subarray(bytesWritten);
+      bytesWritten += (await out.write(rest)).bytesWritten;
+    }
+  };
+  const flush = async () => {
+    const buffers = parts;
+    const total = gathered;
+    parts = [];
+    gathered = 0;
+    await writing;
+    writing = writeAll(buffers, total);
+    writing.catch(() => undefined); // awaited by the next flush, end or settled
+  };
+  return {
+    async add(chunk: Buffer) {
+      parts.push(chunk);
+      gathered += chunk.length;
+      if (gathered >= WRITE_BYTES) await flush();
+    },
+    async end() {
+      if (gathered > 0) await flush();
+      await writing;
+    },
+    /** the write in flight finished, whatever its outcome (before the file is closed) */
+    async settled() {
+      await writing.catch(() => undefined);
+    },
+  };
+}
+
+const WRITE_BYTES = 1024 * 1024;
 
 const MAX_HEADER_BYTES = 2 * 1024 * 1024;
 
