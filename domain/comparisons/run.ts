@@ -221,23 +221,9 @@ export async function runComparison(
   // the workflow names the row its prepare activity found or created; prepared here only when called without
   const comparisonId = req.comparisonId ?? (await prepareComparison(knex, req, null))?.comparisonId;
   if (!comparisonId) return { status: 'file_deleted', comparisonId: null };
-  // the row and its two versions in one transaction (each one costs round trips before any work)
-  const { row, base, target } = await withCompany(knex, req.companyId, async (trx) => {
-    const found = await q(trx, req.companyId).findById(comparisonId);
-    if (!found || found.status === 'ready' || found.status === 'failed') return { row: found };
-    const [b, t] = await Promise.all([
-      FileVersion.scoped(req.companyId, trx).findById(found.baseVersionId),
-      FileVersion.scoped(req.companyId, trx).findById(found.targetVersionId),
-    ]);
-    return { row: found, base: b, target: t };
-  });
-  if (!row) return { status: 'file_deleted', comparisonId: null };
-  if (row.status === 'ready' || row.status === 'failed') return { status: row.status, comparisonId };
-  if (!base || !target) return { status: 'file_deleted', comparisonId };
-  const bytesTotal = Number(base.sizeBytes) + Number(target.sizeBytes);
   const workDir = path.join(config.reports.workDir, `compare-${randomUUID()}`);
-  // started while the row is marked comparing, as all three wait on other processes: DuckDB's database with
-  // its two connections, and the two objects' first bytes (their reading starts with the loads)
+  // started first, as they wait on other processes while the row is looked up and marked comparing: DuckDB's
+  // database with its two connections, then the two objects' first bytes (their reading starts with the loads)
   const engineOpening = (async () => {
     const opened = await openEngine({
       threads: config.reports.threads,
@@ -252,11 +238,7 @@ export async function runComparison(
     }
   })();
   engineOpening.catch(() => undefined); // awaited below, or released
-  const objects: Array<Promise<Readable> | undefined> = [base, target].map((v) => {
-    const object = storage.client.getObject(storage.bucket, v.objectKey);
-    object.catch(() => undefined); // a failure surfaces when the load takes it
-    return object;
-  });
+  const objects: Array<Promise<Readable> | undefined> = [];
   /** the early starts not taken (an object a load did not take; the engine once the run is over) */
   const release = async () => {
     for (const o of objects.splice(0))
@@ -269,9 +251,27 @@ export async function runComparison(
       () => undefined,
     );
   };
-  let started: number;
   try {
-    started = await withCompany(knex, req.companyId, async (trx) => {
+    // the row and its two versions in one transaction (each one costs round trips before any work)
+    const { row, base, target } = await withCompany(knex, req.companyId, async (trx) => {
+      const found = await q(trx, req.companyId).findById(comparisonId);
+      if (!found || found.status === 'ready' || found.status === 'failed') return { row: found };
+      const [b, t] = await Promise.all([
+        FileVersion.scoped(req.companyId, trx).findById(found.baseVersionId),
+        FileVersion.scoped(req.companyId, trx).findById(found.targetVersionId),
+      ]);
+      return { row: found, base: b, target: t };
+    });
+    if (!row) return { status: 'file_deleted', comparisonId: null };
+    if (row.status === 'ready' || row.status === 'failed') return { status: row.status, comparisonId };
+    if (!base || !target) return { status: 'file_deleted', comparisonId };
+    const bytesTotal = Number(base.sizeBytes) + Number(target.sizeBytes);
+    for (const v of [base, target]) {
+      const object = storage.client.getObject(storage.bucket, v.objectKey);
+      object.catch(() => undefined); // a failure surfaces when the load takes it
+      objects.push(object);
+    }
+    const started = await withCompany(knex, req.companyId, async (trx) => {
       const n = await q(trx, req.companyId)
         .patch({ status: 'comparing', startedAt: new Date(), phase: 'loading', changesSaved: 0 })
         .where({ id: comparisonId })
@@ -280,159 +280,150 @@ export async function runComparison(
       if (n > 0) await ComparisonChange.scoped(req.companyId, trx).where({ comparisonId }).delete();
       return n;
     });
-  } catch (err) {
-    await release();
-    await rm(workDir, { recursive: true, force: true });
-    throw err;
-  }
-  if (started === 0) {
-    await release();
-    await rm(workDir, { recursive: true, force: true });
-    return { status: 'file_deleted', comparisonId };
-  }
+    if (started === 0) return { status: 'file_deleted', comparisonId };
 
-  const progress = progressReporter<RunProgress>(
-    {
-      phase: 'loading',
-      rowsRead: 0,
-      bytesRead: 0,
-      bytesTotal,
-      sheetsDone: 0,
-      sheetsTotal: 0,
-      changesSaved: 0,
-    },
-    (p) =>
-      withCompany(knex, req.companyId, async (trx) =>
-        q(trx, req.companyId)
-          .patch({
-            phase: p.phase,
-            sheetsDone: p.sheetsDone,
-            sheetsTotal: p.sheetsTotal,
-            changesSaved: p.changesSaved,
-          })
-          .where({ id: comparisonId, status: 'comparing' }),
-      ),
-    hooks.heartbeat,
-  );
-  try {
-    for (const v of [base, target]) {
-      if (v.format !== 'xlsx') continue;
-      try {
-        await inspectStoredXlsx(
-          storage.client,
-          storage.bucket,
-          v.objectKey,
-          Number(v.sizeBytes),
-          xlsxLimits(config.files),
-        );
-      } catch (err) {
-        if (err instanceof BadRequestError) throw new ComparisonFailure('unsafe_workbook', err.message);
-        throw err;
-      }
-    }
-    await mkdir(workDir, { recursive: true });
-    const { engine, other } = await engineOpening;
-    // the two versions are loaded and typed concurrently, each on its own connection to the one database
-    const conns = [engine.conn, other];
-    const interrupt = () => conns.forEach((c) => c.interrupt());
-    hooks.signal?.addEventListener('abort', interrupt);
-    let summary;
-    let seq = 0;
-    const writing = new Set<Promise<void>>();
+    const progress = progressReporter<RunProgress>(
+      {
+        phase: 'loading',
+        rowsRead: 0,
+        bytesRead: 0,
+        bytesTotal,
+        sheetsDone: 0,
+        sheetsTotal: 0,
+        changesSaved: 0,
+      },
+      (p) =>
+        withCompany(knex, req.companyId, async (trx) =>
+          q(trx, req.companyId)
+            .patch({
+              phase: p.phase,
+              sheetsDone: p.sheetsDone,
+              sheetsTotal: p.sheetsTotal,
+              changesSaved: p.changesSaved,
+            })
+            .where({ id: comparisonId, status: 'comparing' }),
+        ),
+      hooks.heartbeat,
+    );
     try {
-      const read = [0, 0];
-      /** the views of a version loaded unchecked, before it is loaded again under the same names */
-      const dropUnchecked = async (i: number, l: LoadedVersion) => {
-        for (const s of l.sheets) {
-          if (!s.unchecked) continue;
-          await conns[i].run(`DROP VIEW IF EXISTS ${s.table}`);
-          if (s.rawTable) await conns[i].run(`DROP VIEW IF EXISTS ${s.rawTable}`);
-        }
-      };
-      // each version's report looked up once (a version loaded again reuses the answer)
-      const lookups: Array<Promise<SheetTypes | null> | undefined> = [undefined, undefined];
-      const loadAndType = async (i: number, checkedLoad = false) => {
-        const v = [base, target][i];
-        // the ready report's types when there is one (looked up while the version downloads); else the
-        // load's checking pass classifies the cells
-        const fromReportLookup = (lookups[i] ??= reportTypes(deps, req.companyId, v.id));
-        fromReportLookup.catch(() => undefined); // awaited below; handled if the load fails first
-        const load = (skipCheck: boolean) =>
-          loadVersion(
-            conns[i],
-            {
-              // the object requested at the start, once; a version loaded again requests it again
-              open: async () => {
-                const early = objects[i];
-                objects[i] = undefined;
-                return early ?? storage.client.getObject(storage.bucket, v.objectKey);
-              },
-              format: v.format,
-              delimiter: v.delimiter,
-              sizeBytes: Number(v.sizeBytes),
-            },
-            {
-              maxColumns: config.files.maxColumns,
-              maxRows: config.files.maxRows,
-              workDir,
-              tablePrefix: i === 0 ? 'b_' : 't_',
-              lazy: true,
-              // never rejects (an XLSX load does not await it): the lookup's error surfaces below
-              classify: fromReportLookup.then(
-                (types) => types === null,
-                () => true,
-              ),
-              // with the report's types, no checking pass: the comparison's first pass checks the file
-              skipCheck,
-              signal: hooks.signal,
-              onProgress: (p) => {
-                read[i] = p.bytesRead;
-                progress.update({ rowsRead: p.rowsRead, bytesRead: read[0] + read[1] });
-              },
-            },
+      for (const v of [base, target]) {
+        if (v.format !== 'xlsx') continue;
+        try {
+          await inspectStoredXlsx(
+            storage.client,
+            storage.bucket,
+            v.objectKey,
+            Number(v.sizeBytes),
+            xlsxLimits(config.files),
           );
-        let l = await load(!checkedLoad);
-        const fromReport = await fromReportLookup;
-        if (fromReport && fits(fromReport, l)) return { l, t: fromReport };
-        // the report saw another shape (it read the file the long way: rows wider than the header): this
-        // version is loaded the checked way and typed by the same rule as a report
-        if (l.sheets.some((s) => s.unchecked)) {
-          await dropUnchecked(i, l);
-          l = await load(false);
+        } catch (err) {
+          if (err instanceof BadRequestError) throw new ComparisonFailure('unsafe_workbook', err.message);
+          throw err;
         }
-        return { l, t: await inferTypes(conns[i], l) };
-      };
-      const both = await Promise.allSettled([loadAndType(0), loadAndType(1)]);
-      for (const r of both) if (r.status === 'rejected') throw r.reason;
-      const [lb, lt] = both.map(
-        (r) => (r as PromiseFulfilledResult<{ l: LoadedVersion; t: SheetTypes }>).value,
-      );
-      const loaded: LoadedVersion[] = [lb.l, lt.l];
-      const types: SheetTypes[] = [lb.t, lt.t];
-      if (hooks.signal?.aborted) throw hooks.signal.reason;
-      progress.update({ phase: 'comparing', bytesRead: bytesTotal }, { write: true });
-      /** row changes as the engine writes them (JSON texts of RowChange), not yet handed to a write */
-      const batch: string[] = [];
-      let saved = 0;
-      /** writes what the batch holds, CHANGES_BATCH changes per statement */
-      const flush = async () => {
-        while (batch.length > 0) await write(batch.splice(0, CHANGES_BATCH));
-      };
-      const write = async (changes: string[]) => {
-        // one parameter (the batch as one JSON array of the engine's texts, expanded by PostgreSQL) rather
-        // than nine per row: knex building and PostgreSQL parsing 9000 parameters cost more than the rows
-        // (measured); each change numbered from its position in the batch
-        const first = seq;
-        seq += changes.length;
-        const rows = { count: changes.length, json: `[${changes.join(',')}]` };
-        // up to INSERTS_IN_FLIGHT batches written at once (each on its own pooled connection), so that
-        // writing overlaps reading the next changes; an error surfaces at the next flush or at the end
-        while (writing.size >= INSERTS_IN_FLIGHT) await Promise.race(writing);
-        const written: Promise<void> = withCompany(knex, req.companyId, async (trx) => {
-          // the comparison's row locked once for the batch, as a foreign key's check would for every row
-          // (migration 20261123001410): a comparison deleted meanwhile (its file deleted) gets no changes
-          const inserted: { rowCount: number } = await trx.raw(
-            `WITH c AS (SELECT id FROM comparisons WHERE id = ?::uuid FOR KEY SHARE)
+      }
+      await mkdir(workDir, { recursive: true });
+      const { engine, other } = await engineOpening;
+      // the two versions are loaded and typed concurrently, each on its own connection to the one database
+      const conns = [engine.conn, other];
+      const interrupt = () => conns.forEach((c) => c.interrupt());
+      hooks.signal?.addEventListener('abort', interrupt);
+      let summary;
+      let seq = 0;
+      const writing = new Set<Promise<void>>();
+      try {
+        const read = [0, 0];
+        /** the views of a version loaded unchecked, before it is loaded again under the same names */
+        const dropUnchecked = async (i: number, l: LoadedVersion) => {
+          for (const s of l.sheets) {
+            if (!s.unchecked) continue;
+            await conns[i].run(`DROP VIEW IF EXISTS ${s.table}`);
+            if (s.rawTable) await conns[i].run(`DROP VIEW IF EXISTS ${s.rawTable}`);
+          }
+        };
+        // each version's report looked up once (a version loaded again reuses the answer)
+        const lookups: Array<Promise<SheetTypes | null> | undefined> = [undefined, undefined];
+        const loadAndType = async (i: number, checkedLoad = false) => {
+          const v = [base, target][i];
+          // the ready report's types when there is one (looked up while the version downloads); else the
+          // load's checking pass classifies the cells
+          const fromReportLookup = (lookups[i] ??= reportTypes(deps, req.companyId, v.id));
+          fromReportLookup.catch(() => undefined); // awaited below; handled if the load fails first
+          const load = (skipCheck: boolean) =>
+            loadVersion(
+              conns[i],
+              {
+                // the object requested at the start, once; a version loaded again requests it again
+                open: async () => {
+                  const early = objects[i];
+                  objects[i] = undefined;
+                  return early ?? storage.client.getObject(storage.bucket, v.objectKey);
+                },
+                format: v.format,
+                delimiter: v.delimiter,
+                sizeBytes: Number(v.sizeBytes),
+              },
+              {
+                maxColumns: config.files.maxColumns,
+                maxRows: config.files.maxRows,
+                workDir,
+                tablePrefix: i === 0 ? 'b_' : 't_',
+                lazy: true,
+                // never rejects (an XLSX load does not await it): the lookup's error surfaces below
+                classify: fromReportLookup.then(
+                  (types) => types === null,
+                  () => true,
+                ),
+                // with the report's types, no checking pass: the comparison's first pass checks the file
+                skipCheck,
+                signal: hooks.signal,
+                onProgress: (p) => {
+                  read[i] = p.bytesRead;
+                  progress.update({ rowsRead: p.rowsRead, bytesRead: read[0] + read[1] });
+                },
+              },
+            );
+          let l = await load(!checkedLoad);
+          const fromReport = await fromReportLookup;
+          if (fromReport && fits(fromReport, l)) return { l, t: fromReport };
+          // the report saw another shape (it read the file the long way: rows wider than the header): this
+          // version is loaded the checked way and typed by the same rule as a report
+          if (l.sheets.some((s) => s.unchecked)) {
+            await dropUnchecked(i, l);
+            l = await load(false);
+          }
+          return { l, t: await inferTypes(conns[i], l) };
+        };
+        const both = await Promise.allSettled([loadAndType(0), loadAndType(1)]);
+        for (const r of both) if (r.status === 'rejected') throw r.reason;
+        const [lb, lt] = both.map(
+          (r) => (r as PromiseFulfilledResult<{ l: LoadedVersion; t: SheetTypes }>).value,
+        );
+        const loaded: LoadedVersion[] = [lb.l, lt.l];
+        const types: SheetTypes[] = [lb.t, lt.t];
+        if (hooks.signal?.aborted) throw hooks.signal.reason;
+        progress.update({ phase: 'comparing', bytesRead: bytesTotal }, { write: true });
+        /** row changes as the engine writes them (JSON texts of RowChange), not yet handed to a write */
+        const batch: string[] = [];
+        let saved = 0;
+        /** writes what the batch holds, CHANGES_BATCH changes per statement */
+        const flush = async () => {
+          while (batch.length > 0) await write(batch.splice(0, CHANGES_BATCH));
+        };
+        const write = async (changes: string[]) => {
+          // one parameter (the batch as one JSON array of the engine's texts, expanded by PostgreSQL) rather
+          // than nine per row: knex building and PostgreSQL parsing 9000 parameters cost more than the rows
+          // (measured); each change numbered from its position in the batch
+          const first = seq;
+          seq += changes.length;
+          const rows = { count: changes.length, json: `[${changes.join(',')}]` };
+          // up to INSERTS_IN_FLIGHT batches written at once (each on its own pooled connection), so that
+          // writing overlaps reading the next changes; an error surfaces at the next flush or at the end
+          while (writing.size >= INSERTS_IN_FLIGHT) await Promise.race(writing);
+          const written: Promise<void> = withCompany(knex, req.companyId, async (trx) => {
+            // the comparison's row locked once for the batch, as a foreign key's check would for every row
+            // (migration 20261123001410): a comparison deleted meanwhile (its file deleted) gets no changes
+            const inserted: { rowCount: number } = await trx.raw(
+              `WITH c AS (SELECT id FROM comparisons WHERE id = ?::uuid FOR KEY SHARE)
              INSERT INTO comparison_changes
                (comparison_id, company_id, seq, sheet, kind, key, base_row, target_row, columns)
              SELECT c.id, ?::uuid, ?::integer + x.n::integer, x.sheet, x.kind, x.key, x.base_row, x.target_row,
@@ -440,141 +431,146 @@ export async function runComparison(
              FROM c, ROWS FROM (jsonb_to_recordset(?::jsonb) AS (sheet text, kind text, key jsonb,
                "baseRow" bigint, "targetRow" bigint, columns jsonb))
                WITH ORDINALITY AS x(sheet, kind, key, base_row, target_row, columns, n)`,
-            [comparisonId, req.companyId, first, rows.json],
-          );
-          if (inserted.rowCount !== rows.count) throw new ComparisonDeleted();
-        }).then(() => {
-          saved += rows.count;
-          progress.update({ changesSaved: saved });
-        });
-        written.catch(() => undefined).finally(() => writing.delete(written));
-        writing.add(written);
-      };
-      const compare = () =>
-        compareVersions(engine.conn, loaded[0], loaded[1], types[0], types[1], {
-          keyColumns: row.keyColumns ?? undefined,
-          other: conns[1],
-          signal: hooks.signal,
-          maxRows: config.files.maxRows,
-          onProgress: (p) => {
-            progress.update({ sheetsDone: p.sheetsDone, sheetsTotal: p.sheetsTotal });
-          },
-          onChanges: async (changes) => {
-            batch.push(...changes);
-            while (batch.length >= CHANGES_BATCH) await write(batch.splice(0, CHANGES_BATCH));
-          },
-        });
-      try {
-        summary = await compare();
+              [comparisonId, req.companyId, first, rows.json],
+            );
+            if (inserted.rowCount !== rows.count) throw new ComparisonDeleted();
+          }).then(() => {
+            saved += rows.count;
+            progress.update({ changesSaved: saved });
+          });
+          written.catch(() => undefined).finally(() => writing.delete(written));
+          writing.add(written);
+        };
+        const compare = () =>
+          compareVersions(engine.conn, loaded[0], loaded[1], types[0], types[1], {
+            keyColumns: row.keyColumns ?? undefined,
+            other: conns[1],
+            signal: hooks.signal,
+            maxRows: config.files.maxRows,
+            onProgress: (p) => {
+              progress.update({ sheetsDone: p.sheetsDone, sheetsTotal: p.sheetsTotal });
+            },
+            onChanges: async (changes) => {
+              batch.push(...changes);
+              while (batch.length >= CHANGES_BATCH) await write(batch.splice(0, CHANGES_BATCH));
+            },
+          });
+        try {
+          summary = await compare();
+        } catch (err) {
+          // a version loaded unchecked that DuckDB's strict reader refuses (its first pass failed before any
+          // change was emitted): loaded again the checked way (the normalising path), compared again
+          if (!(err instanceof UncheckedReadFailed) || seq > 0 || batch.length > 0) throw err;
+          const i = err.side === 'base' ? 0 : 1;
+          await dropUnchecked(i, loaded[i]);
+          const again = await loadAndType(i, true);
+          loaded[i] = again.l;
+          types[i] = again.t;
+          summary = await compare();
+        }
+        await flush();
+        // DuckDB is done: its database freed while the last batches are written (close is idempotent)
+        hooks.signal?.removeEventListener('abort', interrupt);
+        engine.close();
+        await Promise.all(writing);
       } catch (err) {
-        // a version loaded unchecked that DuckDB's strict reader refuses (its first pass failed before any
-        // change was emitted): loaded again the checked way (the normalising path), compared again
-        if (!(err instanceof UncheckedReadFailed) || seq > 0 || batch.length > 0) throw err;
-        const i = err.side === 'base' ? 0 : 1;
-        await dropUnchecked(i, loaded[i]);
-        const again = await loadAndType(i, true);
-        loaded[i] = again.l;
-        types[i] = again.t;
-        summary = await compare();
+        if (err instanceof AnalysisFailure) throw new ComparisonFailure(err.reason, err.message);
+        if (err instanceof MissingKeyColumn) throw new ComparisonFailure('missing_key_column', err.message);
+        throw err;
+      } finally {
+        // nothing written after the run has ended (a failed run's changes are deleted)
+        await Promise.allSettled(writing);
+        hooks.signal?.removeEventListener('abort', interrupt);
+        engine.close();
       }
-      await flush();
-      // DuckDB is done: its database freed while the last batches are written (close is idempotent)
-      hooks.signal?.removeEventListener('abort', interrupt);
-      engine.close();
-      await Promise.all(writing);
+      if (hooks.signal?.aborted) throw hooks.signal.reason;
+
+      progress.update({ phase: 'saving' }, { write: true });
+      await hooks.beforeSave?.({ fileId: row.fileId, signal: hooks.signal });
+      if (hooks.signal?.aborted) throw hooks.signal.reason;
+      const result = summary;
+      const saved = await transact(
+        knex,
+        async ({ trx, emit }) => {
+          const file = await File.scoped(req.companyId, trx)
+            .findById(row.fileId)
+            .select('files.id')
+            .forShare();
+          if (!file) return false;
+          const updated = await q(trx, req.companyId)
+            .patch({
+              status: 'ready',
+              finishedAt: new Date(),
+              result: result as unknown as object,
+              changeCount: seq,
+              changesSaved: seq,
+              phase: null,
+              sheetsDone: result.sheets.length,
+              sheetsTotal: result.sheets.length,
+              failureReason: null,
+              failureMessage: null,
+            })
+            .where({ id: comparisonId, status: 'comparing' });
+          if (updated === 0) return false;
+          // events for the automatic comparison of a new version only (README "Comparisons")
+          if (row.automatic) {
+            const ids = {
+              fileId: row.fileId,
+              datasetId: target.datasetId,
+              version: row.targetVersion,
+              previousVersion: row.baseVersion,
+            };
+            if (result.added + result.removed + result.changed > 0) {
+              await emit({
+                companyId: req.companyId,
+                type: 'dataset.changed',
+                data: {
+                  ...ids,
+                  added: result.added,
+                  removed: result.removed,
+                  changed: result.changed,
+                  unchanged: result.unchanged,
+                  comparisonId,
+                },
+              });
+            }
+            if (result.columnsRemoved.length > 0 || result.typeChanges.length > 0) {
+              await emit({
+                companyId: req.companyId,
+                type: 'dataset.schema_changed',
+                data: {
+                  ...ids,
+                  columnsAdded: result.columnsAdded,
+                  columnsRemoved: result.columnsRemoved,
+                  typeChanges: result.typeChanges,
+                  comparisonId,
+                },
+              });
+            }
+          }
+          return true;
+        },
+        {
+          acting: { companyId: req.companyId },
+          correlationId: req.correlationId ?? row.correlationId ?? undefined,
+        },
+      );
+      if (!saved) {
+        const now = await withCompany(knex, req.companyId, async (trx) =>
+          q(trx, req.companyId).findById(comparisonId),
+        );
+        if (!now) return { status: 'file_deleted', comparisonId: null };
+        return { status: now.status === 'failed' ? 'failed' : 'ready', comparisonId };
+      }
+      return { status: 'ready', comparisonId };
     } catch (err) {
-      if (err instanceof AnalysisFailure) throw new ComparisonFailure(err.reason, err.message);
-      if (err instanceof MissingKeyColumn) throw new ComparisonFailure('missing_key_column', err.message);
+      // the comparison's row was deleted (with its file) while its changes were written
+      if (err instanceof ComparisonDeleted) return { status: 'file_deleted', comparisonId: null };
       throw err;
     } finally {
-      // nothing written after the run has ended (a failed run's changes are deleted)
-      await Promise.allSettled(writing);
-      hooks.signal?.removeEventListener('abort', interrupt);
-      engine.close();
+      await progress.stop();
     }
-    if (hooks.signal?.aborted) throw hooks.signal.reason;
-
-    progress.update({ phase: 'saving' }, { write: true });
-    await hooks.beforeSave?.({ fileId: row.fileId, signal: hooks.signal });
-    if (hooks.signal?.aborted) throw hooks.signal.reason;
-    const result = summary;
-    const saved = await transact(
-      knex,
-      async ({ trx, emit }) => {
-        const file = await File.scoped(req.companyId, trx).findById(row.fileId).select('files.id').forShare();
-        if (!file) return false;
-        const updated = await q(trx, req.companyId)
-          .patch({
-            status: 'ready',
-            finishedAt: new Date(),
-            result: result as unknown as object,
-            changeCount: seq,
-            changesSaved: seq,
-            phase: null,
-            sheetsDone: result.sheets.length,
-            sheetsTotal: result.sheets.length,
-            failureReason: null,
-            failureMessage: null,
-          })
-          .where({ id: comparisonId, status: 'comparing' });
-        if (updated === 0) return false;
-        // events for the automatic comparison of a new version only (README "Comparisons")
-        if (row.automatic) {
-          const ids = {
-            fileId: row.fileId,
-            datasetId: target.datasetId,
-            version: row.targetVersion,
-            previousVersion: row.baseVersion,
-          };
-          if (result.added + result.removed + result.changed > 0) {
-            await emit({
-              companyId: req.companyId,
-              type: 'dataset.changed',
-              data: {
-                ...ids,
-                added: result.added,
-                removed: result.removed,
-                changed: result.changed,
-                unchanged: result.unchanged,
-                comparisonId,
-              },
-            });
-          }
-          if (result.columnsRemoved.length > 0 || result.typeChanges.length > 0) {
-            await emit({
-              companyId: req.companyId,
-              type: 'dataset.schema_changed',
-              data: {
-                ...ids,
-                columnsAdded: result.columnsAdded,
-                columnsRemoved: result.columnsRemoved,
-                typeChanges: result.typeChanges,
-                comparisonId,
-              },
-            });
-          }
-        }
-        return true;
-      },
-      {
-        acting: { companyId: req.companyId },
-        correlationId: req.correlationId ?? row.correlationId ?? undefined,
-      },
-    );
-    if (!saved) {
-      const now = await withCompany(knex, req.companyId, async (trx) =>
-        q(trx, req.companyId).findById(comparisonId),
-      );
-      if (!now) return { status: 'file_deleted', comparisonId: null };
-      return { status: now.status === 'failed' ? 'failed' : 'ready', comparisonId };
-    }
-    return { status: 'ready', comparisonId };
-  } catch (err) {
-    // the comparison's row was deleted (with its file) while its changes were written
-    if (err instanceof ComparisonDeleted) return { status: 'file_deleted', comparisonId: null };
-    throw err;
   } finally {
-    await progress.stop();
     await release();
     await rm(workDir, { recursive: true, force: true });
   }
