@@ -21,11 +21,13 @@ import type { Config } from '../../common/config';
 import { Comparison, ComparisonChange, File, FileVersion, Report } from '../../db/models';
 import { transact } from '../../db/transaction';
 import { withCompany } from '../../db/unitOfWork';
-import { progressReporter } from '../reports/progress';
+import { progressReporter, type ProgressReporter } from '../reports/progress';
 import {
   AnalysisFailure,
+  downloadText,
   loadVersion,
   openEngine,
+  type DownloadedText,
   type InferredType,
   type LoadedVersion,
   type Profile,
@@ -239,6 +241,8 @@ export async function runComparison(
   })();
   engineOpening.catch(() => undefined); // awaited below, or released
   const objects: Array<Promise<Readable> | undefined> = [];
+  /** the downloads started at once (awaited before the work folder is removed) */
+  const prefetched: Array<Promise<DownloadedText>> = [];
   /** the early starts not taken (an object a load did not take; the engine once the run is over) */
   const release = async () => {
     for (const o of objects.splice(0))
@@ -250,6 +254,7 @@ export async function runComparison(
       ({ engine }) => engine.close(),
       () => undefined,
     );
+    await Promise.allSettled(prefetched);
   };
   try {
     // the row and its two versions in one transaction (each one costs round trips before any work)
@@ -266,11 +271,44 @@ export async function runComparison(
     if (row.status === 'ready' || row.status === 'failed') return { status: row.status, comparisonId };
     if (!base || !target) return { status: 'file_deleted', comparisonId };
     const bytesTotal = Number(base.sizeBytes) + Number(target.sizeBytes);
-    for (const v of [base, target]) {
+    const versions = [base, target];
+    for (const v of versions) {
       const object = storage.client.getObject(storage.bucket, v.objectKey);
       object.catch(() => undefined); // a failure surfaces when the load takes it
       objects.push(object);
     }
+    /** a version's object: the one requested at the start, once; a version loaded again requests it again */
+    const take = async (i: number) => {
+      const early = objects[i];
+      objects[i] = undefined;
+      return early ?? storage.client.getObject(storage.bucket, versions[i].objectKey);
+    };
+    // each version's report looked up at once (a version loaded again reuses the answer)
+    const lookups = versions.map((v) => {
+      const lookup = reportTypes(deps, req.companyId, v.id);
+      lookup.catch(() => undefined); // awaited by the load; handled if the run ends first
+      return lookup;
+    });
+    // a CSV/TSV version downloaded at once, while DuckDB starts and the row is marked comparing (its load
+    // takes the file); an XLSX is read by its load
+    const read = [0, 0];
+    const progressNow: { reporter?: ProgressReporter<RunProgress> } = {};
+    await mkdir(workDir, { recursive: true });
+    const downloads = versions.map((v, i) => {
+      if (v.format === 'xlsx') return undefined;
+      const download = downloadText(
+        { open: () => take(i) },
+        workDir,
+        (bytes) => {
+          read[i] = bytes;
+          progressNow.reporter?.update({ bytesRead: read[0] + read[1] });
+        },
+        hooks.signal,
+      );
+      download.catch(() => undefined); // a failure surfaces when the load takes it
+      prefetched.push(download);
+      return download;
+    });
     const started = await withCompany(knex, req.companyId, async (trx) => {
       const n = await q(trx, req.companyId)
         .patch({ status: 'comparing', startedAt: new Date(), phase: 'loading', changesSaved: 0 })
@@ -305,6 +343,7 @@ export async function runComparison(
         ),
       hooks.heartbeat,
     );
+    progressNow.reporter = progress;
     try {
       for (const v of [base, target]) {
         if (v.format !== 'xlsx') continue;
@@ -331,7 +370,6 @@ export async function runComparison(
       let seq = 0;
       const writing = new Set<Promise<void>>();
       try {
-        const read = [0, 0];
         /** the views of a version loaded unchecked, before it is loaded again under the same names */
         const dropUnchecked = async (i: number, l: LoadedVersion) => {
           for (const s of l.sheets) {
@@ -340,24 +378,20 @@ export async function runComparison(
             if (s.rawTable) await conns[i].run(`DROP VIEW IF EXISTS ${s.rawTable}`);
           }
         };
-        // each version's report looked up once (a version loaded again reuses the answer)
-        const lookups: Array<Promise<SheetTypes | null> | undefined> = [undefined, undefined];
         const loadAndType = async (i: number, checkedLoad = false) => {
-          const v = [base, target][i];
+          const v = versions[i];
           // the ready report's types when there is one (looked up while the version downloads); else the
           // load's checking pass classifies the cells
-          const fromReportLookup = (lookups[i] ??= reportTypes(deps, req.companyId, v.id));
-          fromReportLookup.catch(() => undefined); // awaited below; handled if the load fails first
-          const load = (skipCheck: boolean) =>
-            loadVersion(
+          const fromReportLookup = lookups[i];
+          const load = (skipCheck: boolean) => {
+            // the download started at once, taken by the first load (a version loaded again downloads again)
+            const downloaded = downloads[i];
+            downloads[i] = undefined;
+            return loadVersion(
               conns[i],
               {
-                // the object requested at the start, once; a version loaded again requests it again
-                open: async () => {
-                  const early = objects[i];
-                  objects[i] = undefined;
-                  return early ?? storage.client.getObject(storage.bucket, v.objectKey);
-                },
+                open: () => take(i),
+                downloaded,
                 format: v.format,
                 delimiter: v.delimiter,
                 sizeBytes: Number(v.sizeBytes),
@@ -382,6 +416,7 @@ export async function runComparison(
                 },
               },
             );
+          };
           let l = await load(!checkedLoad);
           const fromReport = await fromReportLookup;
           if (fromReport && fits(fromReport, l)) return { l, t: fromReport };

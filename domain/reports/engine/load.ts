@@ -14,6 +14,7 @@ import {
   type LoadedVersion,
   type LoadOptions,
   type LoadProgress,
+  type DownloadedText,
   type LoadSource,
   type LoadWarning,
 } from './types';
@@ -31,6 +32,31 @@ export const MAX_RECORD_BYTES = 2 * 1024 * 1024;
 /** A source read from a local file. */
 export function fileSource(filePath: string, rest: Omit<LoadSource, 'open'>): LoadSource {
   return { ...rest, open: async () => createReadStream(filePath, { highWaterMark: 1024 * 1024 }) };
+}
+
+/**
+ * A CSV/TSV source downloaded to a new file of `workDir`, checked on the way (`downloadChecked`). A caller may
+ * start it early and hand it to the load as `LoadSource.downloaded` (a comparison downloads while DuckDB
+ * starts); the load then owns the file. The file is removed when the download fails.
+ */
+export async function downloadText(
+  source: Pick<LoadSource, 'open'>,
+  workDir: string,
+  onBytes: (bytes: number) => void,
+  signal?: AbortSignal,
+): Promise<DownloadedText> {
+  const download = path.join(workDir, `load-${randomUUID()}.raw`);
+  try {
+    const stream = await source.open();
+    try {
+      return { path: download, facts: await downloadChecked(stream, download, onBytes, signal) };
+    } finally {
+      stream.destroy();
+    }
+  } catch (err) {
+    await rm(download, { force: true });
+    throw err;
+  }
 }
 
 function ident(position: number): string {
@@ -233,29 +259,31 @@ async function loadText(
   progress: Progress,
 ): Promise<LoadedSheet[]> {
   const delimiter = source.delimiter ?? (source.format === 'tsv' ? '\t' : ',');
-  const download = path.join(opts.workDir, `load-${randomUUID()}.raw`);
   const copy = path.join(opts.workDir, `load-${randomUUID()}.csv`);
   const table = `${opts.tablePrefix ?? ''}sheet_0`;
   const sheetName = source.format === 'tsv' ? 'TSV' : 'CSV';
+  // 1. the object, downloaded once to a local file (by the caller already, `source.downloaded`); Buffer-level
+  // checks tell whether DuckDB can read it as it is (the fast path) or the normalising pass must write a copy
+  const downloading =
+    source.downloaded ??
+    downloadText(
+      source,
+      opts.workDir,
+      (bytes) => {
+        progress.state.bytesRead = bytes;
+        progress.tick();
+      },
+      opts.signal,
+    );
+  let downloadPath: string | undefined; // removed at the end unless kept
   let keep = false; // a lazy view reads the download: it stays in workDir
   try {
-    // 1. the object, downloaded once to a local file; Buffer-level checks tell whether DuckDB can read
-    // it as it is (the fast path) or the normalising pass must write a copy first
-    const stream = await source.open();
+    const downloaded = await downloading;
+    const download = downloaded.path;
+    downloadPath = download;
     let facts;
-    try {
-      facts = await downloadChecked(
-        stream,
-        download,
-        (bytes) => {
-          progress.state.bytesRead = bytes;
-          progress.tick();
-        },
-        opts.signal,
-      );
-    } finally {
-      stream.destroy();
-    }
+    facts = downloaded.facts;
+    progress.state.bytesRead = source.sizeBytes;
 
     // 2. the fast path: DuckDB's parallel reader on the download, in strict mode, so a row wider than the
     // header, a quote never closed or a quoted line break (with padding) is an error that sends the file
@@ -389,7 +417,7 @@ async function loadText(
     ];
   } finally {
     await rm(copy, { force: true });
-    if (!keep) await rm(download, { force: true });
+    if (!keep && downloadPath) await rm(downloadPath, { force: true });
   }
 }
 

@@ -27,6 +27,7 @@
 import type { Readable } from 'node:stream';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { FileFormat } from '../../files/formats';
+import type { DownloadFacts } from './csvText';
 
 /** The file to load (read once, as a stream) and what the upload recorded about it. */
 export interface LoadSource {
@@ -36,6 +37,17 @@ export interface LoadSource {
   /** CSV/TSV: the delimiter the upload found (null: `,` for CSV, tab for TSV). Quote is `"`, escaped `""`. */
   delimiter: string | null;
   sizeBytes: number;
+  /**
+   * CSV/TSV: the object already being downloaded by the caller (load.ts `downloadText`); the load takes the
+   * file instead of downloading the object itself (and owns it from then on)
+   */
+  downloaded?: Promise<DownloadedText>;
+}
+
+/** A CSV/TSV object downloaded to a local file, with what the download's checks found (load.ts). */
+export interface DownloadedText {
+  path: string;
+  facts: DownloadFacts;
 }
 
 export interface LoadProgress {
