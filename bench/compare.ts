@@ -9,7 +9,10 @@
  * does: the application role, row-level security applied. Measured twice: as the service runs it (the
  * workflow waits for both versions' reports, built at upload, and the comparison takes their inferred
  * types) and without a ready report (the fallback: every cell classified); both in the same run as daff.
- * Also printed: the comparison time against one report build of the target version.
+ * Cold and warm: cold is the first comparison of a fresh process; warm is measured after the same process
+ * compared a small pair (5k rows) first, as a worker that has compared before runs it (V8's JIT has compiled
+ * its code) — daff's warm side likewise diffs the small pair first. Each side is compared with daff in the same
+ * state. Also printed: the comparison time against one report build of the target version.
  *
  *   node dist/bench/compare.js [--runs 1]
  *
@@ -116,19 +119,28 @@ function rowsFor(bytes: number): number {
 
 // ---- child processes --------------------------------------------------------------------------------
 
-async function childDaff(baseFile: string, targetFile: string): Promise<void> {
+async function childDaff(baseFile: string, targetFile: string, warmUp?: string): Promise<void> {
   // modules loaded before the clock starts, as the service side's are (a running process has them)
   const { parse } = require('csv-parse/sync') as typeof import('csv-parse/sync');
   const daff = require('daff') as any;
-  const started = performance.now();
   const read = async (f: string) => parse(await readFile(f), { relax_column_count: true }) as string[][];
-  const t1 = new daff.TableView(await read(baseFile));
-  const t2 = new daff.TableView(await read(targetFile));
-  const flags = new daff.CompareFlags();
-  flags.addPrimaryKey('id');
-  const alignment = daff.compareTables(t1, t2, flags).align();
-  const out = new daff.TableView([]);
-  new daff.TableDiff(alignment, flags).hilite(out);
+  const diff = async (b: string, t: string) => {
+    const t1 = new daff.TableView(await read(b));
+    const t2 = new daff.TableView(await read(t));
+    const flags = new daff.CompareFlags();
+    flags.addPrimaryKey('id');
+    const alignment = daff.compareTables(t1, t2, flags).align();
+    const out = new daff.TableView([]);
+    new daff.TableDiff(alignment, flags).hilite(out);
+    return out;
+  };
+  // warm: the same work done once before on the small pair, as the service's warm side
+  if (warmUp) {
+    const w = JSON.parse(warmUp) as { baseFile: string; targetFile: string };
+    await diff(w.baseFile, w.targetFile);
+  }
+  const started = performance.now();
+  const out = await diff(baseFile, targetFile);
   const ms = performance.now() - started;
   process.stdout.write(
     JSON.stringify({ ms, maxRssMb: process.resourceUsage().maxRSS / 1024, diffRows: out.get_height() }),
@@ -136,7 +148,7 @@ async function childDaff(baseFile: string, targetFile: string): Promise<void> {
 }
 
 async function childService(input: string): Promise<void> {
-  const p = JSON.parse(input) as { companyId: string; comparisonId: string };
+  const p = JSON.parse(input) as { companyId: string; comparisonId: string; warmUpComparisonId?: string };
   const { loadConfig } = require('../common/config') as typeof import('../common/config');
   const { createStorage } = require('../common/storage') as typeof import('../common/storage');
   const { createKnex } = require('../db/knex') as typeof import('../db/knex');
@@ -157,6 +169,17 @@ async function childService(input: string): Promise<void> {
     await Promise.all([1, 2, 3].map(() => knex.transaction(async (trx) => trx.raw('select 1'))));
     const { DuckDBInstance } = require('@duckdb/node-api') as typeof import('@duckdb/node-api');
     (await DuckDBInstance.create(':memory:')).closeSync();
+    // warm: one comparison of the small pair run before in this process, as by a worker that has compared
+    // before (its code compiled by V8's JIT); cold: the first comparison of a fresh process
+    if (p.warmUpComparisonId) {
+      const w = await asWorker(p.companyId, () =>
+        runComparison(
+          { knex, storage, config },
+          { companyId: p.companyId, comparisonId: p.warmUpComparisonId! },
+        ),
+      );
+      if (w.status !== 'ready') throw new Error(`warm-up comparison ${w.status}`);
+    }
     const started = performance.now();
     const outcome: RunOutcome = await asWorker(p.companyId, () =>
       runComparison({ knex, storage, config }, { companyId: p.companyId, comparisonId: p.comparisonId }),
@@ -178,15 +201,11 @@ async function childService(input: string): Promise<void> {
   }
 }
 
-async function child(kind: string, a: string, b: string | undefined, env: NodeJS.ProcessEnv) {
-  const { stdout, stderr } = await run(
-    process.execPath,
-    [__filename, '--child', kind, a, ...(b ? [b] : [])],
-    {
-      env,
-      maxBuffer: 64 * MB,
-    },
-  );
+async function child(kind: string, args: string[], env: NodeJS.ProcessEnv) {
+  const { stdout, stderr } = await run(process.execPath, [__filename, '--child', kind, ...args], {
+    env,
+    maxBuffer: 64 * MB,
+  });
   if (stderr) process.stderr.write(stderr);
   return JSON.parse(stdout) as { ms: number; maxRssMb: number; [k: string]: unknown };
 }
@@ -204,6 +223,49 @@ async function main(): Promise<void> {
   try {
     const owner = await seedCompany(knex);
     const { companyId } = owner;
+    // the small pair the warm measurements compare first in their process (both sides), its reports ready
+    const warmPair = await writePair(tmp, 'warmup', 5_000);
+    const warmSizes = [(await stat(warmPair.baseFile)).size, (await stat(warmPair.targetFile)).size];
+    const warm = await seedVersions(
+      benchRun,
+      owner,
+      'csv',
+      [warmPair.baseFile, warmPair.targetFile],
+      warmSizes,
+    );
+    for (const [vi, vid] of warm.versionIds.entries()) {
+      await knex('reports').insert({
+        id: randomUUID(),
+        companyId,
+        fileId: warm.fileId,
+        fileVersionId: vid,
+        version: vi + 1,
+        status: 'queued',
+        build: 1,
+      });
+      await asWorker(companyId, () =>
+        runBuild(
+          { knex: appKnex, storage, config },
+          { companyId, fileId: warm.fileId, fileVersionId: vid, version: vi + 1, build: 1 },
+        ),
+      );
+    }
+    const comparisonRow = async (fileId: string, versionIds: string[]) => {
+      const id = randomUUID();
+      await knex('comparisons').insert({
+        id,
+        companyId,
+        fileId,
+        baseVersionId: versionIds[0],
+        targetVersionId: versionIds[1],
+        baseVersion: 1,
+        targetVersion: 2,
+        automatic: false,
+        keyColumns: JSON.stringify(['id']),
+        status: 'queued',
+      });
+      return id;
+    };
     const cases = [
       { name: '100k×12', rows: 100_000 },
       { name: '25 MB', rows: rowsFor(25 * MB - 256 * 1024) },
@@ -222,30 +284,25 @@ async function main(): Promise<void> {
         [pair.baseFile, pair.targetFile],
         sizes,
       );
-      const measure = async (into: { ms: number[]; rss: number[] }) => {
-        const comparisonId = randomUUID();
-        await knex('comparisons').insert({
-          id: comparisonId,
-          companyId,
-          fileId,
-          baseVersionId: versionIds[0],
-          targetVersionId: versionIds[1],
-          baseVersion: 1,
-          targetVersion: 2,
-          automatic: false,
-          keyColumns: JSON.stringify(['id']),
-          status: 'queued',
-        });
-        const s = await child('service', JSON.stringify({ companyId, comparisonId }), undefined, env);
+      const measure = async (into: { ms: number[]; rss: number[] }, warmUp = false) => {
+        const comparisonId = await comparisonRow(fileId, versionIds);
+        const warmUpComparisonId = warmUp ? await comparisonRow(warm.fileId, warm.versionIds) : undefined;
+        const s = await child(
+          'service',
+          [JSON.stringify({ companyId, comparisonId, warmUpComparisonId })],
+          env,
+        );
         if (s.status !== 'ready') throw new Error(`comparison ${String(s.status)}`);
         into.ms.push(s.ms);
         into.rss.push(s.maxRssMb);
         return s.result as any;
       };
-      const fallback = { ms: [] as number[], rss: [] as number[] };
-      const service = { ms: [] as number[], rss: [] as number[] };
-      const daffMs: number[] = [];
-      const daffRss: number[] = [];
+      const side = () => ({ ms: [] as number[], rss: [] as number[] });
+      const fallback = side();
+      const service = side();
+      const serviceWarm = side();
+      const daffCold = side();
+      const daffWarm = side();
       // (1) no ready report (a report stuck or failed, after COMPARISON_REPORT_WAIT_SECONDS): the comparison
       // classifies every cell itself
       let fallbackResult: any;
@@ -274,11 +331,23 @@ async function main(): Promise<void> {
         reportMs = performance.now() - rs;
       }
       let result: any;
+      const daff = async (into: { ms: number[]; rss: number[] }, warmUp = false) => {
+        const d = await child(
+          'daff',
+          [pair.baseFile, pair.targetFile, ...(warmUp ? [JSON.stringify(warmPair)] : [])],
+          env,
+        );
+        into.ms.push(d.ms);
+        into.rss.push(d.maxRssMb);
+      };
+      // cold and warm alternate, service and daff alternate
       for (let n = 0; n < runs; n++) {
         result = await measure(service);
-        const d = await child('daff', pair.baseFile, pair.targetFile, env);
-        daffMs.push(d.ms);
-        daffRss.push(d.maxRssMb);
+        await daff(daffCold);
+        const warmResult = await measure(serviceWarm, true);
+        await daff(daffWarm, true);
+        for (const k of ['added', 'removed', 'changed', 'unchanged'])
+          if (warmResult[k] !== result[k]) throw new Error(`warm result differs: ${k}`);
       }
       const counts = {
         added: result.added,
@@ -295,18 +364,28 @@ async function main(): Promise<void> {
           (k) => fallbackResult[k] === counts[k as keyof typeof counts],
         );
       console.log(`  counts as generated: ${ok ? 'yes' : 'NO'}`);
-      const line = (label: string, side: { ms: number[]; rss: number[] }) => {
-        const ms = median(side.ms);
-        const rss = median(side.rss);
+      const line = (
+        label: string,
+        x: { ms: number[]; rss: number[] },
+        against: { ms: number[]; rss: number[] },
+        what: string,
+      ) => {
+        const ms = median(x.ms);
+        const rss = median(x.rss);
         console.log(
-          `  ${label}: ${(ms / 1000).toFixed(2)} s, peak RSS ${rss.toFixed(0)} MB — ${(median(daffMs) / ms).toFixed(1)}× daff's speed (target ≥ 5×), memory ${(rss / median(daffRss)).toFixed(2)} of daff's (target ≤ 0.5)`,
+          `  ${label}: ${(ms / 1000).toFixed(2)} s, peak RSS ${rss.toFixed(0)} MB — ${(median(against.ms) / ms).toFixed(1)}× ${what}'s speed (target ≥ 5×), memory ${(rss / median(against.rss)).toFixed(2)} of ${what}'s (target ≤ 0.5)`,
         );
       };
-      console.log(
-        `  daff 1.4.2: ${(median(daffMs) / 1000).toFixed(2)} s, peak RSS ${median(daffRss).toFixed(0)} MB (csv-parse + compareTables + TableDiff, key id)`,
-      );
-      line('service, reports ready (the service path)', service);
-      line('service, no ready report (fallback)     ', fallback);
+      for (const [label, d] of [
+        ['cold', daffCold],
+        ['warm', daffWarm],
+      ] as const)
+        console.log(
+          `  daff 1.4.2, ${label}: ${(median(d.ms) / 1000).toFixed(2)} s, peak RSS ${median(d.rss).toFixed(0)} MB (csv-parse + compareTables + TableDiff, key id)`,
+        );
+      line('service, reports ready, cold (first in its process)', service, daffCold, 'cold daff');
+      line('service, reports ready, warm (as a running worker)  ', serviceWarm, daffWarm, 'warm daff');
+      line('service, no ready report, cold (fallback)           ', fallback, daffCold, 'cold daff');
       console.log(
         `  comparison vs one report build of the target: ${(median(service.ms) / reportMs).toFixed(2)}× (report ${(reportMs / 1000).toFixed(2)} s)`,
       );
@@ -329,8 +408,8 @@ function runMain(fn: () => Promise<void>): void {
 }
 
 if (args[0] === '--child') {
-  const [, kind, a, b] = args;
-  runMain(() => (kind === 'daff' ? childDaff(a, b) : childService(a)));
+  const [, kind, a, b, c] = args;
+  runMain(() => (kind === 'daff' ? childDaff(a, b, c) : childService(a)));
 } else {
   runMain(main);
 }
