@@ -11,7 +11,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import { ForeignKeyViolationError, UniqueViolationError } from 'objection';
 import { BadRequestError } from '../../common/errors';
@@ -224,8 +223,8 @@ export async function runComparison(
   const comparisonId = req.comparisonId ?? (await prepareComparison(knex, req, null))?.comparisonId;
   if (!comparisonId) return { status: 'file_deleted', comparisonId: null };
   const workDir = path.join(config.reports.workDir, `compare-${randomUUID()}`);
-  // started first, as they wait on other processes while the row is looked up and marked comparing: DuckDB's
-  // database with its two connections, then the two objects' first bytes (their reading starts with the loads)
+  // started first, as it waits on nothing while the row is looked up and marked comparing: DuckDB's database
+  // with its two connections (the CSV/TSV versions' downloads start as soon as the row is read, below)
   const engineOpening = (async () => {
     const opened = await openEngine({
       threads: config.reports.threads,
@@ -240,16 +239,10 @@ export async function runComparison(
     }
   })();
   engineOpening.catch(() => undefined); // awaited below, or released
-  const objects: Array<Promise<Readable> | undefined> = [];
   /** the downloads started at once (awaited before the work folder is removed) */
   const prefetched: Array<Promise<DownloadedText>> = [];
-  /** the early starts not taken (an object a load did not take; the engine once the run is over) */
+  /** what was started early: the engine, closed once the run is over; the downloads, settled */
   const release = async () => {
-    for (const o of objects.splice(0))
-      void o?.then(
-        (stream) => stream.destroy(),
-        () => undefined,
-      );
     await engineOpening.then(
       ({ engine }) => engine.close(),
       () => undefined,
@@ -272,17 +265,7 @@ export async function runComparison(
     if (!base || !target) return { status: 'file_deleted', comparisonId };
     const bytesTotal = Number(base.sizeBytes) + Number(target.sizeBytes);
     const versions = [base, target];
-    for (const v of versions) {
-      const object = storage.client.getObject(storage.bucket, v.objectKey);
-      object.catch(() => undefined); // a failure surfaces when the load takes it
-      objects.push(object);
-    }
-    /** a version's object: the one requested at the start, once; a version loaded again requests it again */
-    const take = async (i: number) => {
-      const early = objects[i];
-      objects[i] = undefined;
-      return early ?? storage.client.getObject(storage.bucket, versions[i].objectKey);
-    };
+    const open = (i: number) => storage.client.getObject(storage.bucket, versions[i].objectKey);
     // each version's report looked up at once (a version loaded again reuses the answer)
     const lookups = versions.map((v) => {
       const lookup = reportTypes(deps, req.companyId, v.id);
@@ -297,7 +280,7 @@ export async function runComparison(
     const downloads = versions.map((v, i) => {
       if (v.format === 'xlsx') return undefined;
       const download = downloadText(
-        { open: () => take(i) },
+        { open: () => open(i) },
         workDir,
         (bytes) => {
           read[i] = bytes;
@@ -390,7 +373,7 @@ export async function runComparison(
             return loadVersion(
               conns[i],
               {
-                open: () => take(i),
+                open: () => open(i),
                 downloaded,
                 format: v.format,
                 delimiter: v.delimiter,
