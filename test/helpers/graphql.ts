@@ -1,6 +1,8 @@
 /** GraphQL through HTTP for the tests: the request, the data of a query that must succeed, SQL counting. */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { currentRequest } from '../../common/requestContext';
 import { testEnv } from './env';
 import type { Team } from './factories';
 import { call, type HttpResponse } from './http';
@@ -21,16 +23,23 @@ export async function data(token: string, query: string, variables?: Record<stri
   return res.body.data;
 }
 
-/** Runs `fn` and counts the SQL statements the API's database role sent meanwhile. */
+const counting = new AsyncLocalStorage<true>();
+
+/**
+ * Runs `fn` and counts the SQL statements the API's database role sent meanwhile for it: those `fn` sent
+ * itself, and those sent while the API served a request (the request's context is set:
+ * common/requestContext.ts). The workers of this process share that role's pool: their statements (an earlier
+ * test's report build or comparison finishing, the outbox dispatcher) are neither, and are not counted.
+ */
 export async function countAppQueries<T>(fn: () => Promise<T>): Promise<{ count: number; result: T }> {
   const { appKnex } = testEnv();
   let count = 0;
   const onQuery = () => {
-    count += 1;
+    if (counting.getStore() || currentRequest()) count += 1;
   };
   appKnex.on('query', onQuery);
   try {
-    const result = await fn();
+    const result = await counting.run(true, fn);
     return { count, result };
   } finally {
     appKnex.off('query', onQuery);

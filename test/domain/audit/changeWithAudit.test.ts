@@ -38,6 +38,7 @@ describe('audit: the entry travels with its change', () => {
     }
     expect(without.result.visibility).to.equal('private');
     expect(await entries()).to.have.length(2);
+    expect(withEntry.count).to.be.greaterThan(0); // the change's statements are counted
     expect(withEntry.count).to.equal(without.count);
     await change('company');
 
