@@ -1,0 +1,101 @@
+/**
+ * When a queued comparison stops waiting for its versions' reports (domain/comparisons/run.ts
+ * reportsSettled, polled by the comparison workflow): a report queued or building holds it; ready, failed or
+ * no report at all lets it go; a comparison no longer queued never waits.
+ */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { reportsSettled } from '../../domain/comparisons/run';
+import { testEnv } from '../helpers/env';
+import { createTeam } from '../helpers/factories';
+import { insertCompanyFile } from '../helpers/graphql';
+
+describe('comparisons: when the wait for reports ends', function () {
+  this.timeout(120_000);
+
+  it('queued or building holds it; ready, failed or none lets it go; a comparison not queued never waits', async () => {
+    const { knex, appKnex } = testEnv();
+    const team = await createTeam({ plan: 'premium' });
+    // the file, its two versions and their reports as rows only: no workflow runs for them, so only this
+    // test changes their states
+    const { fileId, datasetId } = await insertCompanyFile(team, 1, 2);
+    const versions = [randomUUID(), randomUUID()].map((id) => ({ id }));
+    for (const [i, v] of versions.entries()) {
+      await knex('fileVersions').insert({
+        id: v.id,
+        companyId: team.company.id,
+        fileId,
+        datasetId,
+        version: i + 1,
+        originalName: 'f1.csv',
+        format: 'csv',
+        contentType: 'text/csv',
+        delimiter: ',',
+        sizeBytes: 10,
+        objectKey: `files/${team.company.id}/${fileId}/${v.id}`,
+        uploadedByPersonId: team.admin.id,
+      });
+      await knex('reports').insert({
+        id: randomUUID(),
+        companyId: team.company.id,
+        fileId,
+        fileVersionId: v.id,
+        version: i + 1,
+        status: 'ready',
+        build: 1,
+      });
+    }
+    const comparisonId = randomUUID();
+    await knex('comparisons').insert({
+      id: comparisonId,
+      companyId: team.company.id,
+      fileId,
+      baseVersionId: versions[0].id,
+      targetVersionId: versions[1].id,
+      baseVersion: 1,
+      targetVersion: 2,
+      automatic: false,
+      status: 'queued',
+    });
+    const report = (i: number) => knex('reports').where({ fileVersionId: versions[i].id });
+    const settled = () => reportsSettled(appKnex, team.company.id, comparisonId);
+
+    const cases: Array<[string, string, boolean]> = [
+      ['queued', 'ready', false],
+      ['ready', 'building', false],
+      ['building', 'failed', false],
+      ['ready', 'ready', true],
+      ['failed', 'ready', true],
+      ['failed', 'failed', true],
+    ];
+    for (const [base, target, expected] of cases) {
+      await report(0).update({ status: base });
+      await report(1).update({ status: target });
+      expect(await settled(), `base ${base}, target ${target}`).to.equal(expected);
+    }
+    // no report at all for a version (deleted, or never started): nothing to wait for
+    await report(0).update({ status: 'building' });
+    await report(1).delete();
+    expect(await settled(), 'base building, no target report').to.equal(false);
+    await report(0).delete();
+    expect(await settled(), 'no reports').to.equal(true);
+    // a comparison already comparing (or ended) does not wait, whatever its reports
+    await knex('reports').insert({
+      id: randomUUID(),
+      companyId: team.company.id,
+      fileId,
+      fileVersionId: versions[0].id,
+      version: 1,
+      status: 'building',
+      build: 2,
+    });
+    expect(await settled(), 'a report building again').to.equal(false);
+    await knex('comparisons').where({ id: comparisonId }).update({ status: 'comparing' });
+    expect(await settled(), 'comparison already comparing').to.equal(true);
+    // another company's caller sees no comparison: nothing to wait for, nothing revealed
+    const other = await createTeam({ plan: 'premium' });
+    await knex('comparisons').where({ id: comparisonId }).update({ status: 'queued' });
+    expect(await reportsSettled(appKnex, other.company.id, comparisonId)).to.equal(true);
+    expect(await settled()).to.equal(false);
+  });
+});
