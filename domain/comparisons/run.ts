@@ -353,12 +353,16 @@ export async function runComparison(
       let seq = 0;
       const writing = new Set<Promise<void>>();
       try {
-        /** the views of a version loaded unchecked, before it is loaded again under the same names */
+        /**
+         * the views of a version loaded unchecked, before it is loaded again under the same names; the
+         * downloaded copy they read is handed to that next load (not downloaded again)
+         */
         const dropUnchecked = async (i: number, l: LoadedVersion) => {
           for (const s of l.sheets) {
             if (!s.unchecked) continue;
             await conns[i].run(`DROP VIEW IF EXISTS ${s.table}`);
             if (s.rawTable) await conns[i].run(`DROP VIEW IF EXISTS ${s.rawTable}`);
+            if (s.download) downloads[i] = Promise.resolve(s.download);
           }
         };
         const loadAndType = async (i: number, checkedLoad = false) => {
@@ -367,7 +371,7 @@ export async function runComparison(
           // load's checking pass classifies the cells
           const fromReportLookup = lookups[i];
           const load = (skipCheck: boolean) => {
-            // the download started at once, taken by the first load (a version loaded again downloads again)
+            // the download started at once, taken by the first load (or the copy the dropped views read)
             const downloaded = downloads[i];
             downloads[i] = undefined;
             return loadVersion(

@@ -297,7 +297,14 @@ async function loadText(
           const sheet = await lazyView(conn, table, download, delimiter, columns, opts, progress);
           if (sheet) {
             keep = true;
-            return [{ ...sheet, name: sheetName, warnings: headerWarnings(header, width) }];
+            return [
+              {
+                ...sheet,
+                name: sheetName,
+                warnings: headerWarnings(header, width),
+                download: { path: download, facts: downloaded.facts },
+              },
+            ];
           }
         }
         let loaded = false;

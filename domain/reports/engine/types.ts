@@ -140,6 +140,11 @@ export interface LoadedSheet {
    * one
    */
   rawTable?: string;
+  /**
+   * a lazy view: the downloaded copy it reads (in the load's `workDir`), which a load of the same version
+   * may take again as `LoadSource.downloaded` once the view is dropped
+   */
+  download?: DownloadedText;
 }
 
 export interface LoadedVersion {
