@@ -21,6 +21,7 @@ import { Comparison, ComparisonChange, File, FileVersion, Report } from '../../d
 import { transact } from '../../db/transaction';
 import { withCompany } from '../../db/unitOfWork';
 import { progressReporter, type ProgressReporter } from '../reports/progress';
+import { readResult } from '../reports/result';
 import {
   AnalysisFailure,
   downloadText,
@@ -29,7 +30,6 @@ import {
   type DownloadedText,
   type InferredType,
   type LoadedVersion,
-  type Profile,
 } from '../reports/engine';
 import {
   compareVersions,
@@ -183,19 +183,10 @@ async function reportTypes(deps: RunDeps, companyId: string, versionId: string):
   const report = await withCompany(deps.knex, companyId, async (trx) =>
     Report.scoped(companyId, trx).findOne({ fileVersionId: versionId }),
   );
-  if (!report || report.status !== 'ready') return null;
-  let document = report.result as { profile?: Profile } | null;
-  if (!document && report.resultObjectKey) {
-    try {
-      const stream = await deps.storage.client.getObject(deps.storage.bucket, report.resultObjectKey);
-      const chunks: Buffer[] = [];
-      for await (const chunk of stream) chunks.push(chunk as Buffer);
-      document = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { profile?: Profile };
-    } catch {
-      return null;
-    }
-  }
-  const sheets = document?.profile?.sheets;
+  if (!report) return null;
+  // a result that cannot be read (its object gone): the comparison classifies the cells itself
+  const result = await readResult(deps.storage, report).catch(() => null);
+  const sheets = result?.profile?.sheets;
   if (!sheets) return null;
   return sheets.map((sheet) => sheet.columnProfiles.map((c) => c.inferredType as InferredType));
 }

@@ -5,7 +5,7 @@
 import type { Storage } from '../../common/storage';
 import { Report } from '../../db/models';
 import { visibleFiles, type Db, type FileActor } from '../files/access';
-import { readResult } from './queries';
+import { readResult } from './result';
 import type { ReportResult } from './present';
 
 /** The report rows of `versionIds` whose file the actor may see (a version without a row is left out). */

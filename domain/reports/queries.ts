@@ -9,7 +9,8 @@ import type { UnitOfWork } from '../../db/transaction';
 import { REPORT_WORKFLOW, reportStart } from '../../workflows/definitions/reports';
 import { visibleVersion } from './access';
 import { visibleFiles } from '../files/access';
-import { presentReport, type ReportResult, type ReportView } from './present';
+import { presentReport, type ReportView } from './present';
+import { readResult } from './result';
 import { withCompany } from '../../db/unitOfWork';
 
 export interface ReportDeps {
@@ -17,16 +18,6 @@ export interface ReportDeps {
   storage: Storage;
   temporal: Client;
   taskQueue: string;
-}
-
-export async function readResult(storage: Storage, report: Report): Promise<ReportResult | null> {
-  if (report.status !== 'ready') return null;
-  if (report.result) return report.result as ReportResult;
-  if (!report.resultObjectKey) return null;
-  const stream = await storage.client.getObject(storage.bucket, report.resultObjectKey);
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as ReportResult;
 }
 
 /** GET …/report: the report of a version the principal may see (`latest`: the file's newest version). */
