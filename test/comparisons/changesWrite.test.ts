@@ -3,17 +3,12 @@
  * 20261123001410: no per-row foreign keys). A comparison deleted while its changes are being written (its file
  * deleted) ends as `file_deleted` and leaves no change behind; deleting a comparison deletes its changes.
  */
-import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { actingStatement } from '../../db/unitOfWork';
-import { runComparison } from '../../domain/comparisons/run';
-import { runBuild } from '../../domain/reports/build';
 import { testEnv } from '../helpers/env';
 import { createTeam } from '../helpers/factories';
-import { uploadFile, uploadTo } from '../helpers/files';
-import { insertCompanyFile } from '../helpers/graphql';
 import { eventually } from '../helpers/temporal';
+import { seedComparison } from './seed';
 
 /** `rows` rows, every one changed between the two versions (one change each) */
 function versions(rows: number): [string, string] {
@@ -27,35 +22,7 @@ describe('comparison changes: written in batches under one lock on the compariso
 
   async function requested(rows: number) {
     const team = await createTeam({ plan: 'premium' });
-    const [v1, v2] = versions(rows);
-    const up = await uploadFile(v1, { token: team.adminToken });
-    expect(up.status, up.text).to.equal(201);
-    const fileId = up.body.id as string;
-    const second = await uploadTo(`/files/${fileId}/versions`, v2, { token: team.adminToken });
-    expect(second.status, second.text).to.equal(201);
-    const { knex } = testEnv();
-    const ids = (await knex('fileVersions').where({ fileId }).orderBy('version').select('id')) as Array<{
-      id: string;
-    }>;
-    const comparisonId = randomUUID();
-    await knex('comparisons').insert({
-      id: comparisonId,
-      companyId: team.company.id,
-      fileId,
-      baseVersionId: ids[0].id,
-      targetVersionId: ids[1].id,
-      baseVersion: 1,
-      targetVersion: 2,
-      automatic: false,
-      keyColumns: JSON.stringify(['id']),
-      status: 'queued',
-    });
-    const { appKnex, storage, config } = testEnv();
-    const run = () =>
-      actingStatement({ companyId: team.company.id }, () =>
-        runComparison({ knex: appKnex, storage, config }, { companyId: team.company.id, comparisonId }),
-      );
-    return { team, comparisonId, run };
+    return seedComparison(team, versions(rows), { keyColumns: ['id'] });
   }
 
   const changesOf = async (knex: Knex, comparisonId: string) =>
@@ -109,63 +76,16 @@ describe('comparison: a version the strict reader refuses is loaded again from i
   this.timeout(120_000);
 
   it('reads each object from MinIO once, the refused version included, and compares right', async () => {
-    const { knex, appKnex, storage, config } = testEnv();
+    const { knex, storage } = testEnv();
     const team = await createTeam({ plan: 'premium' });
-    const companyId = team.company.id;
-    // rows and objects only (no workflow runs for them); both reports built here, so the comparison takes
-    // their types and loads both versions unchecked
-    const { fileId, datasetId } = await insertCompanyFile(team, 1, 2);
     const rest = '3,cy\n4,dee\n5,eve\n';
-    // version 2: a line break inside quotes, plain bytes that DuckDB's strict parallel reader refuses
-    const texts = [`id,name\n1,ann\n2,bob\n${rest}`, `id,name\n1,ann\n2,"bo\nb"\n${rest}`];
-    const versionIds: string[] = [];
-    for (const [i, text] of texts.entries()) {
-      const id = randomUUID();
-      const objectKey = storage.key('files', companyId, fileId, id);
-      await storage.client.putObject(storage.bucket, objectKey, Buffer.from(text));
-      await knex('fileVersions').insert({
-        id,
-        companyId,
-        fileId,
-        datasetId,
-        version: i + 1,
-        originalName: 'f1.csv',
-        format: 'csv',
-        contentType: 'text/csv',
-        delimiter: ',',
-        sizeBytes: Buffer.byteLength(text),
-        objectKey,
-        uploadedByPersonId: team.admin.id,
-      });
-      await knex('reports').insert({
-        id: randomUUID(),
-        companyId,
-        fileId,
-        fileVersionId: id,
-        version: i + 1,
-        status: 'queued',
-        build: 1,
-      });
-      await actingStatement({ companyId }, () =>
-        runBuild(
-          { knex: appKnex, storage, config },
-          { companyId, fileId, fileVersionId: id, version: i + 1, build: 1 },
-        ),
-      );
-      versionIds.push(id);
-    }
-    const comparisonId = randomUUID();
-    await knex('comparisons').insert({
-      id: comparisonId,
-      companyId,
-      fileId,
-      baseVersionId: versionIds[0],
-      targetVersionId: versionIds[1],
-      baseVersion: 1,
-      targetVersion: 2,
-      automatic: false,
-      status: 'queued',
-    });
+    // version 2: a line break inside quotes, plain bytes that DuckDB's strict parallel reader refuses; both
+    // reports built, so the comparison takes their types and loads both versions unchecked
+    const { comparisonId, run } = await seedComparison(
+      team,
+      [`id,name\n1,ann\n2,bob\n${rest}`, `id,name\n1,ann\n2,"bo\nb"\n${rest}`],
+      { reports: 'built' },
+    );
     // every object read through a counting client
     const reads = new Map<string, number>();
     const counting = Object.create(storage.client) as typeof storage.client;
@@ -173,12 +93,7 @@ describe('comparison: a version the strict reader refuses is loaded again from i
       reads.set(key, (reads.get(key) ?? 0) + 1);
       return storage.client.getObject(bucket, key);
     }) as typeof storage.client.getObject;
-    const outcome = await actingStatement({ companyId }, () =>
-      runComparison(
-        { knex: appKnex, storage: { ...storage, client: counting }, config },
-        { companyId, comparisonId },
-      ),
-    );
+    const outcome = await run({ ...storage, client: counting });
     expect(outcome).to.deep.equal({ status: 'ready', comparisonId });
     const row = (await knex('comparisons').where({ id: comparisonId }).first()) as {
       result: { changed: number; unchanged: number; added: number; removed: number };

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { reportsSettled } from '../../domain/comparisons/run';
 import { testEnv } from '../helpers/env';
 import { createTeam } from '../helpers/factories';
-import { insertCompanyFile } from '../helpers/graphql';
+import { seedComparison } from './seed';
 
 describe('comparisons: when the wait for reports ends', function () {
   this.timeout(120_000);
@@ -16,47 +16,10 @@ describe('comparisons: when the wait for reports ends', function () {
   it('queued or building holds it; ready, failed or none lets it go; a comparison not queued never waits', async () => {
     const { knex, appKnex } = testEnv();
     const team = await createTeam({ plan: 'premium' });
-    // the file, its two versions and their reports as rows only: no workflow runs for them, so only this
-    // test changes their states
-    const { fileId, datasetId } = await insertCompanyFile(team, 1, 2);
-    const versions = [randomUUID(), randomUUID()].map((id) => ({ id }));
-    for (const [i, v] of versions.entries()) {
-      await knex('fileVersions').insert({
-        id: v.id,
-        companyId: team.company.id,
-        fileId,
-        datasetId,
-        version: i + 1,
-        originalName: 'f1.csv',
-        format: 'csv',
-        contentType: 'text/csv',
-        delimiter: ',',
-        sizeBytes: 10,
-        objectKey: `files/${team.company.id}/${fileId}/${v.id}`,
-        uploadedByPersonId: team.admin.id,
-      });
-      await knex('reports').insert({
-        id: randomUUID(),
-        companyId: team.company.id,
-        fileId,
-        fileVersionId: v.id,
-        version: i + 1,
-        status: 'ready',
-        build: 1,
-      });
-    }
-    const comparisonId = randomUUID();
-    await knex('comparisons').insert({
-      id: comparisonId,
-      companyId: team.company.id,
-      fileId,
-      baseVersionId: versions[0].id,
-      targetVersionId: versions[1].id,
-      baseVersion: 1,
-      targetVersion: 2,
-      automatic: false,
-      status: 'queued',
+    const { fileId, versionIds, comparisonId } = await seedComparison(team, ['id\n1\n', 'id\n2\n'], {
+      reports: 'ready',
     });
+    const versions = versionIds.map((id) => ({ id }));
     const report = (i: number) => knex('reports').where({ fileVersionId: versions[i].id });
     const settled = () => reportsSettled(appKnex, team.company.id, comparisonId);
 
