@@ -469,20 +469,19 @@ async function compareSheet(
       side: 'base' | 'target',
       into: string,
       rn: 'b_rn' | 't_rn',
-      unpaired: string,
     ) =>
       c.run(`CREATE TABLE ${into} AS
         SELECT ${sheet.rowNumberColumn} AS rn, ${listSql(shared.map((s) => identOf(s, side)))} AS v
         FROM ${sheet.table}
-        WHERE ${sheet.rowNumberColumn} IN (SELECT ${rn} FROM ${joined} WHERE suspect OR side = '${unpaired}')`);
+        WHERE ${sheet.rowNumberColumn} IN (SELECT ${rn} FROM ${joined} WHERE ${rn} IS NOT NULL)`);
     await both(
-      (c) => readBack(c, bs, 'base', rb, 'b_rn', 'removed'),
-      (c) => readBack(c, ts, 'target', rt, 't_rn', 'added'),
+      (c) => readBack(c, bs, 'base', rb, 'b_rn'),
+      (c) => readBack(c, ts, 'target', rt, 't_rn'),
     );
     // the pairs whose hashes are equal are unchanged: counted (every base row is in one pair or removed),
     // never copied
     const [kept] = await rows(conn, `SELECT count(b_rn) AS n FROM ${joined}`);
-    const same = { n: bs.rowCount - num(kept.n) };
+    const same = bs.rowCount - num(kept.n);
     const cells = `cmp_${seq}_c`;
     await conn.run(`CREATE TABLE ${cells} AS
       SELECT j.b_rn, j.t_rn, unnest(${rawDiffers}) AS c
@@ -507,7 +506,7 @@ async function compareSheet(
       `SELECT count(*) FILTER (WHERE side = 'added') AS added,
               count(*) FILTER (WHERE side = 'removed') AS removed,
               count(*) FILTER (WHERE side = 'matched' AND len(diff) > 0) AS changed,
-              count(*) FILTER (WHERE side = 'matched' AND len(diff) = 0) + ${num(same.n)} AS unchanged
+              count(*) FILTER (WHERE side = 'matched' AND len(diff) = 0) + ${same} AS unchanged
        FROM ${pairs}`,
     );
     let duplicateKeys = 0;
