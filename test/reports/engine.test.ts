@@ -198,6 +198,66 @@ describe('reports: the analysis engine', () => {
     expectNumeric(v, [1.5, -1, 1000]);
   });
 
+  it('columns of few distinct values (summed from their grouped values) give the statistics of every row', async () => {
+    // 400 rows; n, d, day, at and flag repeat few values (at most a quarter of the rows: the grouped path), id
+    // is a key (the scan). Several texts of one number ('7', '007', '7 ') must count as that number
+    let x = 17;
+    const next = (m: number) => {
+      x = (x * 1_103_515_245 + 12_345) % 2 ** 31;
+      return x % m;
+    };
+    const ns: number[] = [];
+    const ds: number[] = [];
+    const days: string[] = [];
+    const ats: string[] = [];
+    const lines = ['id,n,d,day,at,flag'];
+    let flags = 0;
+    for (let i = 0; i < 400; i++) {
+      const n = next(31) - 10;
+      const nText = n === 7 ? ['7', '007', '7 '][next(3)] : String(n);
+      const nullN = next(20) === 0;
+      if (!nullN) ns.push(n);
+      const d = (next(40) - 15) / 4;
+      ds.push(d);
+      const day = `2024-0${1 + next(9)}-1${next(10)}`;
+      days.push(day);
+      // one offset: 12:00+02:00 is 10:00 UTC
+      const at =
+        next(2) === 0 ? `2023-12-0${1 + next(9)} 12:00:00+02:00` : `2023-12-0${1 + next(9)}T08:30:00`;
+      ats.push(at);
+      const flag = next(2) === 0;
+      if (flag) flags++;
+      lines.push(`${i},${nullN ? '' : nText},${d},${day},${at},${flag}`);
+    }
+    const { profile } = await analyse(lines.join('\n') + '\n', 'csv');
+    const [id, n, d, day, at, flag] = profile.sheets[0].columnProfiles;
+    expect([id, n, d, day, at, flag].map((c) => c.inferredType)).to.deep.equal([
+      'integer',
+      'integer',
+      'decimal',
+      'date',
+      'datetime',
+      'boolean',
+    ]);
+    expect(n.distinct * 4).to.be.at.most(400);
+    expect(d.distinct * 4).to.be.at.most(400);
+    expectNumeric(n, ns);
+    expect(n.nulls).to.equal(400 - ns.length);
+    expectNumeric(d, ds);
+    expectNumeric(
+      id,
+      Array.from({ length: 400 }, (_, i) => i),
+    );
+    const sortedDays = [...days].sort();
+    expect(day).to.include({ min: sortedDays[0], max: sortedDays[sortedDays.length - 1] });
+    const utc = ats.map((a) =>
+      a.endsWith('+02:00') ? Date.parse(a.replace(' ', 'T')) : Date.parse(`${a}Z`),
+    );
+    expect(at.min).to.equal(new Date(Math.min(...utc)).toISOString());
+    expect(at.max).to.equal(new Date(Math.max(...utc)).toISOString());
+    expect(flag).to.include({ min: flags < 400 ? false : true, max: flags > 0 });
+  });
+
   it('empty and header-only files; rows wider than the header; repeated and blank header names', async () => {
     const empty = await analyse('', 'csv');
     expect(empty.profile.sheets[0]).to.include({ rows: 0, columns: 0, duplicateRows: 0 });

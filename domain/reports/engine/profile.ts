@@ -57,6 +57,37 @@ function isoOf(value: unknown, type: InferredType): string | null {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
+const QUANTILES = [0.05, 0.25, 0.5, 0.75, 0.95];
+
+/**
+ * SQL: the typed statistics of one column (named with the suffix `i`, as the scan's are) from its grouped
+ * values: each distinct text once, with its count. Numbers: min, max, the mean and the sample standard
+ * deviation weighted by the counts (two passes: the deviations from the mean), zeros, negatives and the
+ * quantiles exactly as quantile_cont takes them (position h = (rows − 1)·p, linear between the values at
+ * floor(h) and ceil(h)): the value at a position is the greatest whose rows before it are at most that position.
+ */
+function groupedStatsSql(table: string, ident: string, type: InferredType, i: number): string {
+  const values = `SELECT ${knownTypedSql('v', type)} AS x, n FROM (SELECT ${ident} AS v, count(*) AS n FROM ${table} GROUP BY 1)`;
+  if (type !== 'integer' && type !== 'decimal') {
+    return `SELECT min(x) AS min${i}, max(x) AS max${i} FROM (${values})`;
+  }
+  const at = (pos: string) => `max(x) FILTER (WHERE below <= ${pos})`;
+  const quantiles = QUANTILES.map((p, k) => {
+    const h = `((c - 1)::DOUBLE * ${p})`;
+    return `${at(`floor(${h})`)} AS lo${k}, ${at(`ceil(${h})`)} AS hi${k}, any_value(${h} - floor(${h})) AS f${k}`;
+  });
+  const interpolated = QUANTILES.map((_, k) => `lo${k}::DOUBLE + f${k} * (hi${k}::DOUBLE - lo${k}::DOUBLE)`);
+  return `WITH d AS MATERIALIZED (${values}),
+      s AS (SELECT x, n, sum(n) OVER (ORDER BY x ROWS UNBOUNDED PRECEDING) - n AS below FROM d WHERE x IS NOT NULL),
+      tot AS (SELECT sum(n) AS c, sum(x::DOUBLE * n) / sum(n) AS mean FROM s)
+    SELECT min${i}, max${i}, mean${i}, sd${i}, zeros${i}, neg${i}, [${interpolated.join(', ')}] AS q${i} FROM (
+      SELECT min(x) AS min${i}, max(x) AS max${i}, any_value(mean) AS mean${i},
+        CASE WHEN any_value(c) > 1 THEN sqrt(sum(n * (x::DOUBLE - mean) * (x::DOUBLE - mean)) / (any_value(c) - 1)) END AS sd${i},
+        coalesce(sum(n) FILTER (WHERE x = 0), 0) AS zeros${i}, coalesce(sum(n) FILTER (WHERE x < 0), 0) AS neg${i},
+        ${quantiles.join(', ')}
+      FROM s, tot)`;
+}
+
 async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise<SheetProfile> {
   const t = sheet.table;
   const cols = sheet.columns;
@@ -104,14 +135,25 @@ async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise
   }
   const types = classCounts.map(inferType);
 
-  // 2. typed statistics of the other columns in one scan. Every non-null value of a column is of its
-  // inferred type (that is how the type was chosen), so a plain cast is enough; typedSql guards the class.
+  // 2. typed statistics of the other columns. Every non-null value of a column is of its inferred type (that
+  // is how the type was chosen), so a plain cast is enough; typedSql guards the class. A column with few
+  // distinct values (at most a quarter of the rows) is summed from its grouped values, weighted by their
+  // counts (a small table: the exact quantiles by running counts instead of a sort of every row); the others
+  // in one scan of the table.
   const stats: Row = {};
   const typed = cols.map((c, i) => ({ c, i, type: types[i] })).filter((x) => x.type !== 'text');
-  if (typed.length > 0 && sheet.rowCount > 0) {
+  const grouped = typed.filter(({ i }) => distinct[i] * 4 <= sheet.rowCount);
+  const scanned = typed.filter(({ i }) => distinct[i] * 4 > sheet.rowCount);
+  if (sheet.rowCount > 0) {
+    for (const { c, i, type } of grouped) {
+      const [r] = await rows(conn, groupedStatsSql(t, c.ident, type, i));
+      Object.assign(stats, r);
+    }
+  }
+  if (scanned.length > 0 && sheet.rowCount > 0) {
     const parts: string[] = [];
     const values: string[] = [];
-    for (const { c, i, type } of typed) {
+    for (const { c, i, type } of scanned) {
       const v = `x${i}`;
       values.push(`${knownTypedSql(c.ident, type)} AS ${v}`);
       if (type === 'integer' || type === 'decimal') {
@@ -120,7 +162,7 @@ async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise
           `max(${v}) AS max${i}`,
           `avg(${v}::DOUBLE) AS mean${i}`,
           `stddev_samp(${v}::DOUBLE) AS sd${i}`,
-          `quantile_cont(${v}::DOUBLE, [0.05, 0.25, 0.5, 0.75, 0.95]) AS q${i}`,
+          `quantile_cont(${v}::DOUBLE, [${QUANTILES.join(', ')}]) AS q${i}`,
           `count(*) FILTER (WHERE ${v} = 0) AS zeros${i}`,
           `count(*) FILTER (WHERE ${v} < 0) AS neg${i}`,
         );

@@ -41,25 +41,42 @@ const NULL_RE = `'(?i) *(${NULL_STRINGS.filter((w) => w !== '').join('|')})? *'`
 const BOOLEAN_RE = `'(?i) *(true|false|yes|no) *'`;
 /** first characters (code points) a null word or a cell of spaces can start with: '' space # N n */
 const NULL_FIRST = '0, 32, 35, 78, 110';
-/** first characters of true, false, yes, no (any case) and a space */
-const BOOLEAN_FIRST = '32, 70, 78, 84, 89, 102, 110, 116, 121';
+
+/**
+ * What a cell's first character (code point 0–127; 0 for the empty cell) says about the classes it can be in:
+ * 0 text only; 1 a number, a date or a datetime (a digit, + - or .); 2 null only (`#`, and the empty cell);
+ * 3 boolean only (t f y, any case); 4 null or boolean (n, any case: null, n/a, na, nan, no); 5 a space (null,
+ * boolean, or a number after the spaces). Any other character: text.
+ */
+function firstCharTable(): number[] {
+  const table = new Array<number>(128).fill(0);
+  for (const c of '0123456789+-.') table[c.charCodeAt(0)] = 1;
+  table[0] = 2;
+  table['#'.charCodeAt(0)] = 2;
+  for (const c of 'tfyTFY') table[c.charCodeAt(0)] = 3;
+  for (const c of 'nN') table[c.charCodeAt(0)] = 4;
+  table[' '.charCodeAt(0)] = 5;
+  return table;
+}
 
 /**
  * The macros the SQL below calls (created once per connection by openEngine). The first character of a
- * cell decides which patterns are tried, so most cells of a text column cost one comparison.
+ * cell picks, through one lookup in a constant table, the only patterns that can match it, so most cells of
+ * a text column cost one lookup and no pattern.
  */
 export async function installMacros(conn: { run(sql: string): Promise<unknown> }): Promise<void> {
   await conn.run(`CREATE OR REPLACE TEMP MACRO ds_is_null(v) AS (
     v IS NULL OR (ascii(v) IN (${NULL_FIRST}) AND regexp_full_match(v, ${NULL_RE})))`);
   // numbers, dates and datetimes; v starts with a digit, a sign or a point (trailing spaces allowed)
-  // a value with '-' at positions 5 and 8 after a digit (YYYY-MM-…) can only be a date or a datetime (an
-  // integer has no '-' after its first character, a decimal at most one, in its exponent): its patterns
-  // are tried first, which spares every cell of a date column the two number patterns. Every date and
-  // datetime has those '-' (their patterns start with YYYY-MM-), so no other value needs their patterns; a
-  // number's cast comes before its pattern (the cast fails fast on text such as phone numbers or addresses)
+  // a value with '-' at positions 5 and 8 (YYYY-MM-…) can only be a date or a datetime (an integer has no
+  // '-' after its first character, a decimal at most one, in its exponent): its patterns are tried first,
+  // which spares every cell of a date column the two number patterns. Every date and datetime has those '-'
+  // (their patterns start with YYYY-MM-), so no other value needs their patterns; a date is 10 characters
+  // before any trailing spaces, a datetime more. A number's cast comes before its pattern (the cast fails
+  // fast on text such as phone numbers or addresses)
   await conn.run(`CREATE OR REPLACE TEMP MACRO ds_class_number(v) AS (
     CASE
-      WHEN substr(v, 5, 1) = '-' AND substr(v, 8, 1) = '-' AND (ascii(v) BETWEEN 48 AND 57) THEN
+      WHEN v LIKE '____-__-%' THEN
         CASE
           WHEN regexp_full_match(v, ${DATE_RE}) AND TRY_CAST(v AS DATE) IS NOT NULL THEN 4
           WHEN regexp_full_match(v, ${DATETIME_RE})
@@ -70,24 +87,34 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
       WHEN isfinite(TRY_CAST(v AS DOUBLE)) AND regexp_full_match(v, ${DECIMAL_RE}) THEN 2
       ELSE 6
     END)`);
-  // a datetime as UTC: an offset (or Z) is applied, a time without one is taken as UTC. An offset follows
-  // the time, after the first 10 characters: the pattern is tried only when one of Z + - is there
+  // a datetime as UTC: an offset is applied, a time without one (or with Z) is taken as UTC. DuckDB's
+  // TIMESTAMP cast reads Z as UTC but drops any other offset, so a value with one goes through TIMESTAMPTZ.
+  // An offset starts with + or with a '-' after the date: only such values try the offset's pattern. The
+  // cast refuses a date with spaces after it: only then is the value trimmed (a copy of every value costs)
   await conn.run(`CREATE OR REPLACE TEMP MACRO ds_datetime(v) AS (
     CASE
-      WHEN (strpos(substr(ltrim(v), 11), 'Z') > 0 OR strpos(substr(ltrim(v), 11), '+') > 0
-          OR strpos(substr(ltrim(v), 11), '-') > 0)
-        AND regexp_matches(v, '[0-9](Z|[+-][0-9]{2}:?[0-9]{2}) *$') THEN timezone('UTC', TRY_CAST(trim(v) AS TIMESTAMPTZ))
-      ELSE TRY_CAST(trim(v) AS TIMESTAMP)
+      WHEN (contains(v, '+') OR v LIKE '__________%-%')
+        AND regexp_matches(v, '[0-9][+-][0-9]{2}:?[0-9]{2} *$') THEN timezone('UTC', TRY_CAST(trim(v) AS TIMESTAMPTZ))
+      ELSE coalesce(TRY_CAST(v AS TIMESTAMP), TRY_CAST(trim(v) AS TIMESTAMP))
     END)`);
+  // a NULL cell has no first character: the lookup gives NULL, as it does past the table (code points
+  // from 128: text)
   await conn.run(`CREATE OR REPLACE TEMP MACRO ds_class(v) AS (
-    CASE
-      WHEN v IS NULL THEN 0
-      WHEN (ascii(v) BETWEEN 48 AND 57) OR ascii(v) IN (43, 45, 46) THEN ds_class_number(v)
-      WHEN ascii(v) IN (${NULL_FIRST}) AND regexp_full_match(v, ${NULL_RE}) THEN 0
-      WHEN ascii(v) IN (${BOOLEAN_FIRST}) AND regexp_full_match(v, ${BOOLEAN_RE}) THEN 3
-      WHEN ascii(v) = 32 AND ((ascii(ltrim(v)) BETWEEN 48 AND 57) OR ascii(ltrim(v)) IN (43, 45, 46))
-        THEN ds_class_number(ltrim(v))
-      ELSE 6
+    CASE list_extract([${firstCharTable().join(', ')}]::UTINYINT[], ascii(v) + 1)
+      WHEN 0 THEN 6
+      WHEN 1 THEN ds_class_number(v)
+      WHEN 2 THEN CASE WHEN regexp_full_match(v, ${NULL_RE}) THEN 0 ELSE 6 END
+      WHEN 3 THEN CASE WHEN regexp_full_match(v, ${BOOLEAN_RE}) THEN 3 ELSE 6 END
+      WHEN 4 THEN
+        CASE WHEN regexp_full_match(v, ${NULL_RE}) THEN 0 WHEN regexp_full_match(v, ${BOOLEAN_RE}) THEN 3 ELSE 6 END
+      WHEN 5 THEN
+        CASE
+          WHEN regexp_full_match(v, ${NULL_RE}) THEN 0
+          WHEN regexp_full_match(v, ${BOOLEAN_RE}) THEN 3
+          WHEN (ascii(ltrim(v)) BETWEEN 48 AND 57) OR ascii(ltrim(v)) IN (43, 45, 46) THEN ds_class_number(ltrim(v))
+          ELSE 6
+        END
+      ELSE CASE WHEN v IS NULL THEN 0 ELSE 6 END
     END)`);
 }
 
