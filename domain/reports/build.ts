@@ -23,8 +23,10 @@ import { notify } from '../notifications/notify';
 import { progressReporter } from './progress';
 import {
   AnalysisFailure,
+  downloadText,
   openEngine,
   runAnalysis,
+  type DownloadedText,
   type AnalysisStep,
   type FailureReason,
   type LoadProgress,
@@ -203,7 +205,19 @@ export async function runBuild(
     `build-${req.fileId}-v${req.version}-b${build}-${randomUUID().slice(0, 8)}`,
   );
   let objectKey: string | null = null;
+  /** a CSV/TSV version's download, started first: it runs while the extensions prepare and DuckDB opens */
+  let download: Promise<DownloadedText> | undefined;
   try {
+    if (version.format !== 'xlsx') {
+      await mkdir(workDir, { recursive: true });
+      download = downloadText(
+        { open: async () => storage.client.getObject(storage.bucket, version.objectKey) },
+        workDir,
+        (bytes) => progress.update({ bytesRead: bytes }),
+        hooks.signal,
+      );
+      download.catch(() => undefined); // a failure surfaces when the load takes it
+    }
     const prepared: Array<Awaited<ReturnType<BuildExtension['prepare']>>> = [];
     for (const extension of deps.extensions ?? []) prepared.push(await extension.prepare(knex, req));
     const steps = [...(deps.steps ?? []), ...prepared.flatMap((p) => p.steps)];
@@ -238,6 +252,7 @@ export async function runBuild(
           format: version.format,
           delimiter: version.delimiter,
           sizeBytes,
+          downloaded: download,
         },
         steps,
         {
@@ -353,6 +368,11 @@ export async function runBuild(
     throw err;
   } finally {
     await progress.stop();
+    // a download the load never took (the build failed before it) ends before its folder is removed
+    await download?.then(
+      () => undefined,
+      () => undefined,
+    );
     await rm(workDir, { recursive: true, force: true });
   }
 }
