@@ -371,6 +371,10 @@ async function main(): Promise<void> {
     // upload commit → report.ready received, through the API, the worker, the outbox and a webhook
     const latencies = await endToEnd(benchRun, owner, csvFile, cleanup);
 
+    const all = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(', ');
+    console.log(
+      `[bench] runs (ms): CSV report ${all(results.csv.report)}; bare ${all(results.csv.bare)}; with rules ${all(results.csv.quality)}; XLSX report ${all(results.xlsx.report)}; bare ${all(results.xlsx.bare)}`,
+    );
     const csvReport = median(results.csv.report);
     const csvBare = median(results.csv.bare);
     const xlsxReport = median(results.xlsx.report);
