@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import ExcelJS from 'exceljs';
+import * as yauzl from 'yauzl';
 import {
   AnalysisFailure,
   fileSource,
@@ -17,6 +18,7 @@ import {
   type ColumnProfile,
 } from '../../domain/reports/engine';
 import type { FileFormat } from '../../domain/files/formats';
+import { zip } from '../helpers/files';
 
 const workDir = path.join(os.tmpdir(), `engine-test-${process.pid}`);
 
@@ -53,6 +55,32 @@ function expectNumeric(col: ColumnProfile, xs: number[]): void {
   expect(col.zeros).to.equal(xs.filter((x) => x === 0).length);
   expect(col.negatives).to.equal(xs.filter((x) => x < 0).length);
   expect(col.length).to.equal(null);
+}
+
+/** The entries of a zip, in their order (yauzl). */
+function unzip(buffer: Buffer): Promise<Array<{ name: string; data: Buffer }>> {
+  return new Promise((resolve, reject) => {
+    yauzl.fromBuffer(buffer, { lazyEntries: true }, (err, file) => {
+      if (err) return reject(err);
+      const entries: Array<{ name: string; data: Buffer }> = [];
+      file.on('entry', (entry: yauzl.Entry) => {
+        if (entry.fileName.endsWith('/')) return file.readEntry();
+        file.openReadStream(entry, (openErr, stream) => {
+          if (openErr) return reject(openErr);
+          const parts: Buffer[] = [];
+          stream.on('data', (chunk: Buffer) => parts.push(chunk));
+          stream.on('end', () => {
+            entries.push({ name: entry.fileName, data: Buffer.concat(parts) });
+            file.readEntry();
+          });
+          stream.on('error', reject);
+        });
+      });
+      file.on('end', () => resolve(entries));
+      file.on('error', reject);
+      file.readEntry();
+    });
+  });
 }
 
 let engine: Engine | undefined;
@@ -400,5 +428,51 @@ describe('reports: the analysis engine', () => {
       ['column 2', 'boolean'],
       ['k (2)', 'text'],
     ]);
+  });
+
+  it('an XLSX sheet loads cell by cell as written: nulls, blank rows, wider rows, any character', async () => {
+    const workbook = new ExcelJS.Workbook();
+    const sheet = workbook.addWorksheet('Cells');
+    sheet.addRow(['a', 'b']);
+    sheet.addRow(['x', null]);
+    sheet.addRow([null, 'y']);
+    // row 4 blank; row 5 wider than the header; rows 6 and 7 get the characters rows are staged with (an
+    // XML 1.1 part may hold them as character references)
+    sheet.getRow(5).values = ['p', null, 'q', 'r'];
+    sheet.getRow(6).values = ['MARK1', null, 'MARK2'];
+    sheet.getRow(7).values = ['w', 'MARK3'];
+    sheet.getRow(8).values = ['last'];
+    const written = await unzip(Buffer.from(await workbook.xlsx.writeBuffer()));
+    const buffer = zip(
+      written.map(({ name, data }) => {
+        const text = data.toString('utf8');
+        if (!text.includes('MARK1')) return { name, data };
+        return {
+          name,
+          data: text
+            .replace('<?xml version="1.0"', '<?xml version="1.1"')
+            .replace('MARK1', 'u&#x1f;v')
+            .replace('MARK2', '&#x1e;')
+            .replace('MARK3', 'z&#x1e;'),
+        };
+      }),
+    );
+    const { profile, loaded } = await analyse(buffer, 'xlsx');
+    expect(profile.sheets[0]).to.include({ rows: 7, columns: 4, blankRows: 1 });
+    const reader = await engine!.conn.runAndReadAll(
+      `SELECT row_number, c1, c2, c3, c4 FROM ${loaded.sheets[0].table} ORDER BY row_number`,
+    );
+    expect(reader.getRowsJS()).to.deep.equal([
+      [2n, 'x', null, null, null],
+      [3n, null, 'y', null, null],
+      [4n, null, null, null, null],
+      [5n, 'p', null, 'q', 'r'],
+      [6n, 'u\u001fv', null, '\u001e', null],
+      [7n, 'w', 'z\u001e', null, null],
+      [8n, 'last', null, null, null],
+    ]);
+    // the table is the sheet's only table left (the staged rows are dropped)
+    const tables = await engine!.conn.runAndReadAll(`SELECT table_name FROM duckdb_tables() ORDER BY 1`);
+    expect(tables.getRowsJS()).to.deep.equal([[loaded.sheets[0].table]]);
   });
 });

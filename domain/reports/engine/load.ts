@@ -497,11 +497,26 @@ export function cellText(value: unknown): { text: string | null; unreadable: boo
   return { text: null, unreadable: true };
 }
 
-/** Rows of one worksheet into its table through the appender, widening the table when a row is wider. */
+/** Between the cells of a staged row. */
+const CELL_SEP = '\u001f';
+/** A null cell of a staged row (an empty cell stays the empty text). */
+const NULL_CELL = '\u001e';
+const STAGING_CHARS = /[\u001e\u001f]/;
+
+/**
+ * Rows of one worksheet into its table. Each row is staged as one text (its cells joined by CELL_SEP, a null
+ * cell as NULL_CELL) through the appender, and `finish` splits the staged rows into the table's columns in one
+ * statement: one call into DuckDB per row instead of one per cell (measured: about a second less for 270k
+ * rows × 12). A row with a cell that holds either character is staged cell by cell in a second table, and
+ * a blank row (or a row of null cells) as a NULL text.
+ */
 class SheetWriter {
-  private appender: DuckDBAppender | undefined;
+  private lines: DuckDBAppender | undefined;
+  private cells: DuckDBAppender | undefined;
   width = 0;
   rows = 0;
+  /** rows staged cell by cell (a cell held CELL_SEP or NULL_CELL) */
+  private odd = 0;
   unreadable = 0;
   header: Array<string | null> | undefined;
   headerRow = 0;
@@ -511,52 +526,97 @@ class SheetWriter {
     private readonly maxColumns: number,
   ) {}
 
-  async create(): Promise<void> {
-    await this.conn.run(`CREATE TABLE ${this.table} (${ROW_NUMBER_COLUMN} BIGINT)`);
-    this.appender = await this.conn.createAppender(this.table);
+  private get staged(): string {
+    return `${this.table}_staged`;
+  }
+  private get stagedCells(): string {
+    return `${this.table}_staged_cells`;
   }
 
-  async widen(width: number): Promise<void> {
+  async create(): Promise<void> {
+    await this.conn.run(`CREATE TABLE ${this.staged} (n BIGINT, line VARCHAR)`);
+    await this.conn.run(`CREATE TABLE ${this.stagedCells} (n BIGINT, position INTEGER, v VARCHAR)`);
+    this.lines = await this.conn.createAppender(this.staged);
+    this.cells = await this.conn.createAppender(this.stagedCells);
+  }
+
+  /** the sheet is at least `width` columns wide */
+  widen(width: number): void {
     if (width > this.maxColumns) {
       throw new AnalysisFailure(
         'too_many_columns',
         `a worksheet has ${width} columns; at most ${this.maxColumns} are accepted`,
       );
     }
-    this.appender!.flushSync();
-    this.appender!.closeSync();
-    for (let c = this.width + 1; c <= width; c++) {
-      await this.conn.run(`ALTER TABLE ${this.table} ADD COLUMN ${ident(c)} VARCHAR`);
-    }
     this.width = width;
-    this.appender = await this.conn.createAppender(this.table);
   }
 
-  /** appends a data row (the caller widens the table first when the row is wider: `widen`) */
+  /** appends a data row (the caller widens the sheet first when the row is wider: `widen`) */
   row(number: number, cells: Array<string | null>): void {
     // rows missing between two rows are blank rows: kept as rows of nulls
     const first = this.headerRow + 1 + this.rows;
     for (let blank = first; blank < number; blank++) this.append(blank, []);
-    this.append(number, cells);
+    let plain = true;
+    for (const text of cells) if (text !== null && STAGING_CHARS.test(text)) plain = false;
+    if (plain) this.append(number, cells);
+    else this.appendCells(number, cells);
   }
 
   private append(number: number, cells: Array<string | null>): void {
-    const a = this.appender!;
+    const a = this.lines!;
     a.appendBigInt(BigInt(number));
-    for (let c = 0; c < this.width; c++) {
-      const text = cells[c];
-      if (text === null || text === undefined) a.appendNull();
-      else a.appendVarchar(text);
+    if (cells.length === 0) a.appendNull();
+    else {
+      const texts = new Array<string>(cells.length);
+      for (let c = 0; c < cells.length; c++) texts[c] = cells[c] ?? NULL_CELL;
+      a.appendVarchar(texts.join(CELL_SEP));
     }
     a.endRow();
     this.rows++;
   }
 
+  private appendCells(number: number, cells: Array<string | null>): void {
+    const a = this.cells!;
+    for (let c = 0; c < cells.length; c++) {
+      const text = cells[c];
+      if (text === null) continue;
+      a.appendBigInt(BigInt(number));
+      a.appendInteger(c + 1);
+      a.appendVarchar(text);
+      a.endRow();
+    }
+    this.odd++;
+    this.rows++;
+  }
+
+  /** the sheet's table from the staged rows (row number, then each column's text), in row order */
+  async finish(): Promise<void> {
+    this.close();
+    const columns = Array.from({ length: this.width }, (_, i) => i + 1);
+    const split = columns
+      .map((c) => `, CASE WHEN s[${c}] <> ${literal(NULL_CELL)} THEN s[${c}] END AS ${ident(c)}`)
+      .join('');
+    let select = `SELECT n AS ${ROW_NUMBER_COLUMN}${split}
+      FROM (SELECT n, string_split(line, ${literal(CELL_SEP)}) AS s FROM ${this.staged})`;
+    if (this.odd > 0) {
+      const pivot = columns.map((c) => `, max(v) FILTER (WHERE position = ${c}) AS ${ident(c)}`).join('');
+      select = `SELECT * FROM (${select} UNION ALL
+        SELECT n AS ${ROW_NUMBER_COLUMN}${pivot} FROM ${this.stagedCells} GROUP BY n) ORDER BY ${ROW_NUMBER_COLUMN}`;
+    }
+    await this.conn.run(`CREATE TABLE ${this.table} AS ${select}`);
+    await this.conn.run(`DROP TABLE ${this.staged}`);
+    await this.conn.run(`DROP TABLE ${this.stagedCells}`);
+  }
+
+  /** closes the appenders (the staged tables go with the engine when the load fails) */
   close(): void {
-    if (!this.appender) return;
-    this.appender.flushSync();
-    this.appender.closeSync();
-    this.appender = undefined;
+    for (const a of [this.lines, this.cells]) {
+      if (!a) continue;
+      a.flushSync();
+      a.closeSync();
+    }
+    this.lines = undefined;
+    this.cells = undefined;
   }
 }
 
@@ -624,10 +684,10 @@ async function loadXlsx(
             if (cells.length === 0) continue;
             writer.header = cells;
             writer.headerRow = row.number;
-            if (cells.length > writer.width) await writer.widen(cells.length);
+            if (cells.length > writer.width) writer.widen(cells.length);
             continue;
           }
-          if (cells.length > writer.width) await writer.widen(cells.length);
+          if (cells.length > writer.width) writer.widen(cells.length);
           writer.row(row.number, cells);
           if (writer.rows > opts.maxRows) {
             throw new AnalysisFailure(
@@ -642,7 +702,7 @@ async function loadXlsx(
           }
         }
       }
-      writer.close();
+      await writer.finish();
       const ws = worksheet as unknown as { name?: string; id?: number };
       const names = headerNames(writer.header ?? [], writer.width);
       const warnings = headerWarnings(writer.header ?? [], writer.width);
