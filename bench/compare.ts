@@ -117,6 +117,13 @@ function rowsFor(bytes: number): number {
   return Math.floor((bytes / (total / 1000)) * 0.985);
 }
 
+/** One side's runs: times, peak RSS, and peak RSS above the RSS when the timed work starts (MB). */
+interface Side {
+  ms: number[];
+  rss: number[];
+  growth: number[];
+}
+
 // ---- child processes --------------------------------------------------------------------------------
 
 async function childDaff(baseFile: string, targetFile: string, warmUp?: string): Promise<void> {
@@ -139,11 +146,17 @@ async function childDaff(baseFile: string, targetFile: string, warmUp?: string):
     const w = JSON.parse(warmUp) as { baseFile: string; targetFile: string };
     await diff(w.baseFile, w.targetFile);
   }
+  const startRssMb = process.memoryUsage().rss / MB;
   const started = performance.now();
   const out = await diff(baseFile, targetFile);
   const ms = performance.now() - started;
   process.stdout.write(
-    JSON.stringify({ ms, maxRssMb: process.resourceUsage().maxRSS / 1024, diffRows: out.get_height() }),
+    JSON.stringify({
+      ms,
+      maxRssMb: process.resourceUsage().maxRSS / 1024,
+      startRssMb,
+      diffRows: out.get_height(),
+    }),
   );
 }
 
@@ -180,6 +193,7 @@ async function childService(input: string): Promise<void> {
       );
       if (w.status !== 'ready') throw new Error(`warm-up comparison ${w.status}`);
     }
+    const startRssMb = process.memoryUsage().rss / MB;
     const started = performance.now();
     const outcome: RunOutcome = await asWorker(p.companyId, () =>
       runComparison({ knex, storage, config }, { companyId: p.companyId, comparisonId: p.comparisonId }),
@@ -192,6 +206,7 @@ async function childService(input: string): Promise<void> {
       JSON.stringify({
         ms,
         maxRssMb: process.resourceUsage().maxRSS / 1024,
+        startRssMb,
         status: outcome.status,
         result: row.result,
       }),
@@ -207,7 +222,7 @@ async function child(kind: string, args: string[], env: NodeJS.ProcessEnv) {
     maxBuffer: 64 * MB,
   });
   if (stderr) process.stderr.write(stderr);
-  return JSON.parse(stdout) as { ms: number; maxRssMb: number; [k: string]: unknown };
+  return JSON.parse(stdout) as { ms: number; maxRssMb: number; startRssMb: number; [k: string]: unknown };
 }
 
 // ---- main ---------------------------------------------------------------------------------------------
@@ -284,7 +299,7 @@ async function main(): Promise<void> {
         [pair.baseFile, pair.targetFile],
         sizes,
       );
-      const measure = async (into: { ms: number[]; rss: number[] }, warmUp = false) => {
+      const measure = async (into: Side, warmUp = false) => {
         const comparisonId = await comparisonRow(fileId, versionIds);
         const warmUpComparisonId = warmUp ? await comparisonRow(warm.fileId, warm.versionIds) : undefined;
         const s = await child(
@@ -295,9 +310,10 @@ async function main(): Promise<void> {
         if (s.status !== 'ready') throw new Error(`comparison ${String(s.status)}`);
         into.ms.push(s.ms);
         into.rss.push(s.maxRssMb);
+        into.growth.push(s.maxRssMb - s.startRssMb);
         return s.result as any;
       };
-      const side = () => ({ ms: [] as number[], rss: [] as number[] });
+      const side = (): Side => ({ ms: [], rss: [], growth: [] });
       const fallback = side();
       const service = side();
       const serviceWarm = side();
@@ -331,7 +347,7 @@ async function main(): Promise<void> {
         reportMs = performance.now() - rs;
       }
       let result: any;
-      const daff = async (into: { ms: number[]; rss: number[] }, warmUp = false) => {
+      const daff = async (into: Side, warmUp = false) => {
         const d = await child(
           'daff',
           [pair.baseFile, pair.targetFile, ...(warmUp ? [JSON.stringify(warmPair)] : [])],
@@ -339,6 +355,7 @@ async function main(): Promise<void> {
         );
         into.ms.push(d.ms);
         into.rss.push(d.maxRssMb);
+        into.growth.push(d.maxRssMb - d.startRssMb);
       };
       // cold and warm alternate, service and daff alternate
       for (let n = 0; n < runs; n++) {
@@ -364,16 +381,12 @@ async function main(): Promise<void> {
           (k) => fallbackResult[k] === counts[k as keyof typeof counts],
         );
       console.log(`  counts as generated: ${ok ? 'yes' : 'NO'}`);
-      const line = (
-        label: string,
-        x: { ms: number[]; rss: number[] },
-        against: { ms: number[]; rss: number[] },
-        what: string,
-      ) => {
+      const line = (label: string, x: Side, against: Side, what: string) => {
         const ms = median(x.ms);
         const rss = median(x.rss);
+        const growth = median(x.growth);
         console.log(
-          `  ${label}: ${(ms / 1000).toFixed(2)} s, peak RSS ${rss.toFixed(0)} MB — ${(median(against.ms) / ms).toFixed(1)}× ${what}'s speed (target ≥ 5×), memory ${(rss / median(against.rss)).toFixed(2)} of ${what}'s (target ≤ 0.5)`,
+          `  ${label}: ${(ms / 1000).toFixed(2)} s, peak RSS ${rss.toFixed(0)} MB — ${(median(against.ms) / ms).toFixed(1)}× ${what}'s speed (target ≥ 5×), memory ${(rss / median(against.rss)).toFixed(2)} of ${what}'s (target ≤ 0.5); peak above the process's RSS when the comparison starts ${growth.toFixed(0)} MB, ${(growth / median(against.growth)).toFixed(2)} of ${what}'s`,
         );
       };
       for (const [label, d] of [
@@ -381,7 +394,7 @@ async function main(): Promise<void> {
         ['warm', daffWarm],
       ] as const)
         console.log(
-          `  daff 1.4.2, ${label}: ${(median(d.ms) / 1000).toFixed(2)} s, peak RSS ${median(d.rss).toFixed(0)} MB (csv-parse + compareTables + TableDiff, key id)`,
+          `  daff 1.4.2, ${label}: ${(median(d.ms) / 1000).toFixed(2)} s, peak RSS ${median(d.rss).toFixed(0)} MB, ${median(d.growth).toFixed(0)} MB above its RSS at the start (csv-parse + compareTables + TableDiff, key id)`,
         );
       line('service, reports ready, cold (first in its process)', service, daffCold, 'cold daff');
       line('service, reports ready, warm (as a running worker)  ', serviceWarm, daffWarm, 'warm daff');
