@@ -228,7 +228,7 @@ async function child(kind: string, args: string[], env: NodeJS.ProcessEnv) {
 // ---- main ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const { arg, asWorker, median, seedCompany, seedVersions, startBenchRun } =
+  const { arg, asWorker, median, seedComparisonRow, seedCompany, seedVersions, startBenchRun } =
     require('./lib') as typeof import('./lib');
   const { runBuild } = require('../domain/reports/build') as typeof import('../domain/reports/build');
   const runs = arg('runs', 1);
@@ -265,22 +265,8 @@ async function main(): Promise<void> {
         ),
       );
     }
-    const comparisonRow = async (fileId: string, versionIds: string[]) => {
-      const id = randomUUID();
-      await knex('comparisons').insert({
-        id,
-        companyId,
-        fileId,
-        baseVersionId: versionIds[0],
-        targetVersionId: versionIds[1],
-        baseVersion: 1,
-        targetVersion: 2,
-        automatic: false,
-        keyColumns: JSON.stringify(['id']),
-        status: 'queued',
-      });
-      return id;
-    };
+    const comparisonRow = (fileId: string, versionIds: string[]) =>
+      seedComparisonRow(knex, companyId, fileId, versionIds, ['id']);
     const cases = [
       { name: '100k×12', rows: 100_000 },
       { name: '25 MB', rows: rowsFor(25 * MB - 256 * 1024) },

@@ -286,15 +286,17 @@ export async function seedUploadKey(
 }
 
 /**
- * A CSV or XLSX file with one version per local file, as uploads leave them (the objects in MinIO, the
- * files, datasets and fileVersions rows); the version ids in order.
+ * A CSV or XLSX file with one version per source (a local file's path, or the bytes), as uploads leave them
+ * (the objects in MinIO, the files, datasets and fileVersions rows); the version ids in order. The comparison
+ * tests seed their fixtures through it too (test/comparisons/seed.ts).
  */
 export async function seedVersions(
   run: Pick<BenchRun, 'knex' | 'storage'>,
   owner: { companyId: string; personId: string },
   format: 'csv' | 'xlsx',
-  localFiles: string[],
+  sources: Array<string | Buffer>,
   sizes: number[],
+  options: { visibility?: 'private' | 'company' } = {},
 ): Promise<{ fileId: string; versionIds: string[] }> {
   const { knex, storage } = run;
   const { companyId, personId } = owner;
@@ -307,14 +309,16 @@ export async function seedVersions(
     datasetId,
     originalName,
     uploadedByPersonId: personId,
-    currentVersion: localFiles.length,
+    currentVersion: sources.length,
+    ...(options.visibility ? { visibility: options.visibility } : {}),
   });
   await knex('datasets').insert({ id: datasetId, companyId, fileId });
   const versionIds: string[] = [];
-  for (const [i, local] of localFiles.entries()) {
+  for (const [i, source] of sources.entries()) {
     const id = randomUUID();
     const objectKey = storage.key('files', companyId, fileId, id);
-    await storage.client.fPutObject(storage.bucket, objectKey, local);
+    if (typeof source === 'string') await storage.client.fPutObject(storage.bucket, objectKey, source);
+    else await storage.client.putObject(storage.bucket, objectKey, source);
     await knex('fileVersions').insert({
       id,
       companyId,
@@ -332,4 +336,28 @@ export async function seedVersions(
     versionIds.push(id);
   }
   return { fileId, versionIds };
+}
+
+/** A requested comparison of a file's first two versions, queued (as POST /comparisons leaves it); its id. */
+export async function seedComparisonRow(
+  knex: Knex,
+  companyId: string,
+  fileId: string,
+  versionIds: string[],
+  keyColumns: string[] | null,
+): Promise<string> {
+  const id = randomUUID();
+  await knex('comparisons').insert({
+    id,
+    companyId,
+    fileId,
+    baseVersionId: versionIds[0],
+    targetVersionId: versionIds[1],
+    baseVersion: 1,
+    targetVersion: 2,
+    automatic: false,
+    keyColumns: keyColumns ? JSON.stringify(keyColumns) : null,
+    status: 'queued',
+  });
+  return id;
 }

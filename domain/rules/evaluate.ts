@@ -18,7 +18,6 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   classSql,
   isNullSql,
-  NULL_STRINGS,
   literal,
   type AnalysisStep,
   type ColumnProfile,
@@ -122,25 +121,6 @@ const CLASSES_OF: Record<InferredType, number[]> = {
   datetime: [4, 5],
   text: [1, 2, 3, 4, 5, 6],
 };
-
-/**
- * The first characters a null word (engine/sql.ts NULL_STRINGS, any case) or an empty or blank cell can
- * start with: the engine's null test (which lower-cases and trims) only runs on cells starting with one.
- */
-const NULL_FIRST_CODES = [
-  ...new Set([
-    0,
-    32,
-    ...NULL_STRINGS.filter((w) => w.length > 0).flatMap((w) =>
-      [w.toLowerCase(), w.toUpperCase()].map((x) => x.charCodeAt(0)),
-    ),
-  ]),
-].join(', ');
-
-/** SQL: true when the cell counts as null — the engine's rule, with a cheap first-character test first. */
-export function nullSql(v: string): string {
-  return `(${v} IS NULL OR (ascii(${v}) IN (${NULL_FIRST_CODES}) AND ${isNullSql(v)}))`;
-}
 
 /**
  * SQL: true when a non-null value breaks the rule; `t` is the value's text with surrounding spaces trimmed
@@ -256,10 +236,10 @@ async function evaluateSheet(
     [];
   for (const { rule, ident: v, columnProfile } of targets) {
     // a column without any null cell (the profile counted them) needs no null test per cell
-    const notNull = columnProfile.nulls === 0 ? 'true' : `NOT ${nullSql(v)}`;
+    const notNull = columnProfile.nulls === 0 ? 'true' : `NOT ${isNullSql(v)}`;
     switch (rule.kind) {
       case 'not_null': {
-        const cond = notBlank ? `${nullSql(v)} AND ${notBlank}` : nullSql(v);
+        const cond = notBlank ? `${isNullSql(v)} AND ${notBlank}` : isNullSql(v);
         const failed = columnProfile.nulls - profile.blankRows;
         scans.push({ rule, cond, evaluated: dataRows(profile), failed, count: false });
         break;
@@ -354,7 +334,7 @@ async function uniqueOutcome(
   const rn = sheet.rowNumberColumn;
   const key = fromProfile ? v : `trim(${v})`;
   // a column without any null cell (the profile counted them) needs no null test per cell
-  const values = `SELECT ${key} AS k, ${rn} AS rn FROM ${sheet.table}${noNulls ? '' : ` WHERE NOT ${nullSql(v)}`}`;
+  const values = `SELECT ${key} AS k, ${rn} AS rn FROM ${sheet.table}${noNulls ? '' : ` WHERE NOT ${isNullSql(v)}`}`;
   let evaluated: number;
   let failed: number;
   if (fromProfile) {

@@ -4,12 +4,12 @@
  * row, and a requested comparison of the first two versions.
  */
 import { randomUUID } from 'node:crypto';
+import { seedComparisonRow, seedVersions } from '../../bench/lib';
 import { actingStatement } from '../../db/unitOfWork';
 import { runComparison } from '../../domain/comparisons/run';
 import { runBuild } from '../../domain/reports/build';
 import { testEnv } from '../helpers/env';
 import type { Team } from '../helpers/factories';
-import { insertCompanyFile } from '../helpers/graphql';
 
 export interface SeededComparison {
   companyId: string;
@@ -35,37 +35,25 @@ export async function seedComparison(
   const { knex, appKnex, storage, config } = testEnv();
   const companyId = team.company.id;
   const reports = options.reports ?? 'none';
-  const { fileId, datasetId } = await insertCompanyFile(team, 1, texts.length);
-  const versionIds: string[] = [];
-  for (const [i, text] of texts.entries()) {
-    const id = randomUUID();
-    const objectKey = storage.key('files', companyId, fileId, id);
-    await storage.client.putObject(storage.bucket, objectKey, Buffer.from(text));
-    await knex('fileVersions').insert({
-      id,
+  const { fileId, versionIds } = await seedVersions(
+    { knex, storage },
+    { companyId, personId: team.admin.id },
+    'csv',
+    texts.map((text) => Buffer.from(text)),
+    texts.map((text) => Buffer.byteLength(text)),
+    { visibility: 'company' },
+  );
+  for (const [i, id] of versionIds.entries()) {
+    if (reports === 'none') continue;
+    await knex('reports').insert({
+      id: randomUUID(),
       companyId,
       fileId,
-      datasetId,
+      fileVersionId: id,
       version: i + 1,
-      originalName: 'f1.csv',
-      format: 'csv',
-      contentType: 'text/csv',
-      delimiter: ',',
-      sizeBytes: Buffer.byteLength(text),
-      objectKey,
-      uploadedByPersonId: team.admin.id,
+      status: reports === 'built' ? 'queued' : reports,
+      build: 1,
     });
-    if (reports !== 'none') {
-      await knex('reports').insert({
-        id: randomUUID(),
-        companyId,
-        fileId,
-        fileVersionId: id,
-        version: i + 1,
-        status: reports === 'built' ? 'queued' : reports,
-        build: 1,
-      });
-    }
     if (reports === 'built') {
       await actingStatement({ companyId }, () =>
         runBuild(
@@ -74,21 +62,14 @@ export async function seedComparison(
         ),
       );
     }
-    versionIds.push(id);
   }
-  const comparisonId = randomUUID();
-  await knex('comparisons').insert({
-    id: comparisonId,
+  const comparisonId = await seedComparisonRow(
+    knex,
     companyId,
     fileId,
-    baseVersionId: versionIds[0],
-    targetVersionId: versionIds[1],
-    baseVersion: 1,
-    targetVersion: 2,
-    automatic: false,
-    keyColumns: options.keyColumns ? JSON.stringify(options.keyColumns) : null,
-    status: 'queued',
-  });
+    versionIds,
+    options.keyColumns ?? null,
+  );
   const run = (withStorage = storage) =>
     actingStatement({ companyId }, () =>
       runComparison({ knex: appKnex, storage: withStorage, config }, { companyId, comparisonId }),

@@ -49,6 +49,7 @@ function candidates(): string[] {
     ...['0001-01-01 00:00:00', '0001-01-01 00:00:00 (BC)', '2020-01-01 10:00:00 (BC)', '2020-01-01X10:00:00'],
     ...['2020-01-01t10:00:00', '2020-13-01', '2020-00-10', '1234-5', '-2020-01-01', '2020-01-01T'],
     ...['true', 'FALSE', ' yes', 'No ', 'null', ' N/A', '#n/a', 'na', '', ' ', 'text', 'C123456', 'c-42'],
+    ...['NaN ', '  NULL', 'N', 'nul', '#N/A ', '#', 'nope', 'Na'],
   ];
   const r = random(12_345);
   const pad = (n: number, w: number) => String(n).padStart(w, '0');
@@ -119,6 +120,11 @@ describe('reports: the profile shortcuts agree with the long way round', () => {
       `SELECT v, ds_class(v) AS engine, ref_class(v) AS ref FROM vals WHERE ds_class(v) IS DISTINCT FROM ref_class(v)`,
     );
     expect(reader.getRowObjectsJson()).to.deep.equal([]);
+    // the null test (its own first-character guard) says null exactly where the classes do
+    const nulls = await engine.conn.runAndReadAll(
+      `SELECT v FROM (SELECT v FROM vals UNION ALL SELECT NULL) WHERE ds_is_null(v) IS DISTINCT FROM (ref_class(v) = 0)`,
+    );
+    expect(nulls.getRowObjectsJson()).to.deep.equal([]);
   });
 
   it('counts duplicate and blank rows as the grouping of whole rows does, with or without a key column', async () => {

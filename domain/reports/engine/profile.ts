@@ -142,8 +142,9 @@ async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise
   // in one scan of the table.
   const stats: Row = {};
   const typed = cols.map((c, i) => ({ c, i, type: types[i] })).filter((x) => x.type !== 'text');
-  const grouped = typed.filter(({ i }) => distinct[i] * 4 <= sheet.rowCount);
-  const scanned = typed.filter(({ i }) => distinct[i] * 4 > sheet.rowCount);
+  const fewValues = ({ i }: { i: number }) => distinct[i] * 4 <= sheet.rowCount;
+  const grouped = typed.filter(fewValues);
+  const scanned = typed.filter((x) => !fewValues(x));
   if (sheet.rowCount > 0) {
     for (const { c, i, type } of grouped) {
       const [r] = await rows(conn, groupedStatsSql(t, c.ident, type, i));

@@ -39,9 +39,6 @@ const DATETIME_RE = `'[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(
 /** null words with spaces around them (any case), and a cell of spaces only */
 const NULL_RE = `'(?i) *(${NULL_STRINGS.filter((w) => w !== '').join('|')})? *'`;
 const BOOLEAN_RE = `'(?i) *(true|false|yes|no) *'`;
-/** first characters (code points) a null word or a cell of spaces can start with: '' space # N n */
-const NULL_FIRST = '0, 32, 35, 78, 110';
-
 /**
  * What a cell's first character (code point 0–127; 0 for the empty cell) says about the classes it can be in:
  * 0 text only; 1 a number, a date or a datetime (a digit, + - or .); 2 null only (`#`, and the empty cell);
@@ -65,8 +62,12 @@ function firstCharTable(): number[] {
  * a text column cost one lookup and no pattern.
  */
 export async function installMacros(conn: { run(sql: string): Promise<unknown> }): Promise<void> {
+  // the first character's code (firstCharTable), shared by the null test and the class test
+  await conn.run(`CREATE OR REPLACE TEMP MACRO ds_first(v) AS (
+    list_extract([${firstCharTable().join(', ')}]::UTINYINT[], ascii(v) + 1))`);
+  // a null word or a cell of spaces starts with '' (the empty cell), #, n or N, or a space: codes 2, 4, 5
   await conn.run(`CREATE OR REPLACE TEMP MACRO ds_is_null(v) AS (
-    v IS NULL OR (ascii(v) IN (${NULL_FIRST}) AND regexp_full_match(v, ${NULL_RE})))`);
+    v IS NULL OR (ds_first(v) IN (2, 4, 5) AND regexp_full_match(v, ${NULL_RE})))`);
   // numbers, dates and datetimes; v starts with a digit, a sign or a point (trailing spaces allowed)
   // a value with '-' at positions 5 and 8 (YYYY-MM-…) can only be a date or a datetime (an integer has no
   // '-' after its first character, a decimal at most one, in its exponent): its patterns are tried first,
@@ -100,7 +101,7 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
   // a NULL cell has no first character: the lookup gives NULL, as it does past the table (code points
   // from 128: text)
   await conn.run(`CREATE OR REPLACE TEMP MACRO ds_class(v) AS (
-    CASE list_extract([${firstCharTable().join(', ')}]::UTINYINT[], ascii(v) + 1)
+    CASE ds_first(v)
       WHEN 0 THEN 6
       WHEN 1 THEN ds_class_number(v)
       WHEN 2 THEN CASE WHEN regexp_full_match(v, ${NULL_RE}) THEN 0 ELSE 6 END
