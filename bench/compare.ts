@@ -14,7 +14,7 @@
  * its code) — daff's warm side likewise diffs the small pair first. Each side is compared with daff in the same
  * state. Also printed: the comparison time against one report build of the target version.
  *
- *   node dist/bench/compare.js [--runs 1]
+ *   node dist/bench/compare.js [--runs 1] [--case 100k|25mb]   (--case: that case only)
  *
  * Targets (2-core machine): ≥ 5× faster than daff on both, peak memory ≤ half of daff's.
  */
@@ -267,10 +267,12 @@ async function main(): Promise<void> {
     }
     const comparisonRow = (fileId: string, versionIds: string[]) =>
       seedComparisonRow(knex, companyId, fileId, versionIds, ['id']);
+    const only = args.includes('--case') ? args[args.indexOf('--case') + 1] : undefined;
     const cases = [
-      { name: '100k×12', rows: 100_000 },
-      { name: '25 MB', rows: rowsFor(25 * MB - 256 * 1024) },
-    ];
+      { id: '100k', name: '100k×12', rows: 100_000 },
+      { id: '25mb', name: '25 MB', rows: rowsFor(25 * MB - 256 * 1024) },
+    ].filter((c) => only === undefined || c.id === only);
+    if (cases.length === 0) throw new Error(`--case: 100k or 25mb, not ${only}`);
     for (const c of cases) {
       const pair = await writePair(tmp, c.name.replace(/\W/g, ''), c.rows);
       const sizes = [(await stat(pair.baseFile)).size, (await stat(pair.targetFile)).size];

@@ -21,6 +21,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   compareVersions,
   inferTypes,
+  stageLines,
   UncheckedReadFailed,
   type RowChange,
   type SheetTypes,
@@ -109,20 +110,119 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
 
   it('agrees with the reference on 240 random pairs of small tables (every count and every change)', async () => {
     let views = 0;
+    // the lazy views' rows read back both ways: by line (the files hold no quote: lines.ts) for every other
+    // pair, by DuckDB through the numbered view for the others
+    let byLine = 0;
+    let byDuckDb = 0;
+    let pair = 0;
     const matchings = await expectAgreementOnRandomPairs(async ({ base, target, keyColumns }) => {
       const b = await load(base);
       const t = await load(target);
-      for (const v of [b, t]) if (v.sheets[0].classes) views++;
+      const lines = pair++ % 2 === 0;
+      for (const v of [b, t]) {
+        const sheet = v.sheets[0];
+        if (!sheet.classes) continue;
+        views++;
+        expect(sheet.download?.facts.quoteFree).to.equal(true);
+        if (lines) byLine++;
+        else {
+          sheet.download!.facts.quoteFree = false;
+          byDuckDb++;
+        }
+      }
       const result = await compare(b, t, keyColumns);
       await drop(b, t);
       return result;
     });
-    console.log('      matchings:', JSON.stringify(matchings), 'lazy views:', views);
+    console.log(
+      '      matchings:',
+      JSON.stringify(matchings),
+      'lazy views:',
+      views,
+      'read back by line:',
+      byLine,
+      'by DuckDB:',
+      byDuckDb,
+    );
     expect(matchings.key).to.be.greaterThan(20);
     expect(matchings.inferred_key).to.be.greaterThan(20);
     expect(matchings.multiset).to.be.greaterThan(20);
     // most small files take the fast path (the others, e.g. with a blank line, load into tables)
     expect(views).to.be.greaterThan(300);
+    expect(byLine).to.be.greaterThan(150);
+    expect(byDuckDb).to.be.greaterThan(150);
+  });
+
+  it('rows read back by line from a quote-free copy: the same result as DuckDB reading them again', async () => {
+    // CRLF and LF endings, no final line feed, fewer cells than the header (null padding), empty and blank
+    // cells, a TSV, non-ASCII text
+    const pairs: Array<[string, string, string | undefined]> = [
+      ['id,a,b\r\n1,x,y\r\n2,,z\r\n3,p,q\r\n', 'id,a,b\r\n1,x,Y\r\n3,p\r\n4,n,m\r\n2, ,z', undefined],
+      ['id,a,b\n1,x,y\n2,,\n3,é,ü', 'id,b,a\n3,ü,é\n2,, \n1,y,x\n5,,\n', 'id'],
+      ['id\ta\n1\tx\n2\ty\n', 'id\ta\n2\ty \n1\tx\n', undefined],
+      ['a,b\n1,2\n1,2\n3,4\n', 'a,b\n1,2\n3,5\n', undefined],
+    ];
+    for (const [i, [baseText, targetText, key]] of pairs.entries()) {
+      const tsv = baseText.includes('\t');
+      const loadText = async (text: string) => {
+        const file = path.join(workDir, `lines${++seq}.${tsv ? 'tsv' : 'csv'}`);
+        await writeFile(file, text);
+        return loadVersion(
+          seq % 2 === 0 ? other : engine.conn,
+          fileSource(file, {
+            format: tsv ? 'tsv' : 'csv',
+            delimiter: tsv ? '\t' : ',',
+            sizeBytes: text.length,
+          }),
+          { maxColumns: 100, maxRows: 1000, workDir, tablePrefix: `v${seq}_`, lazy: true, classify: true },
+        );
+      };
+      const keyColumns = key ? [key] : undefined;
+      const [b, t] = [await loadText(baseText), await loadText(targetText)];
+      for (const v of [b, t]) expect(v.sheets[0].download?.facts.quoteFree, `pair ${i}`).to.equal(true);
+      const byLine = await compare(b, t, keyColumns);
+      for (const v of [b, t]) v.sheets[0].download!.facts.quoteFree = false; // DuckDB reads the rows back
+      const byDuckDb = await compare(b, t, keyColumns);
+      expect(byLine.changes.length, `pair ${i}`).to.be.greaterThan(0);
+      expect(byLine, `pair ${i}`).to.deep.equal(byDuckDb);
+      await drop(b, t);
+    }
+  });
+
+  it('stageLines: the lines of the row numbers asked, across chunk boundaries, CR LF or LF, with or without a final line feed', async () => {
+    const file = path.join(workDir, 'lines.csv');
+    const lines = ['h1,h2', 'a,b', 'ccccccccccc,d', 'e,', '', 'f,gggggggggggggggggg'];
+    for (const [ending, last] of [
+      ['\n', ''],
+      ['\r\n', '\r\n'],
+      ['\n', '\n'],
+    ]) {
+      await writeFile(file, lines.slice(0, -1).join(ending) + ending + lines[lines.length - 1] + last);
+      for (const chunk of [1, 3, 7, 64, 1024]) {
+        const label = `${JSON.stringify(ending)} ${JSON.stringify(last)} chunk ${chunk}`;
+        expect(await stageLines(engine.conn, file, [2, 3, 4, 6], 'staged', undefined, chunk), label).to.equal(
+          true,
+        );
+        const got = (
+          await engine.conn.runAndReadAll('SELECT rn, line FROM staged ORDER BY rn')
+        ).getRowObjectsJS();
+        expect(got, label).to.deep.equal([
+          { rn: 2n, line: 'a,b' },
+          { rn: 3n, line: 'ccccccccccc,d' },
+          { rn: 4n, line: 'e,' },
+          { rn: 6n, line: 'f,gggggggggggggggggg' },
+        ]);
+        await engine.conn.run('DROP TABLE staged');
+        // a row number past the end: false, nothing left behind
+        expect(await stageLines(engine.conn, file, [3, 7], 'staged', undefined, chunk), label).to.equal(
+          false,
+        );
+        const left = await engine.conn.runAndReadAll(
+          `SELECT count(*)::INTEGER AS n FROM duckdb_tables() WHERE table_name = 'staged'`,
+        );
+        expect((left.getRowObjectsJS()[0] as { n: number }).n, label).to.equal(0);
+      }
+    }
   });
 
   it('versions loaded unchecked (types from their reports, no checking pass): the same results as checked loads, the rows counted by the first pass', async () => {

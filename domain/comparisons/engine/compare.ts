@@ -44,6 +44,7 @@ import {
   type SheetComparison,
   type TypeChange,
 } from './types';
+import { stageLines } from './lines';
 
 /** Inferred types per sheet (by index of `loaded.sheets`), per column (by position − 1). */
 export type SheetTypes = InferredType[][];
@@ -463,17 +464,35 @@ async function compareSheet(
     // columns reserved ~70 MB for 3k rows, the same rows as a list ~0.3 MB)
     const rb = `cmp_${seq}_rb`;
     const rt = `cmp_${seq}_rt`;
-    const readBack = (
+    // A lazy view of a plain copy without any quote character has one record per line: its rows are read
+    // back by line number from the copy (./lines.ts), not parsed again by DuckDB through the numbered view
+    const readBack = async (
       c: DuckDBConnection,
       sheet: LoadedSheet,
       side: 'base' | 'target',
       into: string,
       rn: 'b_rn' | 't_rn',
-    ) =>
-      c.run(`CREATE TABLE ${into} AS
+    ) => {
+      const copy = sheet.rawTable ? sheet.download : undefined;
+      if (copy?.facts.plain && copy.facts.quoteFree && sheet.delimiter) {
+        const numbers = (
+          await rows(c, `SELECT DISTINCT ${rn} AS n FROM ${joined} WHERE ${rn} IS NOT NULL ORDER BY n`)
+        ).map((r) => num(r.n));
+        const staged = `${into}_lines`;
+        if (await stageLines(c, copy.path, numbers, staged, opts.signal)) {
+          const cells = shared.map((s) => `nullif(s[${(side === 'base' ? s.base : s.target).position}], '')`);
+          await c.run(`CREATE TABLE ${into} AS
+            SELECT rn, ${listSql(cells)} AS v
+            FROM (SELECT rn, string_split(line, ${literal(sheet.delimiter)}) AS s FROM ${staged})`);
+          await c.run(`DROP TABLE ${staged}`);
+          return;
+        }
+      }
+      await c.run(`CREATE TABLE ${into} AS
         SELECT ${sheet.rowNumberColumn} AS rn, ${listSql(shared.map((s) => identOf(s, side)))} AS v
         FROM ${sheet.table}
         WHERE ${sheet.rowNumberColumn} IN (SELECT ${rn} FROM ${joined} WHERE ${rn} IS NOT NULL)`);
+    };
     await both(
       (c) => readBack(c, bs, 'base', rb, 'b_rn'),
       (c) => readBack(c, ts, 'target', rt, 't_rn'),
@@ -565,7 +584,17 @@ async function compareSheet(
       typeChanges,
     };
   } finally {
-    for (const t of [`cmp_${seq}_j`, `cmp_${seq}_c`, `cmp_${seq}_rb`, `cmp_${seq}_rt`, pairs, nt, nb])
+    for (const t of [
+      `cmp_${seq}_j`,
+      `cmp_${seq}_c`,
+      `cmp_${seq}_rb`,
+      `cmp_${seq}_rt`,
+      `cmp_${seq}_rb_lines`,
+      `cmp_${seq}_rt_lines`,
+      pairs,
+      nt,
+      nb,
+    ])
       await conn.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
   }
 }

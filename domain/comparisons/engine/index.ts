@@ -9,3 +9,4 @@ export {
   type SheetTypes,
   type CompareOptions,
 } from './compare';
+export { stageLines } from './lines';

@@ -265,6 +265,11 @@ export interface DownloadFacts {
   plain: boolean;
   /** the first line (without its line ending) when `plain` */
   headerLine: string;
+  /**
+   * no quote character anywhere: with `plain`, every line after the first is one record, its cells the
+   * line split at the delimiter (a comparison reads rows back by line number: ../../comparisons/engine/lines.ts)
+   */
+  quoteFree: boolean;
 }
 
 /**
@@ -282,6 +287,7 @@ export async function downloadChecked(
   const writer = batchedWriter(out);
   try {
     let plain = true;
+    let quoteFree = true;
     let bytes = 0;
     let first = true;
     let tail = Buffer.alloc(0); // the last two bytes of the previous chunk
@@ -293,6 +299,7 @@ export async function downloadChecked(
       if (chunk.length === 0) continue;
       bytes += chunk.length;
       onBytes(bytes);
+      if (quoteFree && chunk.indexOf(QUOTE) >= 0) quoteFree = false;
       if (plain) {
         if (first) {
           first = false;
@@ -321,7 +328,7 @@ export async function downloadChecked(
     await writer.end();
     if (headerBytes) plain = false; // no line ending at all (header only, or empty)
     if (tail.length > 0 && tail[tail.length - 1] === CR) plain = false; // a final bare CR
-    return { plain, headerLine };
+    return { plain, headerLine, quoteFree };
   } finally {
     await writer.settled();
     await out.close();

@@ -303,6 +303,7 @@ async function loadText(
                 name: sheetName,
                 warnings: headerWarnings(header, width),
                 download: { path: download, facts: downloaded.facts },
+                delimiter,
               },
             ];
           }

@@ -145,6 +145,8 @@ export interface LoadedSheet {
    * may take again as `LoadSource.downloaded` once the view is dropped
    */
   download?: DownloadedText;
+  /** a lazy view: the delimiter of its downloaded copy */
+  delimiter?: string;
 }
 
 export interface LoadedVersion {
