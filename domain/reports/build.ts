@@ -241,7 +241,17 @@ export async function runBuild(
       memoryLimitMb: config.reports.memoryLimitMb,
       tempDirectory: path.join(workDir, 'duckdb'),
     });
-    const interrupt = () => engine.conn.interrupt();
+    // a second connection, opened (its macros installed) while the file loads on the first: the profile's
+    // per-column queries run on both at once
+    const other = engine.connect();
+    other.catch(() => undefined); // awaited by the profile; closed with the engine
+    const interrupt = () => {
+      engine.conn.interrupt();
+      void other.then(
+        (c) => c.interrupt(),
+        () => undefined,
+      );
+    };
     hooks.signal?.addEventListener('abort', interrupt);
     let result;
     try {
@@ -269,10 +279,12 @@ export async function runBuild(
           signal: hooks.signal,
           onProgress: (p) => progress.update(p),
           onPhase: (phase) => progress.update({ phase }, { write: true }),
+          other,
         },
       );
     } finally {
       hooks.signal?.removeEventListener('abort', interrupt);
+      await other.catch(() => undefined); // settled before the engine closes under it
       engine.close();
     }
     if (hooks.signal?.aborted) throw hooks.signal.reason;

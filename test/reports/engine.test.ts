@@ -89,7 +89,8 @@ let counter = 0;
 async function analyse(
   content: string | Buffer,
   format: FileFormat,
-  options: { delimiter?: string; maxColumns?: number } = {},
+  // `oneConnection`: the profile's queries on the load's connection alone (the worker gives it a second)
+  options: { delimiter?: string; maxColumns?: number; oneConnection?: boolean } = {},
 ): Promise<AnalysisResult> {
   await mkdir(workDir, { recursive: true });
   const file = path.join(workDir, `input-${counter++}.${format}`);
@@ -105,7 +106,12 @@ async function analyse(
     }),
     [],
     { companyId: 'c', fileId: 'f', fileVersionId: 'v', version: 1, extra: {} },
-    { maxColumns: options.maxColumns ?? 1024, maxRows: 1_000_000, workDir },
+    {
+      maxColumns: options.maxColumns ?? 1024,
+      maxRows: 1_000_000,
+      workDir,
+      other: options.oneConnection ? undefined : engine.connect(),
+    },
   );
 }
 
@@ -284,6 +290,19 @@ describe('reports: the analysis engine', () => {
     expect(at.min).to.equal(new Date(Math.min(...utc)).toISOString());
     expect(at.max).to.equal(new Date(Math.max(...utc)).toISOString());
     expect(flag).to.include({ min: flags < 400 ? false : true, max: flags > 0 });
+  });
+
+  it('the profile on one connection is the profile on two (the worker runs its queries on two at once)', async () => {
+    const lines = ['id,n,d,day,flag,name'];
+    for (let i = 0; i < 300; i++) {
+      lines.push(`${i},${i % 7},${(i % 13) / 4},2024-01-${10 + (i % 9)},${i % 3 === 0},n${i % 11}`);
+    }
+    lines.push(lines[5], lines[6]); // two duplicate rows
+    for (const content of [CSV, lines.join('\n') + '\n']) {
+      const two = await analyse(content, 'csv');
+      const one = await analyse(content, 'csv', { oneConnection: true });
+      expect(two.profile).to.deep.equal(one.profile);
+    }
   });
 
   it('empty and header-only files; rows wider than the header; repeated and blank header names', async () => {

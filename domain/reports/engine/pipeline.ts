@@ -25,7 +25,8 @@ function untilAborted<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
 }
 
 /**
- * The analysis pass: load → profile → steps, on one connection, reading the file once. The caller saves
+ * The analysis pass: load → profile → steps, on one connection (the profile also on `opts.other`), reading
+ * the file once. The caller saves
  * the result (domain/reports/build.ts). Steps run in order; each result is `sections[step.name]`.
  */
 export async function runAnalysis(
@@ -36,13 +37,15 @@ export async function runAnalysis(
   opts: LoadOptions & {
     /** 'loading', 'profiling', then each step's name */
     onPhase?: (phase: string) => void;
+    /** a second connection to the same database (opened while the file loads): the profile's queries use both */
+    other?: Promise<DuckDBConnection>;
   },
 ): Promise<AnalysisResult> {
   opts.onPhase?.('loading');
   const loaded = await loadVersion(conn, source, opts);
   if (opts.signal?.aborted) throw opts.signal.reason;
   opts.onPhase?.('profiling');
-  const profile = await profileVersion(conn, loaded);
+  const profile = await profileVersion(conn, loaded, await opts.other);
   const sections: Record<string, unknown> = {};
   for (const step of steps) {
     if (opts.signal?.aborted) throw opts.signal.reason;

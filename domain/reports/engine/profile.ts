@@ -60,6 +60,24 @@ function isoOf(value: unknown, type: InferredType): string | null {
 const QUANTILES = [0.05, 0.25, 0.5, 0.75, 0.95];
 
 /**
+ * Runs `task` for every item, on `conns` at once (each connection takes the next item when its previous one
+ * is done); every task settles before an error is thrown.
+ */
+async function onEach<T>(
+  conns: DuckDBConnection[],
+  items: readonly T[],
+  task: (conn: DuckDBConnection, item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const results = await Promise.allSettled(
+    conns.map(async (conn) => {
+      while (next < items.length) await task(conn, items[next++]);
+    }),
+  );
+  for (const r of results) if (r.status === 'rejected') throw r.reason;
+}
+
+/**
  * SQL: the typed statistics of one column (named with the suffix `i`, as the scan's are) from its grouped
  * values: each distinct text once, with its count. Numbers: min, max, the mean and the sample standard
  * deviation weighted by the counts (two passes: the deviations from the mean), zeros, negatives and the
@@ -88,7 +106,13 @@ function groupedStatsSql(table: string, ident: string, type: InferredType, i: nu
       FROM s, tot)`;
 }
 
-async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise<SheetProfile> {
+async function profileSheet(
+  conn: DuckDBConnection,
+  sheet: LoadedSheet,
+  other?: DuckDBConnection,
+): Promise<SheetProfile> {
+  // the queries of one step (one per column) run on both connections at once when there are two: each
+  // query's planning and its single-threaded parts overlap the other's work
   const t = sheet.table;
   const cols = sheet.columns;
   // 1. per column, one hash aggregate: its distinct values with their counts, each value classified once
@@ -106,11 +130,12 @@ async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise
   const distinct: number[] = cols.map(() => 0);
   const top: Array<Array<{ value: string; count: number }>> = cols.map(() => []);
   const textStats: Row[] = cols.map(() => ({}));
+  const conns = other ? [conn, other] : [conn];
   if (sheet.rowCount > 0) {
-    for (const [i, c] of cols.entries()) {
+    await onEach(conns, [...cols.entries()], async (cn, [i, c]) => {
       // one query per column: the value table is built once (a materialised CTE) and read three times
       const [r] = await rows(
-        conn,
+        cn,
         `WITH ds_values AS MATERIALIZED (
            SELECT v, n, ${classSql('v')} AS k FROM (SELECT ${c.ident} AS v, count(*) AS n FROM ${t} GROUP BY 1))
          SELECT
@@ -131,7 +156,7 @@ async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise
       }
       top[i] = ((r.top as Row[] | null) ?? []).map((x) => ({ value: clip(String(x.v)), count: num(x.n) }));
       if (inferType(classCounts[i]) === 'text' && distinct[i] > 0) textStats[i] = r.text as Row;
-    }
+    });
   }
   const types = classCounts.map(inferType);
 
@@ -145,10 +170,14 @@ async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise
   const fewValues = ({ i }: { i: number }) => distinct[i] * 4 <= sheet.rowCount;
   const grouped = typed.filter(fewValues);
   const scanned = typed.filter((x) => !fewValues(x));
+  // the grouped columns, the scan of the others and the duplicate rows (step 4) are independent queries
+  const steps: Array<(cn: DuckDBConnection) => Promise<void>> = [];
   if (sheet.rowCount > 0) {
     for (const { c, i, type } of grouped) {
-      const [r] = await rows(conn, groupedStatsSql(t, c.ident, type, i));
-      Object.assign(stats, r);
+      steps.push(async (cn) => {
+        const [r] = await rows(cn, groupedStatsSql(t, c.ident, type, i));
+        Object.assign(stats, r);
+      });
     }
   }
   if (scanned.length > 0 && sheet.rowCount > 0) {
@@ -171,8 +200,11 @@ async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise
         parts.push(`min(${v}) AS min${i}`, `max(${v}) AS max${i}`);
       }
     }
-    const [r] = await rows(conn, `SELECT ${parts.join(', ')} FROM (SELECT ${values.join(', ')} FROM ${t})`);
-    Object.assign(stats, r);
+    // first: the longest of the steps
+    steps.unshift(async (cn) => {
+      const [r] = await rows(cn, `SELECT ${parts.join(', ')} FROM (SELECT ${values.join(', ')} FROM ${t})`);
+      Object.assign(stats, r);
+    });
   }
   textStats.forEach((r, i) => {
     if (types[i] !== 'text') return;
@@ -192,16 +224,19 @@ async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise
   if (cols.length > 0 && sheet.rowCount > 0 && !keyColumn) {
     const all = cols.map((c) => c.ident).join(', ');
     const blank = cols.map((c) => `${c.ident} IS NULL`).join(' AND ');
-    const [d] = await rows(
-      conn,
-      `SELECT coalesce(sum(n - 1) FILTER (WHERE NOT b), 0) AS dup, coalesce(sum(n) FILTER (WHERE b), 0) AS blank
-       FROM (SELECT ${blank} AS b, count(*) AS n FROM ${t} GROUP BY ${all})`,
-    );
-    duplicateRows = num(d.dup);
-    blankRows = num(d.blank);
+    steps.unshift(async (cn) => {
+      const [d] = await rows(
+        cn,
+        `SELECT coalesce(sum(n - 1) FILTER (WHERE NOT b), 0) AS dup, coalesce(sum(n) FILTER (WHERE b), 0) AS blank
+         FROM (SELECT ${blank} AS b, count(*) AS n FROM ${t} GROUP BY ${all})`,
+      );
+      duplicateRows = num(d.dup);
+      blankRows = num(d.blank);
+    });
   } else if (cols.length === 0) {
     blankRows = sheet.rowCount;
   }
+  await onEach(conns, steps, (cn, step) => step(cn));
 
   const columnProfiles: ColumnProfile[] = cols.map((c, i) => {
     const type = types[i];
@@ -275,8 +310,12 @@ async function profileSheet(conn: DuckDBConnection, sheet: LoadedSheet): Promise
 }
 
 /** The profile of every sheet of a loaded version (./types.ts documents each statistic). */
-export async function profileVersion(conn: DuckDBConnection, loaded: LoadedVersion): Promise<Profile> {
+export async function profileVersion(
+  conn: DuckDBConnection,
+  loaded: LoadedVersion,
+  other?: DuckDBConnection,
+): Promise<Profile> {
   const sheets: SheetProfile[] = [];
-  for (const sheet of loaded.sheets) sheets.push(await profileSheet(conn, sheet));
+  for (const sheet of loaded.sheets) sheets.push(await profileSheet(conn, sheet, other));
   return { format: loaded.format, sheets };
 }
