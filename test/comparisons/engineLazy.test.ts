@@ -123,10 +123,10 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
         const sheet = v.sheets[0];
         if (!sheet.classes) continue;
         views++;
-        expect(sheet.download?.facts.quoteFree).to.equal(true);
+        expect(sheet.lines).to.not.equal(undefined);
         if (lines) byLine++;
         else {
-          sheet.download!.facts.quoteFree = false;
+          delete sheet.lines;
           byDuckDb++;
         }
       }
@@ -179,14 +179,38 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
       };
       const keyColumns = key ? [key] : undefined;
       const [b, t] = [await loadText(baseText), await loadText(targetText)];
-      for (const v of [b, t]) expect(v.sheets[0].download?.facts.quoteFree, `pair ${i}`).to.equal(true);
+      for (const v of [b, t]) expect(v.sheets[0].lines, `pair ${i}`).to.not.equal(undefined);
       const byLine = await compare(b, t, keyColumns);
-      for (const v of [b, t]) v.sheets[0].download!.facts.quoteFree = false; // DuckDB reads the rows back
+      for (const v of [b, t]) delete v.sheets[0].lines; // DuckDB reads the rows back
       const byDuckDb = await compare(b, t, keyColumns);
       expect(byLine.changes.length, `pair ${i}`).to.be.greaterThan(0);
       expect(byLine, `pair ${i}`).to.deep.equal(byDuckDb);
       await drop(b, t);
     }
+  });
+
+  it('a quote anywhere in the copy, even past its first megabyte, keeps DuckDB reading the rows back', async () => {
+    // base: no quote; target: the same rows, the last one changed to a quoted cell holding the delimiter, more
+    // than a megabyte (one read of the download) into the file. Split at commas by line, that cell would read `"x`
+    const rowsOf = (last: string) => {
+      const out = ['id,a,b'];
+      for (let i = 1; i <= 60_000; i++) out.push(`${i},value ${i},${i % 7}`);
+      out.push(`60001,${last},0`);
+      return out.join('\n') + '\n';
+    };
+    const base = rowsOf('plain');
+    const target = rowsOf('"x,y"');
+    expect(target.indexOf('"')).to.be.greaterThan(1024 * 1024);
+    const b = await load(base);
+    const t = await load(target);
+    expect(b.sheets[0].lines).to.not.equal(undefined);
+    expect(t.sheets[0].download?.facts.plain).to.equal(true);
+    expect(t.sheets[0].lines).to.equal(undefined);
+    const { summary, changes } = await compare(b, t, ['id']);
+    expect(summary).to.deep.include({ added: 0, removed: 0, changed: 1, unchanged: 60_000 });
+    expect(changes).to.have.length(1);
+    expect(changes[0].columns).to.deep.equal([{ column: 'a', old: 'plain', new: 'x,y' }]);
+    await drop(b, t);
   });
 
   it('stageLines: the lines of the row numbers asked, across chunk boundaries, CR LF or LF, with or without a final line feed', async () => {

@@ -464,8 +464,8 @@ async function compareSheet(
     // columns reserved ~70 MB for 3k rows, the same rows as a list ~0.3 MB)
     const rb = `cmp_${seq}_rb`;
     const rt = `cmp_${seq}_rt`;
-    // A lazy view of a plain copy without any quote character has one record per line: its rows are read
-    // back by line number from the copy (./lines.ts), not parsed again by DuckDB through the numbered view
+    // A lazy view whose copy has one record per line (`LoadedSheet.lines`) is read back by line number from
+    // the copy (./lines.ts), not parsed again by DuckDB through the numbered view
     const readBack = async (
       c: DuckDBConnection,
       sheet: LoadedSheet,
@@ -473,17 +473,17 @@ async function compareSheet(
       into: string,
       rn: 'b_rn' | 't_rn',
     ) => {
-      const copy = sheet.rawTable ? sheet.download : undefined;
-      if (copy?.facts.plain && copy.facts.quoteFree && sheet.delimiter) {
+      const { lines } = sheet;
+      if (lines) {
         const numbers = (
           await rows(c, `SELECT DISTINCT ${rn} AS n FROM ${joined} WHERE ${rn} IS NOT NULL ORDER BY n`)
         ).map((r) => num(r.n));
         const staged = `${into}_lines`;
-        if (await stageLines(c, copy.path, numbers, staged, opts.signal)) {
+        if (await stageLines(c, lines.path, numbers, staged, opts.signal)) {
           const cells = shared.map((s) => `nullif(s[${(side === 'base' ? s.base : s.target).position}], '')`);
           await c.run(`CREATE TABLE ${into} AS
             SELECT rn, ${listSql(cells)} AS v
-            FROM (SELECT rn, string_split(line, ${literal(sheet.delimiter)}) AS s FROM ${staged})`);
+            FROM (SELECT rn, string_split(line, ${literal(lines.delimiter)}) AS s FROM ${staged})`);
           await c.run(`DROP TABLE ${staged}`);
           return;
         }

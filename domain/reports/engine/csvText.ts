@@ -265,10 +265,7 @@ export interface DownloadFacts {
   plain: boolean;
   /** the first line (without its line ending) when `plain` */
   headerLine: string;
-  /**
-   * no quote character anywhere: with `plain`, every line after the first is one record, its cells the
-   * line split at the delimiter (a comparison reads rows back by line number: ../../comparisons/engine/lines.ts)
-   */
+  /** no quote character anywhere: with `plain`, every line after the first is one record (`LoadedSheet.lines`) */
   quoteFree: boolean;
 }
 

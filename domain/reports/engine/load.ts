@@ -303,7 +303,7 @@ async function loadText(
                 name: sheetName,
                 warnings: headerWarnings(header, width),
                 download: { path: download, facts: downloaded.facts },
-                delimiter,
+                ...(downloaded.facts.quoteFree ? { lines: { path: download, delimiter } } : {}),
               },
             ];
           }

@@ -61,7 +61,7 @@ const QUANTILES = [0.05, 0.25, 0.5, 0.75, 0.95];
 
 /**
  * Runs `task` for every item, on `conns` at once (each connection takes the next item when its previous one
- * is done); every task settles before an error is thrown.
+ * is done). After a failure no item is started; those running settle before the error is thrown.
  */
 async function onEach<T>(
   conns: DuckDBConnection[],
@@ -69,9 +69,15 @@ async function onEach<T>(
   task: (conn: DuckDBConnection, item: T) => Promise<void>,
 ): Promise<void> {
   let next = 0;
+  let failed = false;
   const results = await Promise.allSettled(
     conns.map(async (conn) => {
-      while (next < items.length) await task(conn, items[next++]);
+      while (!failed && next < items.length) {
+        await task(conn, items[next++]).catch((err: unknown) => {
+          failed = true;
+          throw err;
+        });
+      }
     }),
   );
   for (const r of results) if (r.status === 'rejected') throw r.reason;

@@ -145,8 +145,12 @@ export interface LoadedSheet {
    * may take again as `LoadSource.downloaded` once the view is dropped
    */
   download?: DownloadedText;
-  /** a lazy view: the delimiter of its downloaded copy */
-  delimiter?: string;
+  /**
+   * a lazy view whose copy holds no quote character (`DownloadFacts.quoteFree`): one record per line, its cells
+   * the line split at `delimiter` — a comparison reads its rows back by line number from `path`
+   * (domain/comparisons/engine/lines.ts) rather than through DuckDB's reader
+   */
+  lines?: { path: string; delimiter: string };
 }
 
 export interface LoadedVersion {
