@@ -19,22 +19,25 @@ export function canonical(changes: Array<Omit<RowChange, 'sheet'>>): string[] {
 
 /**
  * Runs `compare` on the pairs of seeds 1…`seeds` and expects the reference's result for each; returns how
- * many pairs each matching took (the caller checks the generator exercised them all).
+ * many pairs each matching took (the caller checks the generator exercised them all). `lanes` pairs go at
+ * once, each lane numbered (the caller gives each its own connections); the first failure stops every lane.
  */
 export async function expectAgreementOnRandomPairs(
-  compare: (pair: {
-    base: Table;
-    target: Table;
-    keyColumns?: string[];
-  }) => Promise<{ summary: ComparisonSummary; changes: RowChange[] }>,
+  compare: (
+    pair: { base: Table; target: Table; keyColumns?: string[] },
+    lane: number,
+  ) => Promise<{ summary: ComparisonSummary; changes: RowChange[] }>,
   seeds = 240,
+  lanes = 1,
 ): Promise<Record<Matching, number>> {
   const matchings: Record<Matching, number> = { key: 0, inferred_key: 0, multiset: 0 };
-  for (let seed = 1; seed <= seeds; seed++) {
+  let next = 1;
+  let failed = false;
+  const check = async (seed: number, lane: number) => {
     const pair = randomPair(seed);
     const { base, target, keyColumns } = pair;
     const expected = compareRef(base, target, keyColumns);
-    const { summary, changes } = await compare(pair);
+    const { summary, changes } = await compare(pair, lane);
     const s = summary.sheets[0];
     const label = `seed ${seed}\nbase:\n${csv(base)}target:\n${csv(target)}key: ${JSON.stringify(keyColumns)}`;
     expect(
@@ -55,6 +58,19 @@ export async function expectAgreementOnRandomPairs(
     expect(s.added + s.changed + s.unchanged).to.equal(target.rows.length);
     expect(s.removed + s.changed + s.unchanged).to.equal(base.rows.length);
     matchings[s.matching]++;
-  }
+  };
+  await Promise.all(
+    Array.from({ length: lanes }, async (_, lane) => {
+      while (!failed && next <= seeds) {
+        try {
+          await check(next++, lane);
+        } catch (err) {
+          failed = true;
+          throw err;
+        }
+      }
+    }),
+  );
+  expect(Object.values(matchings).reduce((a, b) => a + b, 0)).to.equal(seeds);
   return matchings;
 }

@@ -31,26 +31,36 @@ const workDir = path.join(os.tmpdir(), `compare-test-${process.pid}`);
 let engine: Engine;
 let seq = 0;
 
-async function load(t: Table | Buffer, format: FileFormat = 'csv'): Promise<LoadedVersion> {
-  const file = path.join(workDir, `t${++seq}.${format}`);
+async function load(
+  t: Table | Buffer,
+  format: FileFormat = 'csv',
+  conn = engine.conn,
+): Promise<LoadedVersion> {
+  const n = ++seq; // read once: the lanes load side by side
+  const file = path.join(workDir, `t${n}.${format}`);
   const bytes = Buffer.isBuffer(t) ? t : Buffer.from(csv(t));
   await writeFile(file, bytes);
-  return loadVersion(engine.conn, fileSource(file, { format, delimiter: null, sizeBytes: bytes.length }), {
+  return loadVersion(conn, fileSource(file, { format, delimiter: null, sizeBytes: bytes.length }), {
     maxColumns: 100,
     maxRows: 100_000,
     workDir,
-    tablePrefix: `v${seq}_`,
+    tablePrefix: `v${n}_`,
   });
 }
 
-async function compare(base: LoadedVersion, target: LoadedVersion, keyColumns?: string[]) {
+async function compare(
+  base: LoadedVersion,
+  target: LoadedVersion,
+  keyColumns?: string[],
+  conn = engine.conn,
+) {
   const changes: RowChange[] = [];
   const summary = await compareVersions(
-    engine.conn,
+    conn,
     base,
     target,
-    await inferTypes(engine.conn, base),
-    await inferTypes(engine.conn, target),
+    await inferTypes(conn, base),
+    await inferTypes(conn, target),
     { keyColumns, onChanges: (c) => void changes.push(...c.map((t) => JSON.parse(t) as RowChange)) },
   );
   return { summary, changes };
@@ -73,13 +83,20 @@ describe('comparison engine', function () {
   });
 
   it('agrees with the reference on 240 random pairs of small tables (every count and every change)', async () => {
-    const matchings = await expectAgreementOnRandomPairs(async ({ base, target, keyColumns }) => {
-      const b = await load(base);
-      const t = await load(target);
-      const result = await compare(b, t, keyColumns);
-      for (const v of [b, t]) for (const sh of v.sheets) await engine.conn.run(`DROP TABLE ${sh.table}`);
-      return result;
-    });
+    // two pairs at once, each lane on its own connection
+    const conns = [engine.conn, await engine.connect()];
+    const matchings = await expectAgreementOnRandomPairs(
+      async ({ base, target, keyColumns }, lane) => {
+        const conn = conns[lane];
+        const b = await load(base, 'csv', conn);
+        const t = await load(target, 'csv', conn);
+        const result = await compare(b, t, keyColumns, conn);
+        for (const v of [b, t]) for (const sh of v.sheets) await conn.run(`DROP TABLE ${sh.table}`);
+        return result;
+      },
+      240,
+      2,
+    );
     // the generator exercises every kind of matching
     console.log('      matchings:', JSON.stringify(matchings));
     expect(matchings.key).to.be.greaterThan(20);

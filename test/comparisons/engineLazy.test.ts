@@ -36,19 +36,32 @@ let engine: Engine;
 let other: DuckDBConnection;
 let seq = 0;
 
+/** The two connections a comparison runs on (the worker's pair): each lane of the random pairs has its own. */
+interface Lane {
+  conn: DuckDBConnection;
+  other: DuckDBConnection;
+}
+let lanes: Lane[];
+
 /** `unchecked`: as the worker loads a version whose types come from its report (no checking pass). */
-async function load(t: Table | string, lazy = true, unchecked = false): Promise<LoadedVersion> {
-  const file = path.join(workDir, `t${++seq}.csv`);
+async function load(
+  t: Table | string,
+  lazy = true,
+  unchecked = false,
+  lane = lanes[0],
+): Promise<LoadedVersion> {
+  const n = ++seq; // read once: the lanes load side by side
+  const file = path.join(workDir, `t${n}.csv`);
   const bytes = Buffer.from(typeof t === 'string' ? t : csv(t));
   await writeFile(file, bytes);
   return loadVersion(
-    seq % 2 === 0 ? other : engine.conn,
+    n % 2 === 0 ? lane.other : lane.conn,
     fileSource(file, { format: 'csv', delimiter: null, sizeBytes: bytes.length }),
     {
       maxColumns: 100,
       maxRows: 1_000_000,
       workDir,
-      tablePrefix: `v${seq}_`,
+      tablePrefix: `v${n}_`,
       lazy,
       classify: lazy && !unchecked,
       skipCheck: unchecked,
@@ -62,17 +75,18 @@ async function compare(
   keyColumns?: string[],
   two = true,
   types?: [SheetTypes, SheetTypes],
+  lane = lanes[0],
 ) {
   const changes: RowChange[] = [];
   const summary = await compareVersions(
-    engine.conn,
+    lane.conn,
     base,
     target,
-    types?.[0] ?? (await inferTypes(engine.conn, base)),
-    types?.[1] ?? (await inferTypes(engine.conn, target)),
+    types?.[0] ?? (await inferTypes(lane.conn, base)),
+    types?.[1] ?? (await inferTypes(lane.conn, target)),
     {
       keyColumns,
-      other: two ? other : undefined,
+      other: two ? lane.other : undefined,
       onChanges: (c) => void changes.push(...c.map((t) => JSON.parse(t) as RowChange)),
     },
   );
@@ -80,13 +94,17 @@ async function compare(
 }
 
 async function drop(...versions: LoadedVersion[]): Promise<void> {
+  await dropOn(lanes[0].conn, ...versions);
+}
+
+async function dropOn(conn: DuckDBConnection, ...versions: LoadedVersion[]): Promise<void> {
   for (const v of versions) {
     for (const sh of v.sheets) {
-      const view = await engine.conn.runAndReadAll(
+      const view = await conn.runAndReadAll(
         `SELECT count(*)::INTEGER AS n FROM duckdb_views() WHERE view_name = '${sh.table}'`,
       );
       const isView = (view.getRowObjectsJS()[0] as { n: number }).n > 0;
-      await engine.conn.run(`DROP ${isView ? 'VIEW' : 'TABLE'} ${sh.table}`);
+      await conn.run(`DROP ${isView ? 'VIEW' : 'TABLE'} ${sh.table}`);
     }
   }
 }
@@ -102,6 +120,10 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
       tempDirectory: path.join(workDir, 'duckdb'),
     });
     other = await engine.connect();
+    lanes = [
+      { conn: engine.conn, other },
+      { conn: await engine.connect(), other: await engine.connect() },
+    ];
   });
   after(async () => {
     engine?.close();
@@ -115,25 +137,31 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
     let byLine = 0;
     let byDuckDb = 0;
     let pair = 0;
-    const matchings = await expectAgreementOnRandomPairs(async ({ base, target, keyColumns }) => {
-      const b = await load(base);
-      const t = await load(target);
-      const lines = pair++ % 2 === 0;
-      for (const v of [b, t]) {
-        const sheet = v.sheets[0];
-        if (!sheet.classes) continue;
-        views++;
-        expect(sheet.lines).to.not.equal(undefined);
-        if (lines) byLine++;
-        else {
-          delete sheet.lines;
-          byDuckDb++;
+    // two pairs at once, each lane on its own two connections
+    const matchings = await expectAgreementOnRandomPairs(
+      async ({ base, target, keyColumns }, i) => {
+        const lane = lanes[i];
+        const b = await load(base, true, false, lane);
+        const t = await load(target, true, false, lane);
+        const lines = pair++ % 2 === 0;
+        for (const v of [b, t]) {
+          const sheet = v.sheets[0];
+          if (!sheet.classes) continue;
+          views++;
+          expect(sheet.lines).to.not.equal(undefined);
+          if (lines) byLine++;
+          else {
+            delete sheet.lines;
+            byDuckDb++;
+          }
         }
-      }
-      const result = await compare(b, t, keyColumns);
-      await drop(b, t);
-      return result;
-    });
+        const result = await compare(b, t, keyColumns, true, undefined, lane);
+        await dropOn(lane.conn, b, t);
+        return result;
+      },
+      240,
+      2,
+    );
     console.log(
       '      matchings:',
       JSON.stringify(matchings),
@@ -251,24 +279,37 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
 
   it('versions loaded unchecked (types from their reports, no checking pass): the same results as checked loads, the rows counted by the first pass', async () => {
     let unchecked = 0;
-    for (let seed = 1; seed <= 120; seed++) {
+    let nextSeed = 1;
+    let failed = false;
+    // two seeds at once, each lane on its own two connections; the first failure stops both
+    const runLane = async (lane: Lane) => {
+      while (!failed && nextSeed <= 120) {
+        try {
+          await checkSeed(nextSeed++, lane);
+        } catch (err) {
+          failed = true;
+          throw err;
+        }
+      }
+    };
+    const checkSeed = async (seed: number, lane: Lane) => {
       const { base, target, keyColumns } = randomPair(seed);
-      const b = await load(base);
-      const t = await load(target);
+      const b = await load(base, true, false, lane);
+      const t = await load(target, true, false, lane);
       const types: [SheetTypes, SheetTypes] = [
-        await inferTypes(engine.conn, b),
-        await inferTypes(engine.conn, t),
+        await inferTypes(lane.conn, b),
+        await inferTypes(lane.conn, t),
       ];
-      const checked = await compare(b, t, keyColumns);
-      const ub = await load(base, true, true);
-      const ut = await load(target, true, true);
+      const checked = await compare(b, t, keyColumns, true, undefined, lane);
+      const ub = await load(base, true, true, lane);
+      const ut = await load(target, true, true, lane);
       for (const v of [ub, ut]) {
         if (v.sheets[0].unchecked) {
           unchecked++;
           expect(v.sheets[0].rowCount).to.equal(-1);
         }
       }
-      const fast = await compare(ub, ut, keyColumns, true, types);
+      const fast = await compare(ub, ut, keyColumns, true, types, lane);
       const label = `seed ${seed}`;
       expect(fast.summary, label).to.deep.equal(checked.summary);
       expect(fast.changes, label).to.deep.equal(checked.changes);
@@ -277,8 +318,9 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
         base.rows.length,
         target.rows.length,
       ]);
-      await drop(b, t, ub, ut);
-    }
+      await dropOn(lane.conn, b, t, ub, ut);
+    };
+    await Promise.all(lanes.map(runLane));
     expect(unchecked).to.be.greaterThan(150);
 
     // a file the strict reader refuses though its bytes look plain (a line break inside quotes): the first
