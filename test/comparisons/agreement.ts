@@ -59,7 +59,8 @@ export async function expectAgreementOnRandomPairs(
     expect(s.removed + s.changed + s.unchanged).to.equal(base.rows.length);
     matchings[s.matching]++;
   };
-  await Promise.all(
+  // every lane settled before the first failure is thrown (no query left running when the test ends)
+  const settled = await Promise.allSettled(
     Array.from({ length: lanes }, async (_, lane) => {
       while (!failed && next <= seeds) {
         try {
@@ -71,6 +72,7 @@ export async function expectAgreementOnRandomPairs(
       }
     }),
   );
+  for (const s of settled) if (s.status === 'rejected') throw s.reason;
   expect(Object.values(matchings).reduce((a, b) => a + b, 0)).to.equal(seeds);
   return matchings;
 }
