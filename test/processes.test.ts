@@ -89,9 +89,26 @@ describe('processes', function () {
     expect(await exited).to.equal(0);
   });
 
+  it('a worker whose analysis engine cannot start (its work folder cannot be made) stops at start, saying why', async () => {
+    // a folder under a regular file cannot be created
+    const { child, lines } = start('worker/index.js', {
+      REPORT_WORK_DIR: path.join(ROOT, 'package.json', 'work'),
+    });
+    expect(await exitOf(child)).to.equal(1);
+    await waitForLine(lines, /the analysis engine \(DuckDB\) cannot start in .*package\.json/, 1000);
+    expect(lines.some((l) => /worker running/.test(l))).to.equal(false);
+  });
+
   it('the worker starts polling and drains on SIGTERM, exiting 0', async () => {
     const { child, lines } = start('worker/index.js', {});
     const exited = exitOf(child);
+    // its analysis engine checked first, with the version and settings in the log
+    const ready = JSON.parse(await waitForLine(lines, /analysis engine ready/, 60_000)) as Record<
+      string,
+      unknown
+    >;
+    expect(ready.duckdb).to.match(/^v\d+\.\d+/);
+    expect(ready).to.include({ threads: 2 });
     await waitForLine(lines, /worker running/, 60_000);
     child.kill('SIGTERM');
     expect(await exited).to.equal(0);

@@ -4,6 +4,7 @@ import { Client } from '@temporalio/client';
 import { loadConfig, ConfigError, serviceStartProblems } from '../common/config';
 import { createLogger } from '../common/logger';
 import { createKnex } from '../db/knex';
+import { checkEngine } from '../domain/reports/engine';
 import {
   createWorker,
   ensureOutboxDispatcher,
@@ -21,6 +22,17 @@ async function main(): Promise<void> {
   if (refused.length > 0) throw new ConfigError(refused);
   const logger = createLogger(config.logLevel, 'worker');
   installTemporalRuntime(logger);
+  // the analysis engine first: a worker that could not build a report stops here, with the reason
+  const engine = await checkEngine(config.reports);
+  logger.info(
+    {
+      duckdb: engine.version,
+      threads: config.reports.threads,
+      memoryLimitMb: config.reports.memoryLimitMb,
+      workDir: config.reports.workDir,
+    },
+    'analysis engine ready',
+  );
   const knex = createKnex(config.databaseUrl, config.databasePoolMax, { actAs: config.databaseAppRole });
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   // one client on the worker's connection, for the activities and for the system workflows below

@@ -1,4 +1,5 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { installMacros } from './sql';
 
@@ -60,4 +61,35 @@ export async function openEngine(settings: EngineSettings): Promise<Engine> {
       instance.closeSync();
     },
   };
+}
+
+/**
+ * Opens an engine as a build does (settings, temp folder under `workDir`, macros), classifies one value and
+ * closes it: the worker runs it before it polls, so a native binding that cannot load, a work folder that
+ * cannot be written or bad engine settings stop the worker at start with the reason, instead of failing every
+ * build later (and the library's first load is not paid by the first build). Returns DuckDB's version.
+ */
+export async function checkEngine(settings: Omit<EngineSettings, 'tempDirectory'> & { workDir: string }) {
+  const tempDirectory = path.join(settings.workDir, `engine-check-${process.pid}`);
+  try {
+    const engine = await openEngine({ ...settings, tempDirectory });
+    try {
+      const reader = await engine.conn.runAndReadAll(
+        "SELECT library_version AS version, ds_class('42') AS k FROM pragma_version()",
+      );
+      const [row] = reader.getRowObjectsJS() as Array<{ version: string; k: number }>;
+      if (row?.k !== 1) throw new Error('the engine classified 42 as something else than an integer');
+      return { version: row.version };
+    } finally {
+      engine.close();
+    }
+  } catch (err) {
+    throw new Error(
+      `the analysis engine (DuckDB) cannot start in ${settings.workDir}: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
+  } finally {
+    // a folder that could not be made cannot be removed either: the error above says why
+    await rm(tempDirectory, { recursive: true, force: true }).catch(() => undefined);
+  }
 }

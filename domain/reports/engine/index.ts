@@ -1,6 +1,6 @@
 /** The analysis engine: read ./types.ts first (the contract the rules and comparison steps build on). */
 export * from './types';
-export { openEngine, type Engine, type EngineSettings } from './duckdb';
+export { checkEngine, openEngine, type Engine, type EngineSettings } from './duckdb';
 export {
   loadVersion,
   downloadText,
