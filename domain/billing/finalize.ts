@@ -17,6 +17,7 @@ import { asSystem } from '../../db/unitOfWork';
 import { periodBounds, type PlanName } from '../plans/plans';
 import { computeBill, invoiceNumber, isBillable, type Bill, type PlanChange } from './compute';
 import { storeInvoiceDocument, type InvoiceDocumentInput } from './document';
+import { onEach, laneNumbers } from '../../common/lanes';
 import { DEFAULT_CHUNK_SIZE, finalizeInLanes, type PeriodTotals } from './policy';
 import { notifyInvoiceFinalized } from '../notifications/notify';
 
@@ -328,14 +329,9 @@ export async function renderMissingDocuments(
       .whereNull('documentKey'),
   )) as InvoiceRow[];
   const done: Array<{ id: string; key: string }> = [];
-  let next = 0;
-  const workers = Array.from({ length: Math.min(DOCUMENT_CONCURRENCY, missing.length) }, async () => {
-    while (next < missing.length) {
-      const row = missing[next++];
-      done.push({ id: row.id, key: await storeInvoiceDocument(deps.storage, documentInput(row)) });
-    }
+  await onEach(laneNumbers(Math.min(DOCUMENT_CONCURRENCY, missing.length)), missing, async (_, row) => {
+    done.push({ id: row.id, key: await storeInvoiceDocument(deps.storage, documentInput(row)) });
   });
-  await Promise.all(workers);
   if (done.length === 0) return 0;
   await asSystem(deps.knex, 'billing', (trx) =>
     trx.raw(

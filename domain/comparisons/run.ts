@@ -338,7 +338,7 @@ export async function runComparison(
       const { engine, other } = await engineOpening;
       // the two versions are loaded and typed concurrently, each on its own connection to the one database
       const conns = [engine.conn, other];
-      const interrupt = () => conns.forEach((c) => c.interrupt());
+      const interrupt = () => engine.interrupt();
       hooks.signal?.addEventListener('abort', interrupt);
       let summary;
       let seq = 0;

@@ -245,13 +245,9 @@ export async function runBuild(
     // per-column queries run on both at once
     const other = engine.connect();
     other.catch(() => undefined); // awaited by the profile; closed with the engine
-    const interrupt = () => {
-      engine.conn.interrupt();
-      void other.then(
-        (c) => c.interrupt(),
-        () => undefined,
-      );
-    };
+    // a connection still opening when the build is cancelled is interrupted by nothing; the load it waits
+    // behind is, and runAnalysis stops before the profile
+    const interrupt = () => engine.interrupt();
     hooks.signal?.addEventListener('abort', interrupt);
     let result;
     try {

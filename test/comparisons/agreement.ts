@@ -3,6 +3,7 @@
  * (./randomPairs.ts), every count and every change against the reference (./reference.ts).
  */
 import { expect } from 'chai';
+import { laneNumbers, onEach } from '../../common/lanes';
 import type { ComparisonSummary, Matching, RowChange } from '../../domain/comparisons/engine';
 import { compareRef, type Table } from './reference';
 import { csv, randomPair } from './randomPairs';
@@ -31,8 +32,6 @@ export async function expectAgreementOnRandomPairs(
   lanes = 1,
 ): Promise<Record<Matching, number>> {
   const matchings: Record<Matching, number> = { key: 0, inferred_key: 0, multiset: 0 };
-  let next = 1;
-  let failed = false;
   const check = async (seed: number, lane: number) => {
     const pair = randomPair(seed);
     const { base, target, keyColumns } = pair;
@@ -60,19 +59,11 @@ export async function expectAgreementOnRandomPairs(
     matchings[s.matching]++;
   };
   // every lane settled before the first failure is thrown (no query left running when the test ends)
-  const settled = await Promise.allSettled(
-    Array.from({ length: lanes }, async (_, lane) => {
-      while (!failed && next <= seeds) {
-        try {
-          await check(next++, lane);
-        } catch (err) {
-          failed = true;
-          throw err;
-        }
-      }
-    }),
+  await onEach(
+    laneNumbers(lanes),
+    Array.from({ length: seeds }, (_, i) => i + 1),
+    (lane, seed) => check(seed, lane),
   );
-  for (const s of settled) if (s.status === 'rejected') throw s.reason;
   expect(Object.values(matchings).reduce((a, b) => a + b, 0)).to.equal(seeds);
   return matchings;
 }

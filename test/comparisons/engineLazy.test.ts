@@ -9,6 +9,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { onEach } from '../../common/lanes';
 import {
   AnalysisFailure,
   fileSource,
@@ -279,19 +280,6 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
 
   it('versions loaded unchecked (types from their reports, no checking pass): the same results as checked loads, the rows counted by the first pass', async () => {
     let unchecked = 0;
-    let nextSeed = 1;
-    let failed = false;
-    // two seeds at once, each lane on its own two connections; the first failure stops both
-    const runLane = async (lane: Lane) => {
-      while (!failed && nextSeed <= 120) {
-        try {
-          await checkSeed(nextSeed++, lane);
-        } catch (err) {
-          failed = true;
-          throw err;
-        }
-      }
-    };
     const checkSeed = async (seed: number, lane: Lane) => {
       const { base, target, keyColumns } = randomPair(seed);
       const b = await load(base, true, false, lane);
@@ -320,8 +308,13 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
       ]);
       await dropOn(lane.conn, b, t, ub, ut);
     };
-    // both lanes settled before the first failure is thrown (no query left running when the test ends)
-    for (const s of await Promise.allSettled(lanes.map(runLane))) if (s.status === 'rejected') throw s.reason;
+    // two seeds at once, each lane on its own two connections; the first failure stops both, and both settle
+    // before it is thrown (no query left running when the test ends)
+    await onEach(
+      lanes,
+      Array.from({ length: 120 }, (_, i) => i + 1),
+      (lane, seed) => checkSeed(seed, lane),
+    );
     expect(unchecked).to.be.greaterThan(150);
 
     // a file the strict reader refuses though its bytes look plain (a line break inside quotes): the first

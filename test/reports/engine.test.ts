@@ -305,6 +305,31 @@ describe('reports: the analysis engine', () => {
     }
   });
 
+  it("interrupt() stops the queries running on the engine's first connection and on those opened after", async () => {
+    const own = await openEngine({
+      threads: 1,
+      memoryLimitMb: 64,
+      tempDirectory: path.join(workDir, 'stop'),
+    });
+    try {
+      const second = await own.connect();
+      const endless = 'SELECT count(*) FROM range(1000000000000) a WHERE a.range % 7 = 3';
+      const outcomes = [own.conn, second].map((c) =>
+        c.run(endless).then(
+          () => 'finished',
+          (e: Error) => e.message,
+        ),
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      own.interrupt();
+      for (const outcome of await Promise.all(outcomes)) expect(outcome).to.match(/interrupt/i);
+      // the connections stay usable
+      expect((await second.runAndReadAll('SELECT 1 AS x')).getRowObjectsJS()).to.deep.equal([{ x: 1 }]);
+    } finally {
+      own.close();
+    }
+  });
+
   it('empty and header-only files; rows wider than the header; repeated and blank header names', async () => {
     const empty = await analyse('', 'csv');
     expect(empty.profile.sheets[0]).to.include({ rows: 0, columns: 0, duplicateRows: 0 });

@@ -46,6 +46,11 @@ import {
 } from './types';
 import { stageLines } from './lines';
 
+/** The table the lines of a read-back table are staged in (./lines.ts), dropped with it. */
+function linesTable(readBack: string): string {
+  return `${readBack}_lines`;
+}
+
 /** Inferred types per sheet (by index of `loaded.sheets`), per column (by position − 1). */
 export type SheetTypes = InferredType[][];
 
@@ -478,7 +483,7 @@ async function compareSheet(
         const numbers = (
           await rows(c, `SELECT DISTINCT ${rn} AS n FROM ${joined} WHERE ${rn} IS NOT NULL ORDER BY n`)
         ).map((r) => num(r.n));
-        const staged = `${into}_lines`;
+        const staged = linesTable(into);
         if (await stageLines(c, lines.path, numbers, staged, opts.signal)) {
           const cells = shared.map((s) => `nullif(s[${(side === 'base' ? s.base : s.target).position}], '')`);
           await c.run(`CREATE TABLE ${into} AS
@@ -584,17 +589,8 @@ async function compareSheet(
       typeChanges,
     };
   } finally {
-    for (const t of [
-      `cmp_${seq}_j`,
-      `cmp_${seq}_c`,
-      `cmp_${seq}_rb`,
-      `cmp_${seq}_rt`,
-      `cmp_${seq}_rb_lines`,
-      `cmp_${seq}_rt_lines`,
-      pairs,
-      nt,
-      nb,
-    ])
+    const readBackTables = [`cmp_${seq}_rb`, `cmp_${seq}_rt`].flatMap((t) => [t, linesTable(t)]);
+    for (const t of [`cmp_${seq}_j`, `cmp_${seq}_c`, ...readBackTables, pairs, nt, nb])
       await conn.run(`DROP TABLE IF EXISTS ${t}`).catch(() => undefined);
   }
 }

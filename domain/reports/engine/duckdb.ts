@@ -19,6 +19,8 @@ export interface Engine {
    * `conn`; closed by `close`
    */
   connect(): Promise<DuckDBConnection>;
+  /** interrupts the query running on `conn` and on every connection opened by `connect` (a cancelled run) */
+  interrupt(): void;
   /** closes the connection and the in-memory database (every table goes with it) */
   close(): void;
 }
@@ -52,6 +54,11 @@ export async function openEngine(settings: EngineSettings): Promise<Engine> {
       const c = await connect();
       others.push(c);
       return c;
+    },
+    interrupt() {
+      if (closed) return;
+      conn.interrupt();
+      for (const c of others) c.interrupt();
     },
     close() {
       if (closed) return;

@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { onEach } from '../../../common/lanes';
 import { classSql, knownTypedSql } from './sql';
 import {
   INFERRED_TYPES,
@@ -58,30 +59,6 @@ function isoOf(value: unknown, type: InferredType): string | null {
 }
 
 const QUANTILES = [0.05, 0.25, 0.5, 0.75, 0.95];
-
-/**
- * Runs `task` for every item, on `conns` at once (each connection takes the next item when its previous one
- * is done). After a failure no item is started; those running settle before the error is thrown.
- */
-async function onEach<T>(
-  conns: DuckDBConnection[],
-  items: readonly T[],
-  task: (conn: DuckDBConnection, item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  let failed = false;
-  const results = await Promise.allSettled(
-    conns.map(async (conn) => {
-      while (!failed && next < items.length) {
-        await task(conn, items[next++]).catch((err: unknown) => {
-          failed = true;
-          throw err;
-        });
-      }
-    }),
-  );
-  for (const r of results) if (r.status === 'rejected') throw r.reason;
-}
 
 /**
  * SQL: the typed statistics of one column (named with the suffix `i`, as the scan's are) from its grouped
