@@ -93,6 +93,31 @@ function preferredDelimiters(name: string): Delimiter[] {
   return [',', ';', '\t'];
 }
 
+interface DelimiterFit {
+  delimiter: Delimiter;
+  /** the header's field count */
+  columns: number;
+  /** share of the data records exactly as wide as the header (1 when there are none) */
+  exact: number;
+}
+
+/**
+ * How a delimiter splits the first records, or undefined when it does not make a table of them: the header (the
+ * first record) needs at least two fields, and at least half the data records must hold the delimiter at all.
+ * Data records may be ragged — shorter than the header (trailing cells left out: the report reads them as
+ * nulls) or wider (the report keeps the cells beyond the header in generated columns, a counted warning) — so a
+ * spreadsheet exported without its trailing empty cells is accepted. Prose with a comma in its first line but
+ * not in most others is not a table.
+ */
+export function delimiterFit(counts: number[], delimiter: Delimiter): DelimiterFit | undefined {
+  if (counts.length === 0 || counts[0] < 2) return undefined;
+  const columns = counts[0];
+  const data = counts.slice(1);
+  if (data.length === 0) return { delimiter, columns, exact: 1 };
+  if (data.filter((c) => c >= 2).length * 2 < data.length) return undefined;
+  return { delimiter, columns, exact: data.filter((c) => c === columns).length / data.length };
+}
+
 /**
  * Decides from the first bytes what a file is. `complete` says the sample is the whole file.
  * XLSX is only a candidate here: its zip directory is checked once stored (domain/files/xlsx.ts).
@@ -113,13 +138,11 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
   if (!complete && !hasLineBreak(decoded)) {
     throw new BadRequestError(`${NOT_A_SPREADSHEET}: no line break in the first ${SNIFF_BYTES} bytes`);
   }
-  let best: { delimiter: Delimiter; columns: number } | undefined;
+  let best: DelimiterFit | undefined;
   for (const delimiter of preferredDelimiters(name)) {
-    const counts = fieldCounts(decoded, delimiter, complete, SNIFF_RECORDS);
-    if (counts.length === 0) continue;
-    const columns = counts[0];
-    if (columns < 2 || counts.some((c) => c !== columns)) continue;
-    if (!best || columns > best.columns) best = { delimiter, columns };
+    const fit = delimiterFit(fieldCounts(decoded, delimiter, complete, SNIFF_RECORDS), delimiter);
+    if (fit && (!best || fit.exact > best.exact || (fit.exact === best.exact && fit.columns > best.columns)))
+      best = fit;
   }
   if (!best) {
     throw new BadRequestError(

@@ -128,6 +128,41 @@ describe('reports: builds, the report resource, rebuilds and cancellation', func
     expect(description.memo?.correlationId).to.equal(up.headers.get('x-request-id'));
   });
 
+  it('a ragged CSV (trailing cells left out, a cell beyond the header) is accepted, previewed and profiled whole', async () => {
+    const team = await createTeam({ plan: 'premium' });
+    const up = await uploadFile('id,name,city\n1,Ann\n2,Bob,Oslo\n3,Cy,Rome,extra\n4\n', {
+      token: team.adminToken,
+      name: 'ragged.csv',
+    });
+    expect(up.status, up.text).to.equal(201);
+    expect(up.body.version).to.include({ format: 'csv', columnCount: 3 });
+    const id = up.body.id as string;
+    const preview = await call('GET', `/files/${id}/versions/1/preview`, { token: team.adminToken });
+    expect(preview.status, preview.text).to.equal(200);
+    expect(preview.body.columns).to.deep.equal(['id', 'name', 'city', 'column 4']);
+    expect(preview.body.rows).to.deep.equal([
+      ['1', 'Ann', null, null],
+      ['2', 'Bob', 'Oslo', null],
+      ['3', 'Cy', 'Rome', 'extra'],
+      ['4', null, null, null],
+    ]);
+    const ready = await reportWhen(
+      team.adminToken,
+      `/files/${id}/versions/1/report`,
+      (b) => b.status === 'ready',
+      "the ragged file's report",
+    );
+    const [sheet] = ready.profile.sheets;
+    expect(sheet).to.include({ rows: 4, columns: 4 });
+    expect(sheet.columnProfiles.map((c: any) => [c.name, c.nulls, c.nonNull])).to.deep.equal([
+      ['id', 0, 4],
+      ['name', 1, 3],
+      ['city', 2, 2],
+      ['column 4', 3, 1],
+    ]);
+    expect(sheet.warnings.map((w: any) => [w.code, w.count])).to.deep.include(['rows_wider_than_header', 1]);
+  });
+
   it('shows progress while building; a rebuild gives 409 while one is queued or building, else 202 and a new build', async () => {
     const team = await createTeam({ plan: 'premium' });
     const rows = Array.from({ length: 2000 }, (_, i) => `${i},${i % 7},x${i % 13}`).join('\n');

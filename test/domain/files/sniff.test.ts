@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { UploadInspector } from '../../../domain/files/inspect';
-import { fieldCounts, incompleteUtf8Tail, sniff } from '../../../domain/files/sniff';
+import { delimiterFit, fieldCounts, incompleteUtf8Tail, sniff } from '../../../domain/files/sniff';
 import { columnNumber, parseDimension } from '../../../domain/files/xlsx';
 import { uuidv7 } from '../../../common/ids';
 
@@ -25,9 +25,48 @@ describe('file sniffing (pure)', () => {
       columns: 2,
     });
     expect(sniff(Buffer.from('PK\x03\x04rest'), false, 'x', limits)).to.deep.equal({ format: 'xlsx' });
-    expect(() => sniff(Buffer.from('a,b\n1,2,3\n'), true, 'x', limits)).to.throw(/no consistent delimiter/);
+    expect(() => sniff(Buffer.from('a,b\n1\n2\n3,4\n'), true, 'x', limits)).to.throw(
+      /no consistent delimiter/,
+    );
     expect(() => sniff(Buffer.from(''), true, 'x', limits)).to.throw('the file is empty');
     expect(() => sniff(Buffer.from('a,b,c,d,e,f,g,h,i,j,k\n'), true, 'x', limits)).to.throw(/11 columns/);
+  });
+
+  it('accepts ragged records (trailing cells left out, cells beyond the header) but not prose', () => {
+    // exported without trailing empty cells
+    expect(
+      sniff(Buffer.from('id,name,city,zip\n1,Ann\n2,Bob,Oslo\n3,Cy,Rome,00100\n'), true, 'x', limits),
+    ).to.include({
+      delimiter: ',',
+      columns: 4,
+    });
+    // a record wider than the header: the header still gives the column count
+    expect(sniff(Buffer.from('a,b\n1,2,3\n'), true, 'x', limits)).to.include({ delimiter: ',', columns: 2 });
+    // a semicolon file with commas in its cells: the delimiter that makes rows as wide as the header wins
+    expect(sniff(Buffer.from('name;note;n\nDoe, J;a, b, c;1\nRoe;x;2\n'), true, 'x', limits)).to.include({
+      delimiter: ';',
+      columns: 3,
+    });
+    expect(sniff(Buffer.from('a,b;c;d\n1,2;3;4\n5;6;7\n'), true, 'x', limits)).to.include({
+      delimiter: ';',
+      columns: 3,
+    });
+    // a sparse sheet: most records hold the delimiter
+    expect(sniff(Buffer.from('a\tb\tc\n1\n2\t3\n4\t5\t6\n'), true, 'x.tsv', limits)).to.include({
+      format: 'tsv',
+      columns: 3,
+    });
+    for (const prose of [
+      'Dear customer, thank you.\nWe are glad; really.\nBye\n',
+      'name\nalice\nbob\n',
+      'a;b\nc\nd\ne;f\n',
+    ])
+      expect(() => sniff(Buffer.from(prose), true, 'x', limits), prose).to.throw(/no consistent delimiter/);
+    expect(delimiterFit([3, 3, 1, 3], ',')).to.deep.equal({ delimiter: ',', columns: 3, exact: 2 / 3 });
+    expect(delimiterFit([3], ',')).to.deep.equal({ delimiter: ',', columns: 3, exact: 1 });
+    expect(delimiterFit([1, 3, 3], ',')).to.equal(undefined);
+    expect(delimiterFit([2, 1, 2], ';')).to.deep.equal({ delimiter: ';', columns: 2, exact: 0.5 });
+    expect(delimiterFit([2, 1, 1, 2], ';')).to.equal(undefined);
   });
 
   it('counts fields across quoted line breaks and escaped quotes; an incomplete last record is left out', () => {
