@@ -10,7 +10,7 @@ import { actingStatement } from '../../db/unitOfWork';
 import { parseKey } from './keyFormat';
 import { keysOf } from './keys';
 import { mayHoldScope, type Role, type Scope } from './scopes';
-import type { AccessClaims } from './sessions';
+import { LOGOUT, type AccessClaims } from './sessions';
 
 /** The caller's person and company, as read for this request. */
 export interface CallerRow {
@@ -103,7 +103,12 @@ export async function noteKeyUse(
   );
 }
 
-/** The open session an access token's (verified) claims name, with its person and company, read afresh. */
+/**
+ * The session an access token's (verified) claims name, with its person and company, read afresh. A session
+ * ended by logout still answers: the spec lets its access token run out on its own clock (at most 900 s; its
+ * refresh token is refused at once). A session ended for any other reason — a reused refresh token (a sign of
+ * theft), a password reset, the person disabled or removed — refuses its access tokens from the next request.
+ */
 export async function sessionCaller(
   knex: Knex,
   claims: AccessClaims,
@@ -115,7 +120,7 @@ export async function sessionCaller(
       .join('people as p', 'p.id', 's.personId')
       .join('companies as c', 'c.id', 'p.companyId')
       .where({ 's.id': claims.sessionId, 's.personId': claims.personId, 'p.companyId': claims.companyId })
-      .whereNull('s.endedAt')
+      .where((q) => q.whereNull('s.endedAt').orWhere('s.endReason', LOGOUT))
       .select(...CALLER_COLUMNS, 's.demo')
       .first(),
   )) as (CallerRow & { demo: boolean }) | undefined;

@@ -224,6 +224,9 @@ export async function rotateRefreshToken(
   });
 }
 
+/** The end reason of a session ended by logout: its access tokens run out on their own clock (sessionCaller). */
+export const LOGOUT = 'logout';
+
 /** Who ended a session, for its audit record. */
 export interface SessionEndAudit {
   companyId: string;
@@ -258,7 +261,10 @@ async function endSessionsWhere(
   return ended.map((s) => s.id);
 }
 
-/** Ends a session at once: its refresh tokens stop working and its access tokens are refused from the next request. */
+/**
+ * Ends a session at once: its refresh tokens stop working; its access tokens are refused from the next request,
+ * except after a logout (`LOGOUT`), whose access tokens run out on their own clock as the spec says.
+ */
 export async function endSession(
   trx: Knex.Transaction,
   sessionId: string,

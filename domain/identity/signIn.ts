@@ -13,6 +13,7 @@ import { verifyPassword } from './passwords';
 import {
   endSession,
   INVALID_CREDENTIALS,
+  LOGOUT,
   ownSessionOfRefreshToken,
   rotateRefreshToken,
   startSession,
@@ -93,7 +94,8 @@ export async function refreshSession(
 
 /**
  * Ends the actor's session at once, and the refresh token's session too when it belongs to the same person
- * (answered the same when it had ended already).
+ * (answered the same when it had ended already): their refresh tokens are refused from now on; access tokens
+ * already issued run out on their own clock (spec, States: Session).
  */
 export async function signOut(
   deps: Pick<IdentityDeps, 'config'>,
@@ -111,7 +113,7 @@ export async function signOut(
   );
   if (owned) sessions.add(owned);
   for (const id of sessions) {
-    await endSession(trx, id, 'logout', {
+    await endSession(trx, id, LOGOUT, {
       companyId: actor.companyId,
       personId: actor.personId,
       correlationId: uow.correlationId,

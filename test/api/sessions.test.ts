@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { SignJWT } from 'jose';
+import { decodeJwt, SignJWT } from 'jose';
 import { sessionKeys } from '../../domain/identity/sessions';
 import { UNAUTHENTICATED } from '../../api/middlewares/authenticate';
 import { createCompany, createPerson, createTeam, signIn } from '../helpers/factories';
@@ -141,7 +141,7 @@ describe('sessions: sign-in, refresh, logout', () => {
   });
 
   describe('POST /auth/logout', () => {
-    it('ends the session at once: its access and refresh tokens stop working', async () => {
+    it('ends the session at once: its refresh token stops working, its access token runs out on its own clock', async () => {
       const person = await createPerson(await createCompany());
       const pair = await signIn(person);
       const other = await signIn(person); // another device keeps working
@@ -150,12 +150,39 @@ describe('sessions: sign-in, refresh, logout', () => {
         json: { refreshToken: pair.refreshToken },
       });
       expect(res.status, res.text).to.equal(204);
-      expectErrorBody(await call('GET', '/_test/whoami', { token: pair.accessToken }), 401);
       expectErrorBody(
         await call('POST', '/auth/refresh', { json: { refreshToken: pair.refreshToken } }),
         401,
       );
+      // spec (States: Session): "the access token still expires on its own clock" — no revocation list
+      expect((await call('GET', '/_test/whoami', { token: pair.accessToken })).status).to.equal(200);
       expect((await call('GET', '/_test/whoami', { token: other.accessToken })).status).to.equal(200);
+      // ... and no longer once its 900 s are over
+      const keys = sessionKeys(testEnv().config.secretKey);
+      const claims = decodeJwt(pair.accessToken);
+      const late = await new SignJWT({ cid: claims.cid, sid: claims.sid })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(String(claims.sub))
+        .setIssuer(String(claims.iss))
+        .setAudience(claims.aud as string)
+        .setIssuedAt(Math.floor(Date.now() / 1000) - 901)
+        .setExpirationTime(Math.floor(Date.now() / 1000) - 1)
+        .sign(keys.access);
+      expectErrorBody(await call('GET', '/_test/whoami', { token: late }), 401);
+    });
+
+    it('a session ended for a reason other than logout refuses its access tokens from the next request', async () => {
+      const person = await createPerson(await createCompany());
+      const pair = await signIn(person);
+      // a rotated refresh token presented again: a sign of theft, the whole session ends
+      const rotated = await call('POST', '/auth/refresh', { json: { refreshToken: pair.refreshToken } });
+      expect(rotated.status, rotated.text).to.equal(200);
+      expectErrorBody(
+        await call('POST', '/auth/refresh', { json: { refreshToken: pair.refreshToken } }),
+        401,
+      );
+      expectErrorBody(await call('GET', '/_test/whoami', { token: pair.accessToken }), 401);
+      expectErrorBody(await call('GET', '/_test/whoami', { token: rotated.body.accessToken }), 401);
     });
 
     it("ends the refresh token's session too when it is the same person's; another person's is left alone", async () => {

@@ -72,7 +72,10 @@ export const authRoutes = [
     access: { roles: ['admin', 'employee'], demoAllowed: true },
     body: refreshBody,
     responses: {
-      204: { description: 'the session has ended (answered the same when it had ended already)' },
+      204: {
+        description:
+          'the session has ended (answered the same when it had ended already): its refresh token is refused from now on; its access token still expires on its own clock (at most 900 s)',
+      },
     },
     handler: async (ctx, { body }: { body: { refreshToken: string } }) => {
       const auth = principalOf(ctx);
