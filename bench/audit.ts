@@ -20,7 +20,7 @@ import { raw } from 'objection';
 import { createApp } from '../api/app';
 import { Cursors } from '../api/lists';
 import { withCompany } from '../db/unitOfWork';
-import { auditLogOf, type AuditFilters } from '../domain/audit/queries';
+import { auditListName, auditLogOf, type AuditFilters } from '../domain/audit/queries';
 import { auditWrites } from '../domain/audit/record';
 import { median, runMain, sessionTokens, startApiBenchRun } from './lib';
 
@@ -170,7 +170,7 @@ async function main(): Promise<void> {
         ])
         .offset(skip)
         .first()) as unknown as { id: string; t: string };
-      const list = `audit-log:${JSON.stringify(filters)}`;
+      const list = auditListName(filters);
       const cursor = cursors.seal(list, target, { t: position.t, i: position.id });
       const qs = new URLSearchParams(Object.entries(filters) as Array<[string, string]>);
       const firstPath = `/audit-log?${qs.toString()}`;

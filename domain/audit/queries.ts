@@ -25,6 +25,29 @@ export interface AuditFilters {
   to?: string;
 }
 
+/** The filters in one fixed order (REST's query parameters as documented). */
+export const AUDIT_FILTERS = [
+  'actorId',
+  'apiKeyId',
+  'action',
+  'resourceType',
+  'resourceId',
+  'from',
+  'to',
+] as const;
+
+/**
+ * The name of the list a filter set reads, which its cursors are sealed to: the filters in their fixed order,
+ * so the same set written in another order (a URL's parameters, GraphQL's arguments) names the same list.
+ */
+export function auditListName(filters: AuditFilters): string {
+  const named = AUDIT_FILTERS.filter((name) => filters[name] !== undefined).map((name) => [
+    name,
+    filters[name],
+  ]);
+  return `audit-log:${JSON.stringify(Object.fromEntries(named))}`;
+}
+
 function instant(name: string, value: string): Date {
   const at = new Date(value);
   if (Number.isNaN(at.getTime())) throw new BadRequestError(`query.${name} must be a date-time`);

@@ -140,6 +140,18 @@ describe('the audit log', function () {
       await auditLog(t.adminToken, { limit: 1, action: 'file.*', cursor: page.body.meta.nextCursor }),
       400,
     );
+    // ... whatever the order its parameters are written in
+    const filtered = await auditLog(t.adminToken, { action: 'file.*', actorId: t.admin.id, limit: 1 });
+    expect(filtered.body.meta.hasMore).to.equal(true);
+    const next = await auditLog(t.adminToken, {
+      actorId: t.admin.id,
+      limit: 1,
+      cursor: filtered.body.meta.nextCursor,
+      action: 'file.*',
+    });
+    expect(next.status, next.text).to.equal(200);
+    expect(next.body.data).to.have.length(1);
+    expect(next.body.data[0].id).to.not.equal(filtered.body.data[0].id);
   });
 
   it('pages newest first, every entry once, while new entries are written', async () => {

@@ -7,7 +7,7 @@
 import { GraphQLID, GraphQLObjectType, GraphQLString } from 'graphql';
 import { BadRequestError } from '../../../common/errors';
 import { presentAuditEntry } from '../../../domain/audit/present';
-import { auditLogOf, type AuditFilters } from '../../../domain/audit/queries';
+import { AUDIT_FILTERS, auditListName, auditLogOf, type AuditFilters } from '../../../domain/audit/queries';
 import { loaders, type GraphQLContext } from '../context';
 import {
   adminOnly,
@@ -65,9 +65,7 @@ const AuditEntryType = new GraphQLObjectType<AuditEntry>({
 
 const AuditEntryConnection = connectionType('AuditEntry', AuditEntryType);
 
-// REST's query parameters, in its order (a cursor names its filter set as REST writes it)
-const FILTERS = ['actorId', 'apiKeyId', 'action', 'resourceType', 'resourceId', 'from', 'to'] as const;
-type FilterArgs = { [K in (typeof FILTERS)[number]]?: string | null };
+type FilterArgs = { [K in (typeof AUDIT_FILTERS)[number]]?: string | null };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
@@ -75,7 +73,7 @@ const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-
 /** The filters given, checked as GET /audit-log's query schema checks them (400 otherwise). */
 function readFilters(args: FilterArgs): AuditFilters {
   const filters: AuditFilters = {};
-  for (const name of FILTERS) {
+  for (const name of AUDIT_FILTERS) {
     const value = args[name];
     if (value === null || value === undefined) continue;
     const ok =
@@ -119,7 +117,7 @@ export const auditPart: SchemaPart = {
         extensions: connectionComplexity,
         resolve: async (_s, args: PageArgs & FilterArgs, c: GraphQLContext) => {
           const filters = readFilters(args);
-          const list = `audit-log:${JSON.stringify(filters)}`;
+          const list = auditListName(filters);
           const page = readPage(c, list, args);
           const rows = await keysetRows(auditLogOf(c.actor, c.db, filters), page);
           const paged = toPage(c, list, page.limit, rows);

@@ -4,7 +4,7 @@
  * parameters answer 400 (the query schema is closed). Entries are append-only (README "Audit log").
  */
 import { presentAuditEntry } from '../../../domain/audit/present';
-import { auditLogOf, type AuditFilters } from '../../../domain/audit/queries';
+import { auditListName, auditLogOf, type AuditFilters } from '../../../domain/audit/queries';
 import { principalOf } from '../../middlewares/authenticate';
 import { cursorEnvelope, cursorList, cursorQuerySchema, type CursorQuery } from '../../lists';
 import { route } from '../../routing';
@@ -97,7 +97,7 @@ export const auditRoutes = [
           { cursor, limit },
           {
             // a cursor belongs to its filters: another filter set refuses it
-            list: `audit-log:${JSON.stringify(filters)}`,
+            list: auditListName(filters),
             companyId: auth.companyId,
             secretKey: ctx.deps.config.secretKey,
             present: presentAuditEntry,
