@@ -45,12 +45,16 @@ async function mentionedWhoSee(
   return rows.map((r) => r.id);
 }
 
-/** Writes the notifications of a comment (new, or edited with new mentions: each person hears once). */
+/**
+ * Writes the notifications of a comment: the people it mentions (new, or edited with new mentions: each person
+ * hears once) and, for a new comment only, the file's uploader.
+ */
 async function notifyOfComment(
   actor: FileActor,
   uow: UnitOfWork,
   file: { id: string; visibility: string; uploadedByPersonId: string },
   comment: Comment,
+  created: boolean,
 ): Promise<void> {
   const mentioned = await mentionedWhoSee(actor, uow.trx, file, comment.body);
   const data = { fileId: file.id, commentId: comment.id, version: comment.version };
@@ -62,8 +66,9 @@ async function notifyOfComment(
     data,
     cause: `comment:${comment.id}:mention`,
   });
-  // the uploader hears once per comment, unless they wrote it or are mentioned in it
-  if (!mentioned.includes(file.uploadedByPersonId)) {
+  // the uploader hears of a new comment, unless they wrote it or are mentioned in it (an edit that drops the
+  // mention is not a new comment)
+  if (created && !mentioned.includes(file.uploadedByPersonId)) {
     await notify(uow, {
       companyId: actor.companyId,
       kind: 'comment.on_your_file',
@@ -101,7 +106,7 @@ export async function addComment(actor: FileActor, uow: UnitOfWork, fileId: stri
     resourceId: comment.id,
     details: { fileId, version: comment.version, length: input.body.length },
   });
-  await notifyOfComment(actor, uow, file, comment);
+  await notifyOfComment(actor, uow, file, comment, true);
   return comment;
 }
 
@@ -134,7 +139,7 @@ export async function editComment(actor: FileActor, uow: UnitOfWork, id: string,
     details: { changed: ['body'], fileId: current.fileId, length: body.length },
   });
   const file = await visibleFile(actor, trx, current.fileId);
-  await notifyOfComment(actor, uow, file, updated);
+  await notifyOfComment(actor, uow, file, updated, false);
   return updated;
 }
 

@@ -210,6 +210,21 @@ describe('comments', function () {
     // the author is never notified of their own comment
     const own = (await notificationsOfPerson(team.admin.id)).filter((x) => x.data.fileId === fileId);
     expect(own).to.deep.equal([]);
+
+    // an uploader mentioned in a new comment hears of the mention only; an edit dropping the mention is not a
+    // new comment: nothing more reaches them
+    const mentioning = await comment(team.adminToken, fileId, `look @${team.employee.id}`);
+    const ofIt = async () =>
+      (await notificationsOfPerson(team.employee.id))
+        .filter((x) => x.resourceId === mentioning.body.id)
+        .map((x) => x.kind);
+    expect(await ofIt()).to.deep.equal(['comment.mention']);
+    const dropped = await call('PATCH', `/comments/${mentioning.body.id}`, {
+      token: team.adminToken,
+      json: { body: 'look' },
+    });
+    expect(dropped.status, dropped.text).to.equal(200);
+    expect(await ofIt()).to.deep.equal(['comment.mention']);
   });
 
   it('a replayed idempotent request creates one comment and notifies once', async () => {
