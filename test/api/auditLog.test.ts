@@ -306,6 +306,20 @@ describe('the audit log', function () {
     expect(
       await refused(() => withCompany(appKnex, team.company.id, (trx) => trx.raw('truncate audit_log'))),
     ).to.match(/permission denied/);
+    // nor through its company: deleting the company row (whose trigger removes the company's entries) is
+    // refused to the API's and the worker's roles
+    for (const work of [
+      () =>
+        withCompany(appKnex, team.company.id, (trx) =>
+          trx('companies').where({ id: team.company.id }).delete(),
+        ),
+      () =>
+        asSystem(appKnex, 'audit-retention', (trx) =>
+          trx('companies').where({ id: team.company.id }).delete(),
+        ),
+    ])
+      expect(await refused(work)).to.match(/permission denied/);
+    expect(await knex('auditLog').where({ id: row.id }).first()).to.not.equal(undefined);
     // the owner too: a trigger refuses every update
     expect(await refused(() => knex('auditLog').where({ id: row.id }).update({ action: 'x' }))).to.match(
       /append-only/,
