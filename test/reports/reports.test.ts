@@ -191,10 +191,15 @@ describe('reports: builds, the report resource, rebuilds and cancellation', func
     await reportWhen(team.adminToken, path, (b) => b.status === 'ready', 'the first build ready');
 
     const g2 = gate(id);
-    const rebuild = await call('POST', `${path}/rebuild`, { token: team.adminToken });
+    const keyed = { token: team.adminToken, headers: { 'idempotency-key': `rebuild-${id}` } };
+    const rebuild = await call('POST', `${path}/rebuild`, keyed);
     expect(rebuild.status, rebuild.text).to.equal(202);
     expect(rebuild.body).to.include({ status: 'queued', build: 2, profile: null });
     expect(rebuild.headers.get('location')).to.equal(path);
+    // a retry with the same Idempotency-Key (a lost answer) replays the first answer: no 409, no third build
+    const replay = await call('POST', `${path}/rebuild`, keyed);
+    expect(replay.status, replay.text).to.equal(202);
+    expect(replay.body).to.deep.equal(rebuild.body);
     // queued or building: 409
     expectErrorBody(await call('POST', `${path}/rebuild`, { token: team.adminToken }), 409);
     await reportWhen(team.adminToken, path, (b) => b.status === 'building', 'build 2 building');

@@ -56,10 +56,11 @@ export const reportRoutes = [
     method: 'post',
     path: '/files/:id/versions/:version/report/rebuild',
     summary:
-      'Build the report of a version again (workflow `report:<fileId>:v<n>:rebuild-<build>`); 409 while a build is queued or building',
+      'Build the report of a version again (workflow `report:<fileId>:v<n>:rebuild-<build>`); 409 while a build is queued or building. Idempotency-Key honoured (a retry with the same key replays the first answer).',
     tag: TAG,
     access: write,
     params: versionParams,
+    idempotent: true,
     responses: {
       202: { description: 'accepted: the report, queued, with its new build number', schema: reportSchema },
       404: notFound,
