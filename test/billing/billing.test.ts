@@ -156,6 +156,30 @@ describe('billing: proration (computed by hand)', () => {
   });
 });
 
+describe('billing: the plan history', () => {
+  it('records changes in the order they were applied, whenever their transactions began', async () => {
+    const { knex } = testEnv();
+    const company = await createCompany({ plan: 'free' });
+    // A begins first, B changes the plan and commits, then A changes it after B (it takes the row lock later)
+    const a = await knex.transaction();
+    try {
+      await a.raw('select 1');
+      await new Promise((r) => setTimeout(r, 20));
+      await knex('companies').where({ id: company.id }).update({ plan: 'basic' });
+      await a('companies').where({ id: company.id }).update({ plan: 'premium' });
+      await a.commit();
+    } catch (err) {
+      await a.rollback();
+      throw err;
+    }
+    const rows = (await knex('planChanges')
+      .where({ companyId: company.id })
+      .orderBy([{ column: 'effectiveAt' }, { column: 'id' }])) as Array<{ plan: string }>;
+    expect(rows.map((r) => r.plan)).to.deep.equal(['free', 'basic', 'premium']);
+    expect((await knex('companies').where({ id: company.id }).first()).plan).to.equal('premium');
+  });
+});
+
 describe('billing: running bill, invoices, documents (HTTP)', function () {
   this.timeout(60_000);
 
