@@ -99,10 +99,17 @@ export function connectionType(name: string, node: GraphQLObjectType): GraphQLOb
   });
 }
 
-/** The complexity of a connection field: its page size times what each node asks for. */
+/**
+ * The complexity of a connection field: its page size times what each node asks for. The size is taken within
+ * 1..MAX_LIMIT before it is checked (readPage refuses others when the field runs): a negative `first` must not
+ * count negative and cancel the cost of its siblings, which run before the refused field's error ends the query.
+ */
 export const connectionComplexity = {
-  complexity: ({ args, childComplexity }: { args: PageArgs; childComplexity: number }) =>
-    1 + (args.first ?? DEFAULT_LIMIT) * childComplexity,
+  complexity: ({ args, childComplexity }: { args: PageArgs; childComplexity: number }) => {
+    const first = args.first ?? DEFAULT_LIMIT;
+    const size = Number.isFinite(first) ? Math.min(MAX_LIMIT, Math.max(1, Math.trunc(first))) : MAX_LIMIT;
+    return 1 + size * childComplexity;
+  },
 };
 
 /** The validated page size and position of a connection (`list` names the list inside the cursor). */

@@ -81,6 +81,15 @@ describe('GraphQL', function () {
       expect(res.status).to.equal(200);
       expect(res.body.data).to.equal(undefined);
       expect(res.body.errors[0].message).to.match(/complexity is \d+: at most 10000/);
+      // a connection asking for a negative page counts as one of at least a node: it cannot cancel its
+      // siblings' cost (they would run before its own error ends the query)
+      const cancelled = await gql(
+        team.adminToken,
+        `{ n: notifications(first: -1000000) { nodes { id } }
+           files(first: 100) { nodes { id versions(first: 100) { nodes { id report { status } } } } } }`,
+      );
+      expect(cancelled.body.data).to.equal(undefined);
+      expect(cancelled.body.errors[0].message).to.match(/complexity is \d+: at most 10000/);
       // the same shape with smaller pages runs
       await data(
         team.adminToken,
