@@ -40,8 +40,12 @@ function toolError(ctx: AppContext, err: unknown): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
 }
 
-/** A resource read's failure as a JSON-RPC error naming the REST status and message. */
-function resourceError(ctx: AppContext, err: unknown): McpError {
+/**
+ * A resource list's or read's failure as a JSON-RPC error naming the REST status and message: an unexpected
+ * failure is `500 internal server error` (logged with the correlation id), never its own message (a driver's
+ * error may quote SQL).
+ */
+export function resourceError(ctx: AppContext, err: unknown): McpError {
   if (err instanceof McpError) return err;
   const mapped = mapError(err);
   if (mapped.status >= 500) ctx.state.log.error({ err }, 'AI-agent resource read failed');
@@ -88,9 +92,13 @@ function buildServer(ctx: AppContext): Server {
       return toolError(ctx, err);
     }
   });
-  server.setRequestHandler(ListResourcesRequestSchema, (request) =>
-    listResources(ctx, request.params?.cursor),
-  );
+  server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+    try {
+      return await listResources(ctx, request.params?.cursor);
+    } catch (err) {
+      throw resourceError(ctx, err);
+    }
+  });
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
     resourceTemplates: RESOURCE_TEMPLATES,
   }));

@@ -8,6 +8,9 @@ import { csv, uploadFile, uploadTo } from '../helpers/files';
 import { call, expectErrorBody, randomClientAddress } from '../helpers/http';
 import { connectMcp, tool, toolError, type McpConnection } from '../helpers/mcp';
 import { startApp } from '../helpers/servers';
+import type { AppContext } from '../../api/context';
+import { resourceError } from '../../api/mcp/server';
+import { NotFoundError } from '../../common/errors';
 import { eventually } from '../helpers/temporal';
 
 const READ_TOOLS = [
@@ -525,5 +528,26 @@ describe('AI-agent endpoint (/mcp)', function () {
     expect(after?.message).to.include('401');
     expect(mcp.answers[mcp.answers.length - 1].status).to.equal(401);
     await mcp.close().catch(() => undefined);
+  });
+});
+
+describe('AI-agent endpoint: failures of resource lists and reads', () => {
+  it('an unexpected failure answers 500 internal server error, logged, never its own message', () => {
+    const logged: unknown[] = [];
+    const ctx = {
+      state: { correlationId: 'corr-1', log: { error: (...args: unknown[]) => logged.push(args) } },
+    } as unknown as AppContext;
+    const err = resourceError(
+      ctx,
+      new Error('Knex: Timeout acquiring a connection. select * from "reports"'),
+    );
+    expect(err.message).to.not.include('Knex');
+    expect(err.message).to.include('500 internal server error');
+    expect(err.data).to.deep.equal({ statusCode: 500, message: 'internal server error' });
+    expect(logged).to.have.length(1);
+    // a refusal keeps its status and message
+    const notFound = resourceError(ctx, new NotFoundError('report not found'));
+    expect(notFound.code).to.equal(-32002);
+    expect(notFound.data).to.deep.equal({ statusCode: 404, message: 'report not found' });
   });
 });
