@@ -44,6 +44,13 @@ describe('demo: POST /demo/sessions', () => {
       await call('DELETE', `/api-keys/${keys.body.data[0].id}`, { token }),
     ];
     for (const res of writes) expect(expectErrorBody(res, 403).message).to.equal('the demo is read-only');
+    // GraphQL is read-only whatever its transport: POST answers as GET does
+    const query = '{ files { nodes { originalName } } }';
+    const posted = await call('POST', '/graphql', { token, json: { query } });
+    const got = await call('GET', `/graphql?query=${encodeURIComponent(query)}`, { token });
+    expect(posted.status, posted.text).to.equal(200);
+    expect(posted.body.data.files.nodes.length).to.be.at.least(1);
+    expect(posted.body).to.deep.equal(got.body);
     const stillThere = await testEnv().knex('apiKeys').where({ id: keys.body.data[0].id }).first();
     expect(stillThere.revokedAt).to.equal(null);
     expect(await testEnv().knex('apiKeys').where({ companyId: demo.id })).to.have.length(3);

@@ -48,7 +48,8 @@ export const graphqlRoutes = [
     summary: 'Run a GraphQL query (session only; API keys get 403)',
     operationId: 'postGraphql',
     tag: TAG,
-    access,
+    // POST is GraphQL's transport, not a write (the schema has no mutations): the read-only demo may use it
+    access: { ...access, demoAllowed: true },
     body: {
       type: 'object',
       additionalProperties: false,
