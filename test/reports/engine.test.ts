@@ -15,6 +15,7 @@ import {
   typedSql,
   type Engine,
   type AnalysisResult,
+  type AnalysisStep,
   type ColumnProfile,
 } from '../../domain/reports/engine';
 import type { FileFormat } from '../../domain/files/formats';
@@ -83,6 +84,16 @@ function unzip(buffer: Buffer): Promise<Array<{ name: string; data: Buffer }>> {
   });
 }
 
+/** The workbook as written by ExcelJS, its first worksheet's XML changed by `edit`. */
+async function withSheetXml(workbook: ExcelJS.Workbook, edit: (xml: string) => string): Promise<Buffer> {
+  const written = await unzip(Buffer.from(await workbook.xlsx.writeBuffer()));
+  return zip(
+    written.map(({ name, data }) =>
+      name === 'xl/worksheets/sheet1.xml' ? { name, data: edit(data.toString('utf8')) } : { name, data },
+    ),
+  );
+}
+
 let engine: Engine | undefined;
 let counter = 0;
 
@@ -90,7 +101,13 @@ async function analyse(
   content: string | Buffer,
   format: FileFormat,
   // `oneConnection`: the profile's queries on the load's connection alone (the worker gives it a second)
-  options: { delimiter?: string; maxColumns?: number; oneConnection?: boolean } = {},
+  options: {
+    delimiter?: string;
+    maxColumns?: number;
+    maxRows?: number;
+    oneConnection?: boolean;
+    steps?: AnalysisStep[];
+  } = {},
 ): Promise<AnalysisResult> {
   await mkdir(workDir, { recursive: true });
   const file = path.join(workDir, `input-${counter++}.${format}`);
@@ -104,11 +121,11 @@ async function analyse(
       delimiter: options.delimiter ?? null,
       sizeBytes: Buffer.byteLength(content),
     }),
-    [],
+    options.steps ?? [],
     { companyId: 'c', fileId: 'f', fileVersionId: 'v', version: 1, extra: {} },
     {
       maxColumns: options.maxColumns ?? 1024,
-      maxRows: 1_000_000,
+      maxRows: options.maxRows ?? 1_000_000,
       workDir,
       other: options.oneConnection ? undefined : engine.connect(),
     },
@@ -518,5 +535,46 @@ describe('reports: the analysis engine', () => {
     // the table is the sheet's only table left (the staged rows are dropped)
     const tables = await engine!.conn.runAndReadAll(`SELECT table_name FROM duckdb_tables() ORDER BY 1`);
     expect(tables.getRowsJS()).to.deep.equal([[loaded.sheets[0].table]]);
+  });
+
+  it('rows of an XLSX sheet that hold no value (a height, a style) are rows only when a row with values follows', async () => {
+    const workbook = new ExcelJS.Workbook();
+    const sheet = workbook.addWorksheet('Styled');
+    sheet.addRow(['a', 'b']);
+    sheet.addRow([1, 'x']);
+    sheet.getRow(4).values = [2, 'y'];
+    // row 3: a height only, between data rows; rows 5 and 60 after the data: styled empty cells, a height
+    const buffer = await withSheetXml(workbook, (xml) =>
+      xml
+        .replace('<row r="4"', '<row r="3" ht="20" customHeight="1"/><row r="4"')
+        .replace(
+          '</sheetData>',
+          '<row r="5"><c r="A5" s="0"/><c r="B5" s="0"/></row><row r="60" ht="20" customHeight="1"/></sheetData>',
+        ),
+    );
+    // the row limit counts the same rows: three
+    const { profile, loaded } = await analyse(buffer, 'xlsx', { maxRows: 3 });
+    expect(profile.sheets[0]).to.include({ rows: 3, blankRows: 1, duplicateRows: 0 });
+    expect(profile.sheets[0].columnProfiles.map((c) => c.nulls)).to.deep.equal([1, 1]);
+    expect(await column(`SELECT row_number FROM ${loaded.sheets[0].table} ORDER BY 1`)).to.deep.equal([
+      2n,
+      3n,
+      4n,
+    ]);
+    // the same data as CSV (blank lines at the end are not rows either)
+    const csv = await analyse('a,b\n1,x\n\n2,y\n\n\n', 'csv');
+    expect(csv.profile.sheets[0]).to.deep.include({
+      rows: 3,
+      blankRows: 1,
+      duplicateRows: 0,
+      columnProfiles: profile.sheets[0].columnProfiles,
+    });
+    let failure: unknown;
+    try {
+      await analyse(buffer, 'xlsx', { maxRows: 2 });
+    } catch (err) {
+      failure = err;
+    }
+    expect((failure as AnalysisFailure).reason).to.equal('too_many_rows');
   });
 });

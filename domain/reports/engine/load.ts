@@ -509,7 +509,8 @@ const STAGING_CHARS = /[\u001e\u001f]/;
  * cell as NULL_CELL) through the appender, and `finish` splits the staged rows into the table's columns in one
  * statement: one call into DuckDB per row instead of one per cell (measured: about a second less for 270k
  * rows × 12). A row with a cell that holds either character is staged cell by cell in a second table, and
- * a blank row (or a row of null cells) as a NULL text.
+ * a blank row (or a row of null cells) as a NULL text. Blank rows are staged only before a row that follows
+ * them (`row`), so a sheet never ends in blank rows.
  */
 class SheetWriter {
   private lines: DuckDBAppender | undefined;
@@ -525,6 +526,7 @@ class SheetWriter {
     private readonly conn: DuckDBConnection,
     readonly table: string,
     private readonly maxColumns: number,
+    private readonly maxRows: number,
   ) {}
 
   private get staged(): string {
@@ -552,15 +554,27 @@ class SheetWriter {
     this.width = width;
   }
 
-  /** appends a data row (the caller widens the sheet first when the row is wider: `widen`) */
-  row(number: number, cells: Array<string | null>): void {
-    // rows missing between two rows are blank rows: kept as rows of nulls
+  /**
+   * appends a row that holds something, after the blank rows since the last one (the caller widens the
+   * sheet first when the row is wider: `widen`); returns the rows appended. Blank rows are appended only
+   * here, before a row that follows them, so blank rows at the end of a sheet are never rows
+   */
+  row(number: number, cells: Array<string | null>): number {
+    // rows missing (or holding nothing) between two rows are blank rows: kept as rows of nulls
     const first = this.headerRow + 1 + this.rows;
+    const blanks = Math.max(0, number - first);
+    if (this.rows + blanks + 1 > this.maxRows) {
+      throw new AnalysisFailure(
+        'too_many_rows',
+        `a worksheet has more than ${this.maxRows} rows; at most ${this.maxRows} are accepted`,
+      );
+    }
     for (let blank = first; blank < number; blank++) this.append(blank, []);
     let plain = true;
     for (const text of cells) if (text !== null && STAGING_CHARS.test(text)) plain = false;
     if (plain) this.append(number, cells);
     else this.appendCells(number, cells);
+    return blanks + 1;
   }
 
   private append(number: number, cells: Array<string | null>): void {
@@ -666,12 +680,19 @@ async function loadXlsx(
     for await (const worksheet of reader) {
       if (opts.signal?.aborted) throw opts.signal.reason;
       const index = sheets.length;
-      const writer = new SheetWriter(conn, `${opts.tablePrefix ?? ''}sheet_${index}`, opts.maxColumns);
+      const writer = new SheetWriter(
+        conn,
+        `${opts.tablePrefix ?? ''}sheet_${index}`,
+        opts.maxColumns,
+        opts.maxRows,
+      );
       writers.push(writer);
       await writer.create();
+      let nextTick = progress.state.rowsRead + 1024;
       for await (const batch of rowBatches(worksheet)) {
         for (const row of batch) {
           const values = row.values as unknown[];
+          const unreadableBefore = writer.unreadable;
           const cells: Array<string | null> = new Array<string | null>(Math.max(0, values.length - 1));
           for (let c = 1; c < values.length; c++) {
             const text = fastCellText(values[c]);
@@ -688,16 +709,14 @@ async function loadXlsx(
             if (cells.length > writer.width) writer.widen(cells.length);
             continue;
           }
+          // a row element that holds nothing (a height, a style, empty cells) is a blank row only when a row
+          // that holds something follows it (`writer.row` adds it then, by its number): at the end of a
+          // sheet it is no row, as blank lines at the end of a CSV. A cell ExcelJS cannot read is something
+          if (cells.length === 0 && writer.unreadable === unreadableBefore) continue;
           if (cells.length > writer.width) writer.widen(cells.length);
-          writer.row(row.number, cells);
-          if (writer.rows > opts.maxRows) {
-            throw new AnalysisFailure(
-              'too_many_rows',
-              `a worksheet has more than ${opts.maxRows} rows; at most ${opts.maxRows} are accepted`,
-            );
-          }
-          progress.state.rowsRead++;
-          if ((progress.state.rowsRead & 1023) === 0) {
+          progress.state.rowsRead += writer.row(row.number, cells);
+          if (progress.state.rowsRead >= nextTick) {
+            nextTick = progress.state.rowsRead + 1024;
             progress.tick();
             if (opts.signal?.aborted) throw opts.signal.reason;
           }
