@@ -18,6 +18,7 @@ import {
   type AnalysisStep,
   type ColumnProfile,
 } from '../../domain/reports/engine';
+import { rulesStep, type BuildRule, type QualitySection } from '../../domain/rules/evaluate';
 import type { FileFormat } from '../../domain/files/formats';
 import { zip } from '../helpers/files';
 
@@ -576,5 +577,86 @@ describe('reports: the analysis engine', () => {
       failure = err;
     }
     expect((failure as AnalysisFailure).reason).to.equal('too_many_rows');
+  });
+
+  it("a formula's cached result 0 or the empty text is its result, not a cell without a result", async () => {
+    const workbook = new ExcelJS.Workbook();
+    const sheet = workbook.addWorksheet('Formulas');
+    sheet.addRow(['n', 'f']);
+    sheet.addRow([1, { formula: 'A2-1', result: 0 }]);
+    sheet.addRow([2, { formula: '""', result: '' }]);
+    sheet.addRow([3, { formula: 'A4*2', result: 6 }]);
+    sheet.addRow([4, { formula: '1/0' }]); // never calculated: no cached result
+    const { profile, loaded } = await analyse(Buffer.from(await workbook.xlsx.writeBuffer()), 'xlsx');
+    expect(profile.sheets[0].warnings.map((w) => [w.code, w.count])).to.deep.equal([['unreadable_cells', 1]]);
+    expect(await column(`SELECT c2 FROM ${loaded.sheets[0].table} ORDER BY row_number`)).to.deep.equal([
+      '0',
+      null,
+      '6',
+      null,
+    ]);
+  });
+
+  it('an XLSX cell whose text is empty is null, as an empty CSV cell: blank rows, duplicates, not_null', async () => {
+    const workbook = new ExcelJS.Workbook();
+    const sheet = workbook.addWorksheet('Empty texts');
+    sheet.addRow(['a', 'b']);
+    sheet.addRow([1, 'x']);
+    sheet.addRow([2, 'y']);
+    // rows 4–6: formulas whose cached result is the empty text; rows 7–8: empty inline strings and string
+    // cells (written over the placeholders below); row 8's b holds a value
+    for (const n of [4, 5, 6])
+      sheet.getRow(n).values = [
+        { formula: '""', result: '' },
+        { formula: '""', result: '' },
+      ];
+    sheet.getRow(7).values = ['EMPTY', 'EMPTY'];
+    sheet.getRow(8).values = ['EMPTY', 'z'];
+    sheet.getRow(9).values = [3, 'w'];
+    const buffer = await withSheetXml(workbook, (xml) =>
+      xml
+        .replace(
+          /<row r="7"[^>]*>.*?<\/row>/,
+          '<row r="7"><c r="A7" t="inlineStr"><is><t></t></is></c><c r="B7" t="str"><v></v></c></row>',
+        )
+        .replace(/<c r="A8"[^>]*>.*?<\/c>/, '<c r="A8" t="inlineStr"><is><t/></is></c>'),
+    );
+    const rules: BuildRule[] = ['a', 'b'].map((c) => ({
+      id: `r-${c}`,
+      name: `${c} not null`,
+      kind: 'not_null',
+      column: c,
+      params: {},
+      severity: 'error',
+      tolerance: '0',
+    }));
+    const xlsx = await analyse(buffer, 'xlsx', { steps: [rulesStep(rules)] });
+    const [sheetProfile] = xlsx.profile.sheets;
+    // rows 4–7 are blank rows (every cell empty), not duplicates of each other
+    expect(sheetProfile).to.include({ rows: 8, blankRows: 4, duplicateRows: 0 });
+    expect(sheetProfile.warnings).to.deep.equal([]);
+    expect(sheetProfile.columnProfiles.map((c) => c.nulls)).to.deep.equal([5, 4]);
+    expect(
+      await column(`SELECT count(*) FROM ${xlsx.loaded.sheets[0].table} WHERE c1 = '' OR c2 = ''`),
+    ).to.deep.equal([0n]);
+    const quality = xlsx.sections.quality as QualitySection;
+    expect(
+      quality.rules.map((r) => [r.status, r.evaluatedUnits, r.failedUnits, r.failingRows]),
+    ).to.deep.equal([
+      ['failed', 4, 1, [8]],
+      ['passed', 4, 0, []],
+    ]);
+    // the same data as CSV: the same profile and the same rule outcomes
+    const csv = await analyse('a,b\n1,x\n2,y\n,\n,\n,\n,\n,z\n3,w\n', 'csv', { steps: [rulesStep(rules)] });
+    expect(csv.profile.sheets[0]).to.deep.include({
+      rows: 8,
+      blankRows: 4,
+      duplicateRows: 0,
+      columnProfiles: sheetProfile.columnProfiles,
+    });
+    // (without the sheet names: a CSV's sheet is named after its format)
+    const unnamed = (value: unknown): unknown =>
+      JSON.parse(JSON.stringify(value, (key, v: unknown) => (key === 'sheet' ? undefined : v)));
+    expect(unnamed(csv.sections.quality)).to.deep.equal(unnamed(quality));
   });
 });

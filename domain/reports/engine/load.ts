@@ -463,7 +463,7 @@ const UNREADABLE = Symbol('unreadable');
 
 /** cellText without an object per cell: the text, null (empty) or UNREADABLE. */
 function fastCellText(value: unknown): string | null | typeof UNREADABLE {
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') return value === '' ? null : value;
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : UNREADABLE;
   if (value === null || value === undefined) return null;
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? UNREADABLE : dateText(value);
@@ -471,10 +471,14 @@ function fastCellText(value: unknown): string | null | typeof UNREADABLE {
   return unreadable ? UNREADABLE : text;
 }
 
-/** An ExcelJS cell value as the text a person sees; dates as ISO dates; undefined for an empty cell. */
+/**
+ * An ExcelJS cell value as the text a person sees; dates as ISO dates; null for an empty cell — one without
+ * a value or whose text is empty (an empty inline string, a formula whose result is the empty text), as an
+ * empty CSV cell.
+ */
 export function cellText(value: unknown): { text: string | null; unreadable: boolean } {
   if (value === null || value === undefined) return { text: null, unreadable: false };
-  if (typeof value === 'string') return { text: value, unreadable: false };
+  if (typeof value === 'string') return { text: value === '' ? null : value, unreadable: false };
   if (typeof value === 'number') {
     return Number.isFinite(value)
       ? { text: String(value), unreadable: false }
@@ -491,7 +495,7 @@ export function cellText(value: unknown): { text: string | null; unreadable: boo
     if ('result' in v) return cellText(v.result); // a formula: its cached result
     if ('formula' in v || 'sharedFormula' in v) return { text: null, unreadable: true }; // no cached result
     if (Array.isArray(v.richText)) {
-      return { text: (v.richText as Array<{ text: string }>).map((r) => r.text).join(''), unreadable: false };
+      return cellText((v.richText as Array<{ text: string }>).map((r) => r.text).join(''));
     }
     if ('text' in v) return cellText(v.text); // a hyperlink
   }
@@ -638,6 +642,19 @@ class SheetWriter {
 interface SheetRow {
   number: number;
   values: unknown;
+  getCell(column: number): { result?: unknown };
+}
+
+/**
+ * The text of a formula cell whose value came without a result. ExcelJS leaves a cached result out of the
+ * cell's value when it is falsy (0, the empty text), but the cell still holds it (ExcelJS reads a boolean
+ * result as 1 or 0); a formula never calculated has none, and an error result reads as NaN: UNREADABLE.
+ */
+function formulaResultText(row: SheetRow, column: number, value: unknown): string | null | typeof UNREADABLE {
+  if (typeof value !== 'object' || value === null || 'result' in value || 'error' in value) return UNREADABLE;
+  if (!('formula' in value) && !('sharedFormula' in value)) return UNREADABLE;
+  const result = row.getCell(column).result;
+  return result === undefined ? UNREADABLE : fastCellText(result);
 }
 
 /**
@@ -695,7 +712,8 @@ async function loadXlsx(
           const unreadableBefore = writer.unreadable;
           const cells: Array<string | null> = new Array<string | null>(Math.max(0, values.length - 1));
           for (let c = 1; c < values.length; c++) {
-            const text = fastCellText(values[c]);
+            let text = fastCellText(values[c]);
+            if (text === UNREADABLE) text = formulaResultText(row, c, values[c]);
             if (text === UNREADABLE) {
               writer.unreadable++;
               cells[c - 1] = null;

@@ -8,10 +8,12 @@
  * - `loadVersion(conn, source, opts)` (./load.ts) reads the file (streamed once from its source) into
  *   DuckDB: one table per sheet (CSV/TSV: one sheet; XLSX: one per worksheet, in workbook order). Every
  *   data column is VARCHAR holding the cell's raw text (nothing is converted at load, so rules and
- *   detectors see what the user typed); NULL is an empty cell. `rowNumberColumn` (BIGINT) is the row
- *   number the user sees in a spreadsheet program (the header is row 1; blank rows are kept as rows of
- *   NULLs so numbering never shifts). Column idents are synthetic (`"c1"`, `"c2"`, …): use `ident` in SQL
- *   and `name` (the header name, made unique by domain/files/headerNames.ts) when talking to people.
+ *   detectors see what the user typed); NULL is an empty cell, one without any text (an XLSX cell whose
+ *   text is empty is NULL too, never ''). `rowNumberColumn` (BIGINT) is the row number the user sees in a
+ *   spreadsheet program (the header is row 1; blank rows before a later row are kept as rows of NULLs so
+ *   numbering never shifts; blank rows at the end are no rows). Column idents are synthetic (`"c1"`,
+ *   `"c2"`, …): use `ident` in SQL and `name` (the header name, made unique by domain/files/headerNames.ts)
+ *   when talking to people.
  * - `profileVersion(conn, loaded)` (./profile.ts) computes the profile; each column's `inferredType`
  *   decides how later steps read its values: `typedSql(ident, type)` (./sql.ts) is the SQL expression of
  *   the typed value (NULL when the cell is null or does not parse), `isNullSql(ident)` the null rule.
@@ -205,7 +207,10 @@ export interface SheetProfile {
   columns: number;
   /** rows equal in every column to an earlier row (entirely blank rows are not counted) */
   duplicateRows: number;
-  /** rows with every cell null */
+  /**
+   * rows whose every cell is empty (no text at all: NULL). A row of null words (`NA,NA`) is a row of null
+   * values — counted in each column's `nulls` and compared for `duplicateRows` like any row — not a blank row
+   */
   blankRows: number;
   warnings: LoadWarning[];
   columnProfiles: ColumnProfile[];
