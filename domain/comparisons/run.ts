@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import { ForeignKeyViolationError, UniqueViolationError } from 'objection';
 import { BadRequestError } from '../../common/errors';
-import { inspectStoredXlsx, xlsxLimits } from '../files/xlsx';
+import { inspectionFailureReason, inspectStoredXlsx, xlsxLimits } from '../files/xlsx';
 import type { Storage } from '../../common/storage';
 import type { Config } from '../../common/config';
 import { Comparison, ComparisonChange, File, FileVersion, Report } from '../../db/models';
@@ -330,7 +330,9 @@ export async function runComparison(
             xlsxLimits(config.files),
           );
         } catch (err) {
-          if (err instanceof BadRequestError) throw new ComparisonFailure('unsafe_workbook', err.message);
+          if (err instanceof BadRequestError) {
+            throw new ComparisonFailure(inspectionFailureReason(err), err.message);
+          }
           throw err;
         }
       }

@@ -29,6 +29,30 @@ export function xlsxLimits(files: Config['files']): XlsxLimits {
   };
 }
 
+/**
+ * A worksheet whose declared dimension is over the row or column limit: a 400 like every refusal of
+ * inspectStoredXlsx, but a report build or a comparison names the limit (`inspectionFailureReason`).
+ */
+export class SheetTooLargeError extends BadRequestError {
+  constructor(
+    public readonly limit: 'rows' | 'columns',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The failure reason (README "Reports") of a report build or a comparison that inspectStoredXlsx refused:
+ * `too_many_rows` / `too_many_columns` for a sheet over a limit, `unsafe_workbook` for everything else.
+ */
+export function inspectionFailureReason(
+  err: BadRequestError,
+): 'too_many_rows' | 'too_many_columns' | 'unsafe_workbook' {
+  if (!(err instanceof SheetTooLargeError)) return 'unsafe_workbook';
+  return err.limit === 'rows' ? 'too_many_rows' : 'too_many_columns';
+}
+
 export interface XlsxFacts {
   /** worksheets in the workbook */
   sheets: number;
@@ -231,7 +255,7 @@ export async function checkSharedStrings(
  * size and compression ratio (decompression bombs), and each worksheet's declared dimension within
  * the row and column limits. Only the first 64 KB of each worksheet is inflated. The shared strings are
  * bounded by `checkSharedStrings` (size from the directory, then their count while streaming the part).
- * Throws BadRequestError (400) naming the problem.
+ * Throws BadRequestError (400) naming the problem; SheetTooLargeError for a sheet over a limit.
  */
 export async function inspectStoredXlsx(
   client: Minio.Client,
@@ -300,10 +324,14 @@ export async function inspectStoredXlsx(
       }
       const dim = parseDimension(xml);
       if (dim && dim.rows > limits.maxRows) {
-        throw new BadRequestError(`the sheet has ${dim.rows} rows; at most ${limits.maxRows} are accepted`);
+        throw new SheetTooLargeError(
+          'rows',
+          `the sheet has ${dim.rows} rows; at most ${limits.maxRows} are accepted`,
+        );
       }
       if (dim && dim.columns > limits.maxColumns) {
-        throw new BadRequestError(
+        throw new SheetTooLargeError(
+          'columns',
           `the sheet has ${dim.columns} columns; at most ${limits.maxColumns} are accepted`,
         );
       }

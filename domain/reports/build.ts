@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import { ForeignKeyViolationError, UniqueViolationError } from 'objection';
 import { BadRequestError } from '../../common/errors';
-import { inspectStoredXlsx, xlsxLimits } from '../files/xlsx';
+import { inspectionFailureReason, inspectStoredXlsx, xlsxLimits } from '../files/xlsx';
 import type { Storage } from '../../common/storage';
 import type { Config } from '../../common/config';
 import { File, FileVersion, Report } from '../../db/models';
@@ -231,7 +231,8 @@ export async function runBuild(
           xlsxLimits(config.files),
         );
       } catch (err) {
-        if (err instanceof BadRequestError) throw new AnalysisFailure('unsafe_workbook', err.message);
+        if (err instanceof BadRequestError)
+          throw new AnalysisFailure(inspectionFailureReason(err), err.message);
         throw err;
       }
     }

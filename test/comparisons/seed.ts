@@ -17,19 +17,24 @@ export interface SeededComparison {
   versionIds: string[];
   comparisonId: string;
   /** runs the comparison as the worker does (the application role, acting for the company) */
-  run: (storage?: ReturnType<typeof testEnv>['storage']) => ReturnType<typeof runComparison>;
+  run: (
+    storage?: ReturnType<typeof testEnv>['storage'],
+    config?: ReturnType<typeof testEnv>['config'],
+  ) => ReturnType<typeof runComparison>;
 }
 
 /**
- * `texts[i]` is version i + 1's CSV. `reports`: `none` (no report row), a status for every version's row, or
- * `built` (built here by the reports engine, so the comparison takes their types).
+ * `texts[i]` is version i + 1's CSV (or workbook, with `format: 'xlsx'`). `reports`: `none` (no report row),
+ * a status for every version's row, or `built` (built here by the reports engine, so the comparison takes
+ * their types).
  */
 export async function seedComparison(
   team: Team,
-  texts: string[],
+  texts: Array<string | Buffer>,
   options: {
     reports?: 'none' | 'built' | 'queued' | 'building' | 'ready' | 'failed';
     keyColumns?: string[];
+    format?: 'csv' | 'xlsx';
   } = {},
 ): Promise<SeededComparison> {
   const { knex, appKnex, storage, config } = testEnv();
@@ -38,7 +43,7 @@ export async function seedComparison(
   const { fileId, versionIds } = await seedVersions(
     { knex, storage },
     { companyId, personId: team.admin.id },
-    'csv',
+    options.format ?? 'csv',
     texts.map((text) => Buffer.from(text)),
     texts.map((text) => Buffer.byteLength(text)),
     { visibility: 'company' },
@@ -70,9 +75,9 @@ export async function seedComparison(
     versionIds,
     options.keyColumns ?? null,
   );
-  const run = (withStorage = storage) =>
+  const run = (withStorage = storage, withConfig = config) =>
     actingStatement({ companyId }, () =>
-      runComparison({ knex: appKnex, storage: withStorage, config }, { companyId, comparisonId }),
+      runComparison({ knex: appKnex, storage: withStorage, config: withConfig }, { companyId, comparisonId }),
     );
   return { companyId, fileId, versionIds, comparisonId, run };
 }

@@ -3,9 +3,10 @@
  */
 import { expect } from 'chai';
 import { prepareBuild, runBuild } from '../../domain/reports/build';
+import { AnalysisFailure } from '../../domain/reports/engine';
 import { testEnv } from '../helpers/env';
 import { createTeam } from '../helpers/factories';
-import { uploadFile } from '../helpers/files';
+import { uploadFile, xlsx } from '../helpers/files';
 
 describe('reports: the build runner', function () {
   this.timeout(30_000);
@@ -64,5 +65,41 @@ describe('reports: the build runner', function () {
     for (const handle of started) realClear(handle as NodeJS.Timeout);
     expect(String(error)).to.include('rules unavailable');
     expect(left, 'intervals left running').to.equal(0);
+  });
+
+  it("a workbook whose sheet declares more rows or columns than the limits fails with that limit's reason", async () => {
+    const { knex, storage, config } = testEnv();
+    const team = await createTeam({ plan: 'premium' });
+    // 3 data rows × 3 columns (the sheet's dimension A1:C4)
+    const up = await uploadFile(await xlsx(3, 3), { token: team.adminToken, name: 'limits.xlsx' });
+    expect(up.status, up.text).to.equal(201);
+    const version = await knex('fileVersions').where({ fileId: up.body.id }).first();
+    const req = {
+      companyId: team.company.id,
+      fileId: up.body.id as string,
+      fileVersionId: version.id as string,
+      version: 1,
+    };
+    expect(await prepareBuild(knex, req, null)).to.include({ build: 1 });
+    // the build runs with lowered limits (the upload was checked against the usual ones)
+    async function failure(files: Partial<typeof config.files>): Promise<AnalysisFailure> {
+      try {
+        await runBuild({ knex, storage, config: { ...config, files: { ...config.files, ...files } } }, req);
+      } catch (err) {
+        expect(err).to.be.instanceOf(AnalysisFailure);
+        return err as AnalysisFailure;
+      }
+      throw new Error('the build did not fail');
+    }
+    expect(await failure({ maxRows: 2 })).to.include({
+      reason: 'too_many_rows',
+      message: 'the sheet has 3 rows; at most 2 are accepted',
+    });
+    expect(await failure({ maxColumns: 2 })).to.include({
+      reason: 'too_many_columns',
+      message: 'the sheet has 3 columns; at most 2 are accepted',
+    });
+    // the zip guards keep their own reason
+    expect(await failure({ xlsxMaxEntries: 2 })).to.include({ reason: 'unsafe_workbook' });
   });
 });
