@@ -22,6 +22,44 @@ export const MAX_DEPTH = 10;
 /** The most costly query accepted: each field 1, each connection its page size times its selection. */
 export const MAX_COMPLEXITY = 10_000;
 
+/** The deepest nesting of braces, brackets and parentheses a document may have before it is parsed. */
+export const MAX_NESTING = 64;
+
+/**
+ * The deepest nesting of `{`, `[` and `(` in a GraphQL document, outside strings, block strings and comments.
+ * graphql-js parses recursively: a 10,000-character document can nest thousands deep and overflow the stack
+ * before the depth rule (which runs on the parsed document) could refuse it.
+ */
+export function documentNesting(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '#') {
+      while (i < text.length && text[i] !== '\n' && text[i] !== '\r') i++;
+    } else if (ch === '"') {
+      if (text.startsWith('"""', i)) {
+        // a block string ends at the first triple quote that is not escaped (\""")
+        for (i += 3; i < text.length; i++) {
+          if (text.startsWith('\\"""', i)) i += 3;
+          else if (text.startsWith('"""', i)) {
+            i += 2;
+            break;
+          }
+        }
+      } else {
+        for (i++; i < text.length && text[i] !== '"' && text[i] !== '\n'; i++) if (text[i] === '\\') i++;
+      }
+    } else if (ch === '{' || ch === '[' || ch === '(') {
+      depth++;
+      if (depth > deepest) deepest = depth;
+    } else if (ch === '}' || ch === ']' || ch === ')') {
+      depth = Math.max(0, depth - 1);
+    }
+  }
+  return deepest;
+}
+
 const CODES: Record<number, string> = {
   400: 'BAD_REQUEST',
   403: 'FORBIDDEN',
@@ -51,14 +89,21 @@ function publicError(err: GraphQLError, ctx: GraphQLContext): GraphQLError {
 const handle = createHandler<unknown, GraphQLContext, GraphQLContext>({
   schema,
   context: (req) => req.context,
-  onSubscribe: (_req, params) =>
-    params.query.length > MAX_DOCUMENT_CHARS
-      ? [
-          new GraphQLError(
-            `the document has ${params.query.length} characters: at most ${MAX_DOCUMENT_CHARS}`,
-          ),
-        ]
-      : undefined,
+  onSubscribe: (_req, params) => {
+    if (params.query.length > MAX_DOCUMENT_CHARS) {
+      return [
+        new GraphQLError(`the document has ${params.query.length} characters: at most ${MAX_DOCUMENT_CHARS}`),
+      ];
+    }
+    if (documentNesting(params.query) > MAX_NESTING) {
+      return [
+        new GraphQLError(
+          `the document nests deeper than ${MAX_NESTING} levels of braces, brackets and parentheses`,
+        ),
+      ];
+    }
+    return undefined;
+  },
   validationRules: (_req, args, specified): ValidationRule[] => [
     ...specified,
     depthLimit(MAX_DEPTH) as ValidationRule,

@@ -13,11 +13,31 @@ function hasHttpStatus(err: unknown): boolean {
   return typeof e?.status === 'number' || typeof e?.statusCode === 'number';
 }
 
+/** How deep a JSON body may nest (objects and arrays); deeper is 400 before anything walks it. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Whether a parsed JSON value nests deeper than `max` levels of objects and arrays. Iterative: a value nested
+ * thousands deep (a 10 KB body can be) must not overflow the stack of whatever walks it next (the NUL check,
+ * the Idempotency-Key fingerprint, a schema).
+ */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth + 1 > max) return true;
+    for (const item of Array.isArray(v) ? v : Object.values(v as Record<string, unknown>))
+      if (item !== null && typeof item === 'object') stack.push([item, depth + 1]);
+  }
+  return false;
+}
+
 /**
  * JSON bodies only, size-limited (after decompression); a body of another type is refused (multipart
  * uploads have their own parser). Content-Encoding: gzip, deflate or br is decompressed while read; a body
  * so labelled that does not decompress is 400, another coding 415, and a compressed multipart upload 415
- * (uploads are streamed as sent).
+ * (uploads are streamed as sent). A body nesting deeper than MAX_JSON_DEPTH is 400.
  */
 export function jsonBody(limitBytes: number | ((ctx: AppContext) => number)) {
   // one parser per limit (JSON_BODY_LIMIT_BYTES, and a route's own bodyLimitBytes such as /mcp's)
@@ -75,6 +95,11 @@ export function jsonBody(limitBytes: number | ((ctx: AppContext) => number)) {
         throw new BadRequestError(`the request body is not valid ${encoding} data`);
       }
       throw err;
+    }
+    if (nestsDeeperThan(ctx.request.body, MAX_JSON_DEPTH)) {
+      throw new BadRequestError(
+        `the JSON body nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays`,
+      );
     }
     await next();
   };

@@ -12,6 +12,7 @@ import { countAppQueries, data, gql, insertCompanyFile } from '../helpers/graphq
 import { call, expectErrorBody } from '../helpers/http';
 import { uploadFile, uploadTo } from '../helpers/files';
 import { eventually } from '../helpers/temporal';
+import { documentNesting } from '../../api/graphql/http';
 
 const V1 = ['id,email,qty', '1,anna.smith@example.com,5', '2,,6', '3,li.chen@example.org,7'].join('\n');
 const V2 = ['id,email,qty', '1,anna.smith@example.com,5', '2,,60', '4,omar.khan@example.net,8'].join('\n');
@@ -95,6 +96,26 @@ describe('GraphQL', function () {
         team.adminToken,
         '{ files(first: 20) { nodes { id versions(first: 10) { nodes { id report { status } } } } } }',
       );
+    });
+
+    it('refuses a document nested thousands deep (within 10,000 characters) with an error, not a 500', async () => {
+      const nested = `${'{a'.repeat(3000)}${'}'.repeat(3000)}`;
+      expect(nested.length).to.be.at.most(10_000);
+      for (const accept of ['application/json', 'application/graphql-response+json']) {
+        const res = await call('POST', '/graphql', {
+          token: team.adminToken,
+          json: { query: nested },
+          headers: { accept },
+        });
+        expect(res.status, res.text).to.equal(accept === 'application/json' ? 200 : 400);
+        expect(res.body.errors[0].message).to.equal(
+          'the document nests deeper than 64 levels of braces, brackets and parentheses',
+        );
+      }
+      // brackets inside strings, block strings and comments do not count
+      expect(documentNesting('{ a(x: "{{{[[[(((") # {{{{\n b { c } }')).to.equal(2);
+      expect(documentNesting('{ a(x: """{{ \\""" {{""") }')).to.equal(2);
+      expect(documentNesting('{ a(x: "\\"{{") }')).to.equal(2);
     });
 
     it('refuses documents over 10,000 characters, and answers errors in GraphQL’s errors array', async () => {

@@ -295,6 +295,29 @@ describe('Hardening (issue 10)', function () {
       });
       expect(messages(res)).to.deep.equal(['body.count must be integer']);
     });
+
+    it('refuses a body nested thousands deep with 400 (public sign-in, and with an Idempotency-Key), not a 500', async () => {
+      const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+      const login = await call('POST', '/auth/login', {
+        raw: `{"email":${deep},"password":"x"}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(expectErrorBody(login, 400).message).to.equal(
+        'the JSON body nests deeper than 64 levels of objects and arrays',
+      );
+      const keyed = await call('POST', '/rules', {
+        token: team.adminToken,
+        raw: `{"name":"r","kind":"not_null","column":"a","params":${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}}`,
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'deep-1' },
+      });
+      expect(expectErrorBody(keyed, 400).message).to.match(/nests deeper than 64/);
+      // 64 levels are fine (the schema judges the content)
+      const ok = await call('POST', '/_test/echo', {
+        raw: `{"name":"a","count":1,"extra":${'['.repeat(63)}${']'.repeat(63)}}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(messages(ok).join(' ')).to.not.match(/nests deeper/);
+    });
   });
 
   describe('4. methods a path does not have', () => {
