@@ -108,7 +108,7 @@ export function ruleProblems(rule: RuleShape): string[] {
   }
   const allowed = PARAMS_OF[kind];
   for (const name of Object.keys(params)) {
-    if (!(name in allowed)) {
+    if (!Object.hasOwn(allowed, name)) {
       const takes = Object.keys(allowed);
       problems.push(
         `body.params.${name}: not a param of a ${kind} rule (${takes.length ? `it takes ${takes.join(', ')}` : 'it takes none'})`,
@@ -122,7 +122,7 @@ export function ruleProblems(rule: RuleShape): string[] {
   }
   const num = (name: string, integer: boolean, minimum?: number): number | undefined => {
     const v = params[name];
-    if (v === undefined || !(name in allowed)) return undefined;
+    if (v === undefined || !Object.hasOwn(allowed, name)) return undefined;
     if (typeof v !== 'number' || !Number.isFinite(v)) {
       problems.push(`body.params.${name}: must be a number`);
       return undefined;

@@ -272,6 +272,12 @@ describe('comparisons: automatic and requested, end to end', function () {
       json: { base: { fileId: id, version: 1 }, target: { fileId: second.body.id, version: 1 } },
     });
     expectErrorBody(twoFiles, 422);
+    // a version beyond what PostgreSQL's integer holds is the schema's 400 naming the field
+    const huge = await call('POST', '/comparisons', {
+      token: team.adminToken,
+      json: { base: { fileId: id, version: 2147483648 }, target: { fileId: id, version: 1 } },
+    });
+    expect(expectErrorBody(huge, 400).message).to.equal('body.base.version must be <= 2147483647');
     // another company: 404 for the request and the comparison
     expectErrorBody(await call('POST', '/comparisons', { token: other.adminToken, json: body }), 404);
     expectErrorBody(await call('GET', `/comparisons/${first.body.id}`, { token: other.adminToken }), 404);

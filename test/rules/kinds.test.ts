@@ -31,6 +31,16 @@ describe('quality rules: kinds and params', () => {
     expect(ruleProblems({ kind: 'length', column: 'a', params: { min: 1.5 } })).to.deep.equal([
       'body.params.min: must be an integer',
     ]);
+    // names every object has through its prototype are not params either
+    const inherited = JSON.parse('{"constructor":{"any":["junk"]},"toString":1,"__proto__":2}') as Record<
+      string,
+      unknown
+    >;
+    expect(ruleProblems({ kind: 'not_null', column: 'a', params: inherited })).to.deep.equal([
+      'body.params.constructor: not a param of a not_null rule (it takes none)',
+      'body.params.toString: not a param of a not_null rule (it takes none)',
+      'body.params.__proto__: not a param of a not_null rule (it takes none)',
+    ]);
   });
 
   it('refuses a regex RE2 does not accept (backreferences, lookaround) and too many values', () => {

@@ -1,9 +1,14 @@
+import { MAX_INT4 } from '../../validation';
+
 /** JSON schemas of the comparison resource (OpenAPI and the typed test client read them). */
 const versionRef = {
   type: 'object',
   additionalProperties: false,
   required: ['fileId', 'version'],
-  properties: { fileId: { type: 'string', format: 'uuid' }, version: { type: 'integer', minimum: 1 } },
+  properties: {
+    fileId: { type: 'string', format: 'uuid' },
+    version: { type: 'integer', minimum: 1, maximum: MAX_INT4 },
+  },
 } as const;
 
 export const comparisonRequestSchema = {
