@@ -2,11 +2,12 @@
  * Starting delivery workflows. The outbox fan-out (worker) starts batches: one `webhook-batch` workflow
  * per company and dispatcher pass makes the first attempts, and hands each delivery that fails to a
  * `webhook-delivery:<deliveryId>` workflow. A redelivery (API) starts its `webhook-delivery` workflow
- * directly. Ids derive from delivery ids, so starting twice is harmless: a running workflow is reused, a
- * finished one is not started again, and a delivery is attempted only by the workflow that owns it. A
- * delivery is marked started only after Temporal accepted it; the dispatcher starts any left unmarked (a
- * crash between commit and start) in a batch.
+ * directly. Ids derive from delivery ids — a batch's from all of its deliveries — so starting twice is
+ * harmless: a running workflow is reused, a finished one is not started again, and a delivery is attempted
+ * only by the workflow that owns it. A delivery is marked started only after Temporal accepted a workflow
+ * whose input holds it; the dispatcher starts any left unmarked (a crash between commit and start) in a batch.
  */
+import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Knex } from 'knex';
@@ -14,6 +15,7 @@ import type { Config } from '../../common/config';
 import { deliveryPolicy, type DeliveryPolicy } from './policy';
 import { workflowIdentity } from '../../workflows/shared';
 import {
+  batchWorkflowId,
   WEBHOOK_BATCH_WORKFLOW,
   WEBHOOK_DELIVERY_WORKFLOW,
   type AttemptRecord,
@@ -51,7 +53,7 @@ async function startOnce(
     | { type: typeof WEBHOOK_DELIVERY_WORKFLOW; args: [WebhookDeliveryInput] },
   identity: {
     kind: 'webhook-batch' | 'webhook-delivery';
-    id: string;
+    parts: string[];
     companyId: string;
     correlationId?: string | null;
   },
@@ -61,7 +63,7 @@ async function startOnce(
     await client.workflow.start(workflow.type, {
       ...workflowIdentity({
         kind: identity.kind,
-        parts: [identity.id],
+        parts: identity.parts,
         companyId: identity.companyId,
         taskQueue: config.temporal.taskQueue,
         correlationId: identity.correlationId ?? undefined,
@@ -117,14 +119,32 @@ export async function startDeliveryWorkflows(
         client,
         config,
         { type: WEBHOOK_DELIVERY_WORKFLOW, args: [{ deliveryId: d.id, policy }] },
-        { kind: 'webhook-delivery', id: d.id, companyId: d.companyId, correlationId: d.correlationId },
+        { kind: 'webhook-delivery', parts: [d.id], companyId: d.companyId, correlationId: d.correlationId },
       ),
   );
 }
 
 /**
- * Starts the first attempts of fresh deliveries: one `webhook-batch:<first delivery id>` workflow per
- * company (and per BATCH_MAX deliveries), carrying that company's `CompanyId`, then marks them started.
+ * The id parts of the batch of these deliveries: the lowest of their ids, then a digest of all of them, so
+ * the same group gives the same id in any order. The id must name the whole group: the sweep regroups
+ * deliveries left unmarked, and a group that reused the id of an existing batch holding fewer of them
+ * would mark the others started with no workflow ever attempting them.
+ */
+function batchIdParts(deliveryIds: readonly string[]): [string, string] {
+  const sorted = [...deliveryIds].sort();
+  const digest = createHash('sha256').update(sorted.join(',')).digest('hex').slice(0, 16);
+  return [sorted[0], digest];
+}
+
+/** `webhook-batch:<lowest delivery id>:<digest of all its delivery ids>` (operators, tests). */
+export function batchWorkflowIdOf(deliveryIds: readonly string[]): string {
+  return batchWorkflowId(...batchIdParts(deliveryIds));
+}
+
+/**
+ * Starts the first attempts of fresh deliveries: one `webhook-batch` workflow per company (and per
+ * BATCH_MAX deliveries), its id naming all of its deliveries (`batchWorkflowIdOf`), carrying that
+ * company's `CompanyId`, then marks them started.
  */
 export async function startDeliveryBatches(
   client: Client,
@@ -157,7 +177,11 @@ export async function startDeliveryBatches(
           },
         ],
       },
-      { kind: 'webhook-batch', id: batch[0].id, companyId: batch[0].companyId },
+      {
+        kind: 'webhook-batch',
+        parts: batchIdParts(batch.map((d) => d.id)),
+        companyId: batch[0].companyId,
+      },
       options,
     ),
   );
@@ -196,7 +220,7 @@ export async function startDeliveryRetry(
     },
     {
       kind: 'webhook-delivery',
-      id: params.deliveryId,
+      parts: [params.deliveryId],
       companyId: params.companyId,
       correlationId: params.correlationId,
     },

@@ -11,9 +11,13 @@ import type { Knex } from 'knex';
 import { transact } from '../../db/transaction';
 import { OutboxEvent, WebhookDelivery, WebhookEndpoint } from '../../db/models';
 import { webhookSecretBox, generateWebhookSecret } from '../../domain/webhooks/secret';
-import { startDeliveryBatches, startDeliveryWorkflows } from '../../domain/webhooks/starts';
+import {
+  batchWorkflowIdOf,
+  startDeliveryBatches,
+  startDeliveryWorkflows,
+} from '../../domain/webhooks/starts';
 import { COMPANY_ID } from '../../workflows/shared';
-import { attemptsQuery, batchWorkflowId, deliveryWorkflowId } from '../../workflows/definitions/webhooks';
+import { attemptsQuery, deliveryWorkflowId } from '../../workflows/definitions/webhooks';
 import { createWebhookFanOut } from '../../domain/webhooks/fanOut';
 import type { AfterCommit } from '../../db/outbox';
 import type { Config } from '../../common/config';
@@ -142,7 +146,7 @@ describe('webhook delivery (outbox → Temporal → HTTP)', function () {
 
     // operators: the first attempt ran in the company's batch, named by its first delivery, carrying the
     // company; a delivery that succeeds at once needs no workflow of its own
-    const batch = testEnv().temporal.workflow.getHandle(batchWorkflowId(delivery.id));
+    const batch = testEnv().temporal.workflow.getHandle(batchWorkflowIdOf([delivery.id]));
     expect(await batch.result()).to.deep.equal({
       deliveries: 1,
       succeeded: 1,
@@ -201,7 +205,7 @@ describe('webhook delivery (outbox → Temporal → HTTP)', function () {
     // operators: the batch handed the delivery to a workflow of its own, whose history holds each failed
     // attempt (the first in its input, the next ones as signals), the first delay as a timer, the retry
     // policy for attempts 2 to 5, and the last attempt's failure
-    const batch = testEnv().temporal.workflow.getHandle(batchWorkflowId(delivery.id));
+    const batch = testEnv().temporal.workflow.getHandle(batchWorkflowIdOf([delivery.id]));
     const batchResult = await batch.result();
     expect(batchResult.retrying).to.deep.equal([delivery.id]);
     expect(batchResult.outcomes).to.deep.equal([
@@ -583,15 +587,12 @@ describe('webhook fan-out: a dispatcher crash neither loses nor duplicates a del
     const [d1, d2, d3] = deliveries.map((d) => ({ id: d.id, companyId: company.id }));
 
     // e.g. a batch started, its mark lost, and the sweep grouping the same deliveries differently
-    await Promise.all([
-      startDeliveryBatches(temporal, knex, running.config, [d1, d2, d3]),
-      startDeliveryBatches(temporal, knex, running.config, [d2, d3]),
-      startDeliveryBatches(temporal, knex, running.config, [d3]),
-    ]);
+    const groups = [[d1, d2, d3], [d2, d3], [d3]];
+    await Promise.all(groups.map((group) => startDeliveryBatches(temporal, knex, running.config, group)));
     const done = await finishedDeliveries(endpoint.id, 3);
     expect(done.every((d) => d.status === 'succeeded' && d.attempts === 1)).to.equal(true);
     const results = await Promise.all(
-      [d1, d2, d3].map((d) => temporal.workflow.getHandle(batchWorkflowId(d.id)).result()),
+      groups.map((group) => temporal.workflow.getHandle(batchWorkflowIdOf(group.map((d) => d.id))).result()),
     );
     expect(results.reduce((n, r) => n + r.succeeded, 0)).to.equal(3);
     await endpointSettled(endpoint.id);
@@ -616,7 +617,7 @@ describe('webhook fan-out: a dispatcher crash neither loses nor duplicates a del
       lastAttemptAt: null,
       responseStatus: null,
     });
-    const result = await temporal.workflow.getHandle(batchWorkflowId(delivery.id)).result();
+    const result = await temporal.workflow.getHandle(batchWorkflowIdOf([delivery.id])).result();
     expect(result).to.include({ deliveries: 1, cancelled: 1 });
     expect(receiver.requests).to.have.lengthOf(0);
   });
@@ -643,6 +644,42 @@ describe('webhook fan-out: a dispatcher crash neither loses nor duplicates a del
     expect(after.ownerWorkflowId).to.equal('webhook-batch:elsewhere');
     expect(receiver.requests).to.have.lengthOf(0);
     await WebhookDelivery.query(knex).findById(delivery.id).delete();
+  });
+
+  it('the sweep starts a batch that owns a left-behind delivery grouped with one whose batch already exists', async () => {
+    const { knex, temporal, logger } = testEnv();
+    const company = await newCompany();
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const { receiver, endpoint } = await receivingEndpoint(running.config, company.id, async (n) =>
+      n === 1 ? released.then(() => 200) : 200,
+    );
+    const [e1] = await emit(company.id);
+    await fanOutByHand(running.config, [e1]);
+    const [d1] = await deliveriesOf(endpoint.id);
+    // d1's batch was created on the server, but its start timed out on the client: d1 is not marked
+    await startDeliveryBatches(temporal, knex, running.config, [{ id: d1.id, companyId: company.id }]);
+    await WebhookDelivery.query(knex).findById(d1.id).patch({ workflowStartedAt: null });
+    await eventually(async () => receiver.requests.length === 1, { what: 'first attempt of d1' });
+    // a later delivery of the same company whose start failed altogether
+    const [e3] = await emit(company.id);
+    await fanOutByHand(running.config, [e3]);
+    const d3 = (await deliveriesOf(endpoint.id)).find((d) => d.id !== d1.id)!;
+
+    // the sweep groups both, oldest first: the group's batch must be one that owns d3
+    const { startLeftBehind } = createWebhookFanOut({ config: running.config, knex, logger, temporal });
+    expect(await startLeftBehind(0)).to.equal(2);
+    release();
+    const done = await finishedDeliveries(endpoint.id, 2, 20_000);
+    expect(done.map((d) => [d.status, d.attempts])).to.deep.equal([
+      ['succeeded', 1],
+      ['succeeded', 1],
+    ]);
+    await endpointSettled(endpoint.id);
+    expect(receiver.requests.map((r) => r.headers['webhook-id'])).to.deep.equal([e1, e3]);
+    const byId = new Map(done.map((d) => [d.id, d]));
+    expect(byId.get(d3.id)!.ownerWorkflowId).to.not.equal(byId.get(d1.id)!.ownerWorkflowId);
+    expect(done.every((d) => d.workflowStartedAt)).to.equal(true);
   });
 });
 
@@ -759,7 +796,7 @@ describe('webhook delivery with a worker killed in the middle of an attempt', fu
     expect(receiver.requests.map((r) => r.verifiedWith)).to.deep.equal([0, 0]);
     // the batch's activity ran again on the new worker once the lost one stopped heartbeating, and handed
     // the delivery to its own workflow, which made attempt 2
-    const batch = temporal.workflow.getHandle(batchWorkflowId(delivery.id));
+    const batch = temporal.workflow.getHandle(batchWorkflowIdOf([delivery.id]));
     expect((await batch.result()).retrying).to.deep.equal([delivery.id]);
     const events = (await batch.fetchHistory()).events ?? [];
     const started = events.find(

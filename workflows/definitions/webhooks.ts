@@ -25,9 +25,13 @@ export function deliveryWorkflowId(deliveryId: string): string {
   return workflowId('webhook-delivery', deliveryId);
 }
 
-/** `webhook-batch:<first delivery id>`: the first attempts of one company's deliveries of a pass. */
-export function batchWorkflowId(firstDeliveryId: string): string {
-  return workflowId('webhook-batch', firstDeliveryId);
+/**
+ * `webhook-batch:<lowest delivery id>:<digest of all its delivery ids>`: the first attempts of one company's
+ * deliveries of a pass. The digest makes the id name the whole group, so a group with one delivery more is
+ * another workflow (computed outside the sandbox: `batchWorkflowIdOf` in domain/webhooks/starts.ts).
+ */
+export function batchWorkflowId(lowestDeliveryId: string, deliveriesDigest: string): string {
+  return workflowId('webhook-batch', lowestDeliveryId, deliveriesDigest);
 }
 
 /** One attempt as operators see it in the workflow's history (a signal per failed attempt before the last). */
