@@ -39,11 +39,13 @@ interface StartOptions {
    * round trip less). Only for a client that shares the worker's NativeConnection (the fan-out).
    */
   eager?: boolean;
+  /** A closed workflow of the same id is run again (a hand-over: see `startDeliveryRetry`). */
+  rerunClosed?: boolean;
 }
 
 /**
  * Starts a webhook workflow whose id names its deliveries: a running one is reused (`USE_EXISTING`), a
- * finished one is not run again (`REJECT_DUPLICATE`, its error swallowed).
+ * finished one is not run again (`REJECT_DUPLICATE`, its error swallowed) unless `rerunClosed`.
  */
 async function startOnce(
   client: Client,
@@ -70,7 +72,9 @@ async function startOnce(
       }),
       args: workflow.args,
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      workflowIdReusePolicy: options.rerunClosed
+        ? WorkflowIdReusePolicy.ALLOW_DUPLICATE
+        : WorkflowIdReusePolicy.REJECT_DUPLICATE,
       ...(options.eager ? { requestEagerStart: true } : {}),
     });
   } catch (err) {
@@ -189,7 +193,11 @@ export async function startDeliveryBatches(
 
 /**
  * Hands a delivery whose first attempt (in a batch) failed to its own workflow, which waits the first delay
- * and makes attempts 2 to 5. Idempotent: a running one is reused, a finished one is not started again.
+ * and makes attempts 2 to 5. A running one is reused. A closed one is run again: the batch owns the delivery
+ * and hands it over only while it is unfinished, so a closed `webhook-delivery:<id>` did not take it over
+ * (e.g. a redelivery's own start that reached the server late ended as `owned-elsewhere` because the sweep's
+ * batch owned the delivery); rejecting the start would leave the delivery `retrying` with nothing retrying
+ * it. A run that finds the delivery finished meanwhile sends nothing.
  */
 export async function startDeliveryRetry(
   client: Client,
@@ -224,5 +232,6 @@ export async function startDeliveryRetry(
       companyId: params.companyId,
       correlationId: params.correlationId,
     },
+    { rerunClosed: true },
   );
 }

@@ -681,6 +681,44 @@ describe('webhook fan-out: a dispatcher crash neither loses nor duplicates a del
     expect(byId.get(d3.id)!.ownerWorkflowId).to.not.equal(byId.get(d1.id)!.ownerWorkflowId);
     expect(done.every((d) => d.workflowStartedAt)).to.equal(true);
   });
+
+  it('retries a delivery whose own workflow had already ended as owned-elsewhere when its batch hands it over', async () => {
+    const { knex, temporal } = testEnv();
+    const company = await newCompany();
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const { receiver, endpoint } = await receivingEndpoint(running.config, company.id, async (n) =>
+      n === 1 ? released.then(() => 500) : 200,
+    );
+    const steps = await fanOutByHand(running.config, await emit(company.id));
+    for (const step of steps) await step();
+    await eventually(async () => receiver.requests.length === 1, { what: 'first attempt (in the batch)' });
+    const [delivery] = await deliveriesOf(endpoint.id);
+    // its own workflow, started meanwhile (e.g. a start of the API's that reached the server late), finds the
+    // batch owning it and ends without touching it
+    await startDeliveryWorkflows(temporal, knex, running.config, [
+      { id: delivery.id, companyId: company.id },
+    ]);
+    const own = temporal.workflow.getHandle(deliveryWorkflowId(delivery.id));
+    expect(await own.result()).to.deep.equal({
+      status: 'owned-elsewhere',
+      attempts: 0,
+      responseStatus: null,
+    });
+
+    // the first attempt fails: the batch hands the delivery over to webhook-delivery:<id> all the same
+    release();
+    const [done] = await finishedDeliveries(endpoint.id, 1, 20_000);
+    expect(done).to.include({ status: 'succeeded', attempts: 2, responseStatus: 200 });
+    expect(done.ownerWorkflowId).to.equal(deliveryWorkflowId(delivery.id));
+    expect(await temporal.workflow.getHandle(deliveryWorkflowId(delivery.id)).result()).to.deep.equal({
+      status: 'succeeded',
+      attempts: 2,
+      responseStatus: 200,
+    });
+    await deliveriesSettled([done]);
+    expect(receiver.requests).to.have.lengthOf(2);
+  });
 });
 
 describe('webhook retention', function () {
