@@ -87,9 +87,11 @@ export function createWebhookActivities(deps: WebhookDeps) {
         case 'finished':
           if (outcome.status === 'succeeded')
             return { attempt: outcome.attempts, responseStatus: outcome.responseStatus };
+          // e.g. a 410 recorded (and the delivery finished with it) by a run whose worker was lost: the
+          // workflow ends as the record says, failed or cancelled
           throw ApplicationFailure.nonRetryable(
             `the delivery is already ${outcome.status}`,
-            FAILURE.deliveryGone,
+            outcome.status === 'failed' ? FAILURE.attemptFailed : FAILURE.deliveryGone,
           );
         case 'succeeded':
           return { attempt, responseStatus: outcome.responseStatus };

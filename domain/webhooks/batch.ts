@@ -103,7 +103,7 @@ async function firstAttempt(
       break;
     case 'gone':
     case 'failed':
-      await store.finish({ deliveryId: row.id, outcome: 'failed', error: null });
+      // recorded and finished (failure counted) in one transaction by the attempt
       result.failed++;
       add('failed', outcome.record.responseStatus);
       break;

@@ -155,8 +155,10 @@ export function createDeliveryStore(deps: { knex: Knex; logger: Logger }) {
     },
 
     /**
-     * A failed attempt: `retrying` when attempts remain, else `failed` (finished by `finish`). A 410
-     * (`gone`) disables the endpoint in the same transaction.
+     * A failed attempt: `retrying` when attempts remain. A final one (a 410, or the last attempt) finishes
+     * the delivery as `failed` in the same transaction — status, `completed_at`, one more failure in a row for
+     * the endpoint and, for a 410 (`gone`), the endpoint's disable — so a worker lost right after it cannot
+     * leave a final answer unfinished (a later attempt would find the endpoint disabled and cancel it).
      */
     async recordFailed(
       row: DeliveryRow,
@@ -169,7 +171,7 @@ export function createDeliveryStore(deps: { knex: Knex; logger: Logger }) {
       },
     ): Promise<void> {
       await knex.transaction(async (trx) => {
-        await trx('webhookDeliveries')
+        const recorded = await trx('webhookDeliveries')
           .where({ id: row.id })
           .whereNull('completedAt')
           .update({
@@ -179,6 +181,7 @@ export function createDeliveryStore(deps: { knex: Knex; logger: Logger }) {
             lastError: attempt.error,
             lastAttemptAt: trx.fn.now(),
             updatedAt: trx.fn.now(),
+            ...(attempt.willRetry ? {} : { completedAt: trx.fn.now() }),
           });
         if (attempt.gone) {
           await disableAutomatically(
@@ -192,6 +195,12 @@ export function createDeliveryStore(deps: { knex: Knex; logger: Logger }) {
               responseStatus: 410,
             },
           );
+        }
+        if (!attempt.willRetry && recorded > 0) {
+          await countFailedDelivery(trx, logger, row.endpointId, {
+            lastDeliveryId: row.id,
+            eventId: row.eventId,
+          });
         }
       });
     },
@@ -209,7 +218,8 @@ export function createDeliveryStore(deps: { knex: Knex; logger: Logger }) {
 
     /**
      * Finishes a delivery that did not succeed, once: `completed_at` guards it, so a retried call changes
-     * nothing. A failed delivery counts one more failure in a row for its endpoint (state.ts).
+     * nothing (nor does a call for a delivery `recordFailed` finished). A failed delivery counts one more
+     * failure in a row for its endpoint (state.ts).
      */
     async finish(input: CompleteInput): Promise<{ attempts: number; responseStatus: number | null }> {
       return knex.transaction(async (trx) => {

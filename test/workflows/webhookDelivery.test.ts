@@ -19,6 +19,7 @@ import {
 import { COMPANY_ID } from '../../workflows/shared';
 import { attemptsQuery, deliveryWorkflowId } from '../../workflows/definitions/webhooks';
 import { createWebhookFanOut } from '../../domain/webhooks/fanOut';
+import { createDeliveryStore } from '../../domain/webhooks/store';
 import type { AfterCommit } from '../../db/outbox';
 import type { Config } from '../../common/config';
 import { ensureWebhookRetentionSchedule } from '../../worker/worker';
@@ -718,6 +719,73 @@ describe('webhook fan-out: a dispatcher crash neither loses nor duplicates a del
     });
     await deliveriesSettled([done]);
     expect(receiver.requests).to.have.lengthOf(2);
+  });
+
+  it('finishes a delivery as failed once a 410 is recorded, even if the worker is lost right after (batch)', async () => {
+    const { knex, temporal, logger } = testEnv();
+    const company = await newCompany();
+    const { receiver, endpoint } = await receivingEndpoint(running.config, company.id);
+    const steps = await fanOutByHand(running.config, await emit(company.id));
+    const [delivery] = await deliveriesOf(endpoint.id);
+    // the batch's first attempt, answered 410 and recorded; its worker lost before it could go on
+    const store = createDeliveryStore({ knex, logger });
+    await store.claim(delivery.id, 'webhook-batch:lost');
+    await store.beginFirstAttempt(delivery.id);
+    await store.recordFailed((await store.load(delivery.id))!, {
+      attempt: 1,
+      responseStatus: 410,
+      error: 'attempt 1: receiver answered 410 Gone; endpoint disabled',
+      willRetry: false,
+      gone: true,
+    });
+    // what runs after: the batch started again (it was never marked started) and the sweep
+    await WebhookDelivery.query(knex).findById(delivery.id).patch({ ownerWorkflowId: null });
+    for (const step of steps) await step();
+    await eventually(
+      async () =>
+        temporal.workflow
+          .getHandle(batchWorkflowIdOf([delivery.id]))
+          .result()
+          .catch(() => undefined),
+      { what: 'the batch ends' },
+    );
+    await deliveriesSettled([delivery]);
+
+    const [done] = await deliveriesOf(endpoint.id);
+    expect(done).to.include({ status: 'failed', attempts: 1, responseStatus: 410 });
+    expect(done.completedAt).to.be.instanceOf(Date);
+    const row = await endpointRow(endpoint.id);
+    expect(row).to.include({ active: false, disabledReason: 'receiver_gone', consecutiveFailures: 1 });
+    expect(receiver.requests).to.have.lengthOf(0);
+  });
+
+  it('finishes a delivery as failed once a 410 is recorded, even if the worker is lost right after (its own workflow)', async () => {
+    const { knex, temporal, logger } = testEnv();
+    const company = await newCompany();
+    const { receiver, endpoint } = await receivingEndpoint(running.config, company.id);
+    await fanOutByHand(running.config, await emit(company.id));
+    const [delivery] = await deliveriesOf(endpoint.id);
+    // attempt 1 of the delivery's own workflow answered 410 and was recorded; the worker was lost before
+    // the activity returned, so Temporal runs the activity again
+    const store = createDeliveryStore({ knex, logger });
+    await store.claim(delivery.id, deliveryWorkflowId(delivery.id));
+    await store.recordFailed((await store.load(delivery.id))!, {
+      attempt: 1,
+      responseStatus: 410,
+      error: 'attempt 1: receiver answered 410 Gone; endpoint disabled',
+      willRetry: false,
+      gone: true,
+    });
+    await startDeliveryWorkflows(temporal, knex, running.config, [
+      { id: delivery.id, companyId: company.id },
+    ]);
+    const outcome = await temporal.workflow.getHandle(deliveryWorkflowId(delivery.id)).result();
+    expect(outcome).to.deep.equal({ status: 'failed', attempts: 1, responseStatus: 410 });
+    const [done] = await deliveriesOf(endpoint.id);
+    expect(done).to.include({ status: 'failed', attempts: 1, responseStatus: 410 });
+    expect(done.lastError).to.equal('attempt 1: receiver answered 410 Gone; endpoint disabled');
+    expect((await endpointRow(endpoint.id)).consecutiveFailures).to.equal(1);
+    expect(receiver.requests).to.have.lengthOf(0);
   });
 });
 
