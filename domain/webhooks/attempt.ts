@@ -124,7 +124,9 @@ export type WorkflowAttemptOutcome =
 /**
  * One attempt made by a delivery's own workflow (`owner`): reads the delivery and its endpoint now (so a
  * rotated secret or a disable applies at once), takes the delivery over from `handedOverBy` if it was a
- * batch's, and attempts it unless it is finished or another workflow owns it.
+ * batch's, and attempts it unless it is finished or another workflow owns it. The attempt is counted on the
+ * record before it is sent, as a batch counts a first attempt, so a worker lost before recording the
+ * answer (of the 5th attempt above all: no later attempt counts past it) leaves the attempt on record.
  */
 export async function attemptForWorkflow(
   store: DeliveryStore,
@@ -136,13 +138,21 @@ export async function attemptForWorkflow(
   if (!row.completedAt && !(await store.claim(row.id, input.owner, input.handedOverBy))) {
     return { kind: 'owned-elsewhere' };
   }
-  if (row.completedAt) {
-    return {
-      kind: 'finished',
-      status: row.status,
-      attempts: row.attempts,
-      responseStatus: row.responseStatus,
-    };
+  if (row.completedAt) return finishedOutcome(row);
+  const begun = await store.beginAttempt(row.id, input.attempt);
+  if (!begun) {
+    // finished (or removed) since it was read
+    const now = await store.load(row.id);
+    return now ? finishedOutcome(now) : { kind: 'missing' };
   }
-  return attempter.attemptOnce(row, input.attempt);
+  return attempter.attemptOnce({ ...row, ...begun }, input.attempt);
+}
+
+function finishedOutcome(row: DeliveryRow): WorkflowAttemptOutcome {
+  return {
+    kind: 'finished',
+    status: row.status,
+    attempts: row.attempts,
+    responseStatus: row.responseStatus,
+  };
 }

@@ -70,6 +70,27 @@ const DELIVERY_COLUMNS = [
 export function createDeliveryStore(deps: { knex: Knex; logger: Logger }) {
   const { knex, logger } = deps;
 
+  /** `beginAttempt`; `firstOnly`: only a delivery not attempted yet (a batch run again skips the others). */
+  async function begin(
+    deliveryId: string,
+    attempt: number,
+    firstOnly: boolean,
+  ): Promise<Pick<DeliveryRow, 'url' | 'active' | 'secretEncrypted'> | undefined> {
+    const begun = await knex.raw<{ rows: Array<Pick<DeliveryRow, 'url' | 'active' | 'secretEncrypted'>> }>(
+      `update webhook_deliveries d
+          set attempts = case when e.active then greatest(d.attempts, ?) else d.attempts end,
+              response_status = case when e.active then null else d.response_status end,
+              last_attempt_at = case when e.active then now() else d.last_attempt_at end,
+              updated_at = now()
+         from webhook_endpoints e
+        where d.id = ? and d.completed_at is null and e.id = d.endpoint_id
+          ${firstOnly ? 'and d.attempts = 0' : ''}
+    returning e.url, e.active, e.secret_encrypted as "secretEncrypted"`,
+      [attempt, deliveryId],
+    );
+    return begun.rows[0];
+  }
+
   function deliveriesWithEndpoints() {
     // a delivery cannot outlive its endpoint (the foreign key cascades): an inner join
     return knex('webhookDeliveries as d').join('webhookEndpoints as e', 'e.id', 'd.endpointId');
@@ -118,25 +139,26 @@ export function createDeliveryStore(deps: { knex: Knex; logger: Logger }) {
     },
 
     /**
-     * Counts a first attempt before it is sent, so a lost worker leaves a record of the attempt the receiver
-     * saw; the same statement reads the endpoint as it is now (a 410, a disable or a rotation since the batch
-     * began) and counts nothing when the endpoint is no longer active (nothing will be sent). Undefined when
-     * the delivery was attempted or finished already.
+     * Counts a batch's first attempt before it is sent (`beginAttempt`); undefined when the delivery was
+     * attempted or finished already.
      */
-    async beginFirstAttempt(
+    beginFirstAttempt(
       deliveryId: string,
     ): Promise<Pick<DeliveryRow, 'url' | 'active' | 'secretEncrypted'> | undefined> {
-      const begun = await knex.raw<{ rows: Array<Pick<DeliveryRow, 'url' | 'active' | 'secretEncrypted'>> }>(
-        `update webhook_deliveries d
-            set attempts = case when e.active then 1 else d.attempts end,
-                last_attempt_at = case when e.active then now() else d.last_attempt_at end,
-                updated_at = now()
-           from webhook_endpoints e
-          where d.id = ? and d.attempts = 0 and d.completed_at is null and e.id = d.endpoint_id
-      returning e.url, e.active, e.secret_encrypted as "secretEncrypted"`,
-        [deliveryId],
-      );
-      return begun.rows[0];
+      return begin(deliveryId, 1, true);
+    },
+
+    /**
+     * Counts attempt number `attempt` before it is sent, so a lost worker leaves a record of the attempt the
+     * receiver saw (its answer, not known yet, is `null`); the same statement reads the endpoint as it is
+     * now (a 410, a disable or a rotation since the delivery began) and counts nothing when the endpoint is
+     * no longer active (nothing will be sent). Undefined when the delivery is finished (or gone).
+     */
+    beginAttempt(
+      deliveryId: string,
+      attempt: number,
+    ): Promise<Pick<DeliveryRow, 'url' | 'active' | 'secretEncrypted'> | undefined> {
+      return begin(deliveryId, attempt, false);
     },
 
     /** A 2xx: the delivery succeeded, and its endpoint's failures in a row go back to 0 (one statement). */

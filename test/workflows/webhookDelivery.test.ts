@@ -915,4 +915,46 @@ describe('webhook delivery with a worker killed in the middle of an attempt', fu
     await deliveriesSettled([delivery]);
     expect(receiver.requests).to.have.lengthOf(2);
   });
+
+  it('counts an attempt of a delivery’s own workflow before sending it: a worker lost during attempt 5 leaves 5 on record', async () => {
+    const { knex, temporal } = testEnv();
+    const vars = webhookTestEnvVars('webhooks-crash-own', { WEBHOOK_ATTEMPT_TIMEOUT_MS: '3000' });
+    const config = webhookTestConfig('webhooks-crash-own', { WEBHOOK_ATTEMPT_TIMEOUT_MS: '3000' });
+    const child = await spawnWorkerProcess(vars);
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+
+    const company = await newCompany();
+    const receiver = await startReceiver((n) => (n < 5 ? 500 : 'hang'));
+    const { endpoint, secret } = await insertEndpoint(config, company.id, { url: receiver.url });
+    receiver.secrets = [secret];
+    // a redelivery's record (marked started: no dispatcher's sweep may take it), all 5 attempts in its
+    // own workflow
+    const deliveryId = randomUUID();
+    await WebhookDelivery.query(knex).insert({
+      id: deliveryId,
+      companyId: company.id,
+      endpointId: endpoint.id,
+      eventId: randomUUID(),
+      eventType: 'file.uploaded',
+      eventData: { fileId: randomUUID() },
+      eventCreatedAt: new Date(),
+      workflowStartedAt: new Date(),
+    });
+    await startDeliveryWorkflows(temporal, knex, config, [{ id: deliveryId, companyId: company.id }]);
+
+    await eventually(async () => receiver.requests.length === 5, { what: 'attempt 5', timeoutMs: 30_000 });
+    child.kill('SIGKILL');
+    await exited;
+    // the attempt the receiver is seeing is on record before any answer
+    const during = (await WebhookDelivery.query(knex).findById(deliveryId))!;
+    expect(during).to.include({ status: 'retrying', attempts: 5, responseStatus: null, completedAt: null });
+
+    await startWebhookWorker(config, { dispatcher: false });
+    const handle = temporal.workflow.getHandle(deliveryWorkflowId(deliveryId));
+    expect(await handle.result()).to.deep.equal({ status: 'failed', attempts: 5, responseStatus: null });
+    const delivery = (await WebhookDelivery.query(knex).findById(deliveryId))!;
+    expect(delivery).to.include({ status: 'failed', attempts: 5, responseStatus: null });
+    expect(delivery.lastError).to.match(/^the last attempt ended without recording/);
+    expect(receiver.requests).to.have.lengthOf(5);
+  });
 });
