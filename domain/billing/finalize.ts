@@ -2,11 +2,13 @@
  * Finalising a closed billing period (README "Billing"): invoices for every billable company, in chunks of
  * companies ordered by id, each chunk one transaction under the named system task `billing`.
  *
- * Exactly one invoice per company and period: the chunk locks its companies' rows (FOR UPDATE, in id order)
- * before it looks for existing invoices, so two runs of the same companies serialise and the second finds the
- * first's invoices; the database refuses a second one anyway (unique company + period start) and a number
- * used twice (unique company + sequence). The invoice and its `invoice.finalized` event are written in the
- * same transaction. Documents are rendered after the commit; a re-run renders those still missing.
+ * Exactly one invoice per company and period that is not void: the chunk locks its companies' rows (FOR
+ * UPDATE, in id order) before it looks for existing invoices, so two runs of the same companies serialise and
+ * the second finds the first's invoices; the database refuses a second one anyway (unique company + period
+ * start where the status is not `void`) and a number used twice (unique company + sequence). A period whose
+ * invoice an operator voided is invoiced again by the next run, under the company's next number. The invoice
+ * and its `invoice.finalized` event are written in the same transaction. Documents are rendered after the
+ * commit; a re-run renders those still missing.
  */
 import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
@@ -143,7 +145,8 @@ export async function periodUsage(
 
 /**
  * Finalises the period for the companies of one chunk (id range), in one transaction. Idempotent: companies
- * already invoiced for the period are counted and left alone; the documents still missing are rendered.
+ * already invoiced for the period (an invoice that is not void) are counted and left alone; the documents
+ * still missing are rendered.
  */
 export async function finalizeChunk(
   deps: BillingDeps,
@@ -181,7 +184,9 @@ export async function finalizeChunk(
           (await trx('invoices')
             .select('companyId')
             .whereIn('companyId', ids)
-            .where('periodStart', start)) as Array<{
+            .where('periodStart', start)
+            // a void invoice does not count: the period is invoiced again (README "Billing")
+            .whereNot('status', 'void')) as Array<{
             companyId: string;
           }>
         ).map((r) => r.companyId),

@@ -63,8 +63,9 @@ export async function listInvoices(
 }
 
 /**
- * The company's invoices, newest period first, by keyset (period start, id) — a period has one invoice per
- * company, so the order is the page-number list's. Each row carries its position (`cursorAt`) for a cursor.
+ * The company's invoices in the page-number list's order (newest period first; within a period — a void
+ * invoice and its replacement — the higher number first), by keyset (period start, sequence). A cursor names
+ * its invoice by period start and id (`cursorAt`, the row's id); the sequence is read back from that invoice.
  */
 export async function invoicesPage(
   db: Knex | Knex.Transaction,
@@ -73,14 +74,15 @@ export async function invoicesPage(
 ): Promise<Array<Invoice & { cursorAt: string }>> {
   const q = invoicesOf(actor, db).select('invoices.*');
   if (page.after)
-    void q.whereRaw('(invoices.period_start, invoices.id) < (?::timestamptz, ?)', [
-      page.after.t,
-      page.after.i,
-    ]);
+    void q.whereRaw(
+      `(invoices.period_start, invoices.sequence)
+         < (?::timestamptz, (select cur.sequence from invoices cur where cur.id = ?))`,
+      [page.after.t, page.after.i],
+    );
   const rows = await q
     .orderBy([
       { column: 'periodStart', order: 'desc' },
-      { column: 'id', order: 'desc' },
+      { column: 'sequence', order: 'desc' },
     ])
     .limit(page.limit + 1);
   return rows.map((row) =>

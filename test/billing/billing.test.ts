@@ -4,6 +4,7 @@
  * waits for a real month.
  */
 import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { expect } from 'chai';
 import { PDFParse } from 'pdf-parse';
@@ -394,6 +395,84 @@ describe('billing: running bill, invoices, documents (HTTP)', function () {
     expect(admin).to.have.length(1);
     expect(admin[0].data).to.deep.include({ invoiceId: invoice.id, totalCents: Number(invoice.totalCents) });
     expect(await kinds(team.employeeToken)).to.deep.equal([]);
+  });
+
+  it('a void invoice is replaced by the next run: a new number, one finalized invoice for the period; then nothing', async () => {
+    const team = await createTeam({ plan: null });
+    const cid = team.company.id;
+    await history(cid, [['basic', '2025-09-01T00:00:00Z']]);
+    await finalizePeriodHere(billingDeps(), { periodKey: '2025-09' });
+    const [first] = await invoicesOf(cid, '2025-09');
+    expect(first.number).to.equal('2025-000001');
+    expect(operator('invoice-void', [first.id, '--reason', 'issued in error'])).to.deep.include({
+      changed: true,
+    });
+
+    // the operator re-runs the period: a replacement under the next number; the void one keeps its own
+    expect(operator('billing-finalize', ['--period', '2025-09', '--direct'])).to.deep.include({
+      invoicesCreated: 1,
+    });
+    const rows = await invoicesOf(cid, '2025-09');
+    expect(rows.map((r) => [r.number, r.status])).to.deep.equal([
+      ['2025-000001', 'void'],
+      ['2025-000002', 'finalized'],
+    ]);
+    const second = rows[1];
+    expect(Number(second.totalCents)).to.equal(4900);
+    // its own event and its own notification to the admins
+    const events = (await testEnv()
+      .knex('outbox')
+      .where({ companyId: cid, type: 'invoice.finalized' })
+      .orderBy('createdAt')) as Array<{ data: { invoiceId: string; number: string } }>;
+    expect(events.map((e) => [e.data.invoiceId, e.data.number])).to.deep.equal([
+      [first.id, '2025-000001'],
+      [second.id, '2025-000002'],
+    ]);
+    const notified = ((await call('GET', '/notifications', { token: team.adminToken })).body.data as any[])
+      .filter((n) => n.kind === 'invoice.finalized')
+      .map((n) => n.data.invoiceId as string);
+    expect(notified).to.have.members([first.id, second.id]);
+
+    // a third run issues nothing; the database refuses a second invoice of the period that is not void
+    const third = await finalizePeriodHere(billingDeps(), { periodKey: '2025-09' });
+    expect(third.invoicesCreated).to.equal(0);
+    expect(await invoicesOf(cid, '2025-09')).to.have.length(2);
+    const { id: _id, sequence: _sequence, number: _number, ...copy } = second;
+    const duplicate = await testEnv()
+      .knex('invoices')
+      .insert({
+        ...copy,
+        id: randomUUID(),
+        sequence: 3,
+        number: '2025-000003',
+        lines: JSON.stringify(copy.lines),
+        segments: JSON.stringify(copy.segments),
+      })
+      .then(
+        () => null,
+        (err: { constraint?: string }) => err.constraint,
+      );
+    expect(duplicate).to.equal('invoices_company_period_not_void');
+
+    // listed newest first, the replacement before the void one, in REST and through GraphQL's cursor
+    const listed = (await call('GET', '/invoices', { token: team.adminToken })).body.data as any[];
+    expect(listed.map((i) => i.number)).to.deep.equal(['2025-000002', '2025-000001']);
+    const gql = (after?: string) =>
+      call('POST', '/graphql', {
+        token: team.adminToken,
+        json: {
+          query: `query($after: String) { invoices(first: 1, after: $after) {
+            nodes { number } pageInfo { hasNextPage endCursor } } }`,
+          variables: { after },
+        },
+      });
+    const page1 = (await gql()).body.data.invoices;
+    const page2 = (await gql(page1.pageInfo.endCursor as string)).body.data.invoices;
+    expect([...page1.nodes, ...page2.nodes].map((n: any) => n.number)).to.deep.equal([
+      '2025-000002',
+      '2025-000001',
+    ]);
+    expect(page2.pageInfo.hasNextPage).to.equal(false);
   });
 
   it('who is invoiced: never the demo company, not Free with a zero total, not a company without a plan in the period', async () => {
