@@ -2,9 +2,9 @@
  * Finalising a closed billing period (README "Billing"): invoices for every billable company, in chunks of
  * companies ordered by id, each chunk one transaction under the named system task `billing`.
  *
- * Exactly one invoice per company and period that is not void: the chunk locks its companies' rows (FOR
- * UPDATE, in id order) before it looks for existing invoices, so two runs of the same companies serialise and
- * the second finds the first's invoices; the database refuses a second one anyway (unique company + period
+ * Exactly one invoice per company and period that is not void: the chunk locks its companies' rows (FOR NO
+ * KEY UPDATE, in id order) before it looks for existing invoices, so two runs of the same companies serialise
+ * and the second finds the first's invoices; the database refuses a second one anyway (unique company + period
  * start where the status is not `void`) and a number used twice (unique company + sequence). A period whose
  * invoice an operator voided is invoiced again by the next run, under the company's next number. The invoice
  * and its `invoice.finalized` event are written in the same transaction. Documents are rendered after the
@@ -175,7 +175,12 @@ export async function finalizeChunk(
       // the chunk's companies: those of its id range that billingChunks counted (a plan before the period's end)
       const range = candidates(trx, end).where('c.id', '<=', input.throughId);
       if (input.afterId) void range.where('c.id', '>', input.afterId);
-      const companies = (await range.select('c.id', 'c.name').orderBy('c.id').forUpdate()) as CompanyRow[];
+      // NO KEY UPDATE: conflicts with another chunk's lock and with changes of the company (plan, status), but
+      // not with the foreign-key checks (FOR KEY SHARE) of rows inserted for it meanwhile (files, events, …)
+      const companies = (await range
+        .select('c.id', 'c.name')
+        .orderBy('c.id')
+        .forNoKeyUpdate()) as CompanyRow[];
       result.companies = companies.map((c) => c.id);
       if (companies.length === 0) return;
       const ids = companies.map((c) => c.id);

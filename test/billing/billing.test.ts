@@ -12,7 +12,7 @@ import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/com
 import type { Config } from '../../common/config';
 import { computeBill } from '../../domain/billing/compute';
 import { formatCents } from '../../domain/billing/document';
-import { finalizePeriodHere } from '../../domain/billing/finalize';
+import { finalizeChunk, finalizePeriodHere } from '../../domain/billing/finalize';
 import { currentBill } from '../../domain/billing/queries';
 import { setCompanyStatus } from '../../domain/billing/companyStatus';
 import { actingAs } from '../../db/unitOfWork';
@@ -570,6 +570,52 @@ describe('billing: suspension', function () {
     );
     expect((await call('GET', '/subscriptions/me', { token: key })).status).to.equal(200);
     expect((await call('GET', '/subscriptions/me', { token: team.adminToken })).status).to.equal(200);
+  });
+});
+
+describe('billing: the chunk lock', function () {
+  this.timeout(60_000);
+
+  it('does not block inserts that reference its companies, and still serialises two runs of the same chunk', async () => {
+    const { knex } = testEnv();
+    const company = await createCompany({ plan: null });
+    await history(company.id, [['basic', '2025-10-01T00:00:00Z']]);
+    // a chunk of this company alone: (the greatest company id below it, its id]
+    const below = (await knex('companies')
+      .select('id')
+      .where('id', '<', company.id)
+      .orderBy('id', 'desc')
+      .first()) as { id: string } | undefined;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let paused!: () => void;
+    const isPaused = new Promise<void>((resolve) => (paused = resolve));
+    const chunk = { periodKey: '2025-10', afterId: below?.id ?? null, throughId: company.id };
+    // the first run holds its lock (computed, not yet committed) until released
+    const first = finalizeChunk(billingDeps(), {
+      ...chunk,
+      hook: async () => {
+        paused();
+        await released;
+      },
+    });
+    try {
+      await isPaused;
+      // a row referencing the company (a foreign key check takes FOR KEY SHARE) goes in meanwhile
+      await knex.transaction(async (trx) => {
+        await trx.raw(`set local lock_timeout = '2s'`);
+        await trx('fileUsage').insert({ companyId: company.id, periodKey: '2025-11', filesUsed: 1 });
+      });
+      // a second run of the same chunk waits for the first and finds its invoice
+      const second = finalizeChunk(billingDeps(), chunk);
+      release();
+      expect((await first).created).to.have.length(1);
+      expect(await second).to.deep.include({ alreadyInvoiced: 1, created: [] });
+    } finally {
+      release();
+      await first.catch(() => undefined);
+    }
+    expect(await invoicesOf(company.id, '2025-10')).to.have.length(1);
   });
 });
 
