@@ -14,6 +14,7 @@ import {
   type FirstAttemptsInput,
   type FirstAttemptsResult,
 } from '../domain/webhooks/batch';
+import { deliverySuspended, suspensionCheck } from '../domain/webhooks/hold';
 import { FAILURE } from '../domain/webhooks/policy';
 import type { WebhookSender } from '../domain/webhooks/sender';
 import { createDeliveryStore, type CompleteInput } from '../domain/webhooks/store';
@@ -36,6 +37,8 @@ export interface WebhookDeps {
 export interface AttemptResult {
   attempt: number;
   responseStatus: number | null;
+  /** the company is suspended: attempt `attempt` was not made (nothing sent, nothing recorded) */
+  held?: boolean;
 }
 
 /** The workflow an activity runs for: the one that owns the deliveries it attempts. */
@@ -72,6 +75,9 @@ export function createWebhookActivities(deps: WebhookDeps) {
     }): Promise<AttemptResult> {
       const info = Context.current().info;
       const attempt = (input.attemptsDone ?? 0) + info.attempt;
+      // a suspended company's delivery waits (README "Billing"): the workflow checks again later
+      if (await deliverySuspended(knex, input.deliveryId))
+        return { attempt, responseStatus: null, held: true };
       const outcome = await attemptForWorkflow(store, attempter, {
         deliveryId: input.deliveryId,
         attempt,
@@ -120,7 +126,11 @@ export function createWebhookActivities(deps: WebhookDeps) {
       const heartbeat = setInterval(() => context.heartbeat(), 1_000);
       let outcome: Awaited<ReturnType<typeof deliverFirstAttempts>>;
       try {
-        outcome = await deliverFirstAttempts({ config, store, attempter, temporal }, input, owner);
+        outcome = await deliverFirstAttempts(
+          { config, store, attempter, temporal, suspended: suspensionCheck(knex, input.companyId) },
+          input,
+          owner,
+        );
       } finally {
         clearInterval(heartbeat);
       }

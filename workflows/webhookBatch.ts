@@ -1,12 +1,16 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks';
-import type { WebhookBatchInput, WebhookBatchResult } from './definitions/webhooks';
+import { holdDelayMs, type WebhookBatchInput, type WebhookBatchResult } from './definitions/webhooks';
 
 /**
  * The first attempt of a batch of one company's deliveries (those one dispatcher pass created): one
  * activity posts them side by side, each signed with its endpoint's current secret and recorded. A delivery
  * whose first attempt fails is handed over at once to `webhook-delivery:<deliveryId>`, a workflow of its
  * own that waits the first delay and makes attempts 2 to 5 under Temporal's retry policy.
+ *
+ * Deliveries held because the company is suspended (README "Billing") are not attempted: the workflow waits
+ * on a durable timer (`holdDelayMs`) and runs the activity again for them until the company is active again
+ * (or their records are gone, after 30 days).
  *
  * Why batches: a workflow per delivery from the start costs the Temporal server a workflow's worth of work
  * for every delivery, and on the 2-core machine this service is sized for that caps delivery at about 40
@@ -20,6 +24,24 @@ export async function webhookBatchWorkflow(input: WebhookBatchInput): Promise<We
     heartbeatTimeout: input.policy.attemptTimeoutMs + 5_000,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   });
-  const result = await deliverFirstAttempts({ companyId: input.companyId, deliveries: input.deliveries });
+  const { held, ...result } = await deliverFirstAttempts({
+    companyId: input.companyId,
+    deliveries: input.deliveries,
+  });
+  // histories from before holds existed never carry `held`, so they replay unchanged
+  for (let n = 0, waiting = held ?? []; waiting.length > 0; n++) {
+    await sleep(holdDelayMs(input.policy, n));
+    const ids = new Set(waiting);
+    const next = await deliverFirstAttempts({
+      companyId: input.companyId,
+      deliveries: input.deliveries.filter((d) => ids.has(d.id)),
+    });
+    result.succeeded += next.succeeded;
+    result.failed += next.failed;
+    result.cancelled += next.cancelled;
+    result.retrying.push(...next.retrying);
+    result.outcomes.push(...next.outcomes);
+    waiting = next.held ?? [];
+  }
   return { deliveries: input.deliveries.length, ...result };
 }

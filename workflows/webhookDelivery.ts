@@ -10,6 +10,7 @@ import {
   attemptFailedSignal,
   attemptsQuery,
   FAILURE,
+  holdDelayMs,
   retryDelaysMs,
   WEBHOOK_MAX_ATTEMPTS,
   type AttemptRecord,
@@ -27,6 +28,10 @@ import {
  * Started by a delivery batch for a delivery whose first attempt failed (`attemptsDone` 1: a durable
  * timer waits the first delay, then the retry policy covers attempts 2 to 5 with the later delays), and
  * by the API for a redelivery (all 5 attempts here).
+ *
+ * While the company is suspended an attempt is not made ("held", README "Billing"): the workflow waits on a
+ * durable timer (`holdDelayMs`, growing to 30 minutes) and tries again, with the attempts that remained, once
+ * the company is active again. A delivery record removed by retention (30 days) ends it as `cancelled`.
  */
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
   const attempts: AttemptRecord[] = [...(input.earlierAttempts ?? [])];
@@ -39,33 +44,46 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
   const attemptsDone = Math.min(Math.max(input.attemptsDone ?? 0, 0), WEBHOOK_MAX_ATTEMPTS - 1);
   const delays = retryDelaysMs(policy);
   if (attemptsDone > 0) await sleep(delays[attemptsDone - 1]);
-  const { attemptWebhookDelivery } = proxyActivities<WebhookActivities>({
-    // the HTTP request has its own timeout (policy.attemptTimeoutMs); this one only catches a lost worker
-    startToCloseTimeout: policy.attemptTimeoutMs + 5_000,
-    retry: {
-      maximumAttempts: WEBHOOK_MAX_ATTEMPTS - attemptsDone,
-      initialInterval: attemptsDone > 0 ? delays[attemptsDone] : policy.initialIntervalMs,
-      backoffCoefficient: policy.backoffCoefficient,
-      maximumInterval: policy.maximumIntervalMs,
-      nonRetryableErrorTypes: [
-        FAILURE.receiverGone,
-        FAILURE.endpointInactive,
-        FAILURE.deliveryGone,
-        FAILURE.ownedElsewhere,
-      ],
-    },
-  });
+  // attempts after `done` were made: the retry policy makes the remaining ones with the remaining delays
+  const attemptsAfter = (done: number) =>
+    proxyActivities<WebhookActivities>({
+      // the HTTP request has its own timeout (policy.attemptTimeoutMs); this one only catches a lost worker
+      startToCloseTimeout: policy.attemptTimeoutMs + 5_000,
+      retry: {
+        maximumAttempts: WEBHOOK_MAX_ATTEMPTS - done,
+        initialInterval: done > 0 ? delays[done] : policy.initialIntervalMs,
+        backoffCoefficient: policy.backoffCoefficient,
+        maximumInterval: policy.maximumIntervalMs,
+        nonRetryableErrorTypes: [
+          FAILURE.receiverGone,
+          FAILURE.endpointInactive,
+          FAILURE.deliveryGone,
+          FAILURE.ownedElsewhere,
+        ],
+      },
+    }).attemptWebhookDelivery;
   const { completeWebhookDelivery } = proxyActivities<WebhookActivities>({
     startToCloseTimeout: '30 seconds',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   });
 
   try {
-    const result = await attemptWebhookDelivery({
+    let result = await attemptsAfter(attemptsDone)({
       deliveryId: input.deliveryId,
       attemptsDone,
       handedOverBy: input.handedOverBy,
     });
+    // held (the company is suspended): nothing was sent; wait, then the attempt that was held and the rest.
+    // Histories from before holds existed never carry a held result, so they replay unchanged.
+    for (let held = 0; result.held; held++) {
+      await sleep(holdDelayMs(policy, held));
+      const done = result.attempt - 1;
+      result = await attemptsAfter(done)({
+        deliveryId: input.deliveryId,
+        attemptsDone: done,
+        handedOverBy: input.handedOverBy,
+      });
+    }
     return { status: 'succeeded', attempts: result.attempt, responseStatus: result.responseStatus };
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : undefined;

@@ -1,8 +1,9 @@
 /**
  * Operators suspend and reactivate a company (README "Billing", scripts/company-status.ts). Suspended: every
  * request of its people and keys answers 403 from the next request (the authenticate middleware reads the
- * company's status afresh on every request), sign-in answers 403, and its outbox events wait undelivered
- * (db/outbox.ts) until it is reactivated. Audited, with the reason, in the same transaction.
+ * company's status afresh on every request), sign-in answers 403, its outbox events wait undelivered
+ * (db/outbox.ts) and its deliveries already in workflows are held (domain/webhooks/hold.ts) until it is
+ * reactivated. Audited, with the reason, in the same transaction.
  */
 import type { Knex } from 'knex';
 import { NotFoundError } from '../../common/errors';

@@ -29,6 +29,11 @@ export interface FirstAttemptsResult {
   retrying: string[];
   /** every delivery of the batch this batch attempted, in the order the attempts ended */
   outcomes: FirstAttemptOutcome[];
+  /**
+   * not attempted: the company is suspended (README "Billing"); the batch workflow waits and runs these again.
+   * Absent when none.
+   */
+  held?: string[];
 }
 
 /** At most `size` tasks at once; the others wait their turn in order. */
@@ -57,6 +62,8 @@ export interface BatchDeps {
   attempter: Attempter;
   /** starts the delivery workflows that take over failed first attempts */
   temporal: Client;
+  /** whether the batch's company is suspended now (hold.ts `suspensionCheck`); never, when not given */
+  suspended?: () => Promise<boolean>;
 }
 
 /**
@@ -88,6 +95,11 @@ async function firstAttempt(
     // begun by an earlier, lost run of this activity: it goes on to retry (again, if it was handed
     // over already: starting is idempotent), and an attempt that never recorded its outcome failed
     await retry(await store.recordLost(row));
+    return;
+  }
+  if (deps.suspended && (await deps.suspended())) {
+    // the company is suspended: nothing is sent, nothing counted; the batch tries again later
+    (result.held ??= []).push(row.id);
     return;
   }
   const begun = await store.beginFirstAttempt(row.id);

@@ -41,6 +41,21 @@ export function retryDelaysMs(policy: DeliveryPolicy): number[] {
   return delays;
 }
 
+/**
+ * The longest wait between two checks of a held delivery (README "Billing"): a hold as long as the 30-day
+ * retention stays a short workflow history (about 1,500 checks).
+ */
+export const WEBHOOK_HOLD_MAX_MS = 30 * 60_000;
+
+/**
+ * The wait before checking again, for the `n`-th time (0-based), whether a suspended company's delivery may
+ * be attempted: the first retry delay, doubled at each check, at most WEBHOOK_HOLD_MAX_MS. Attempts held do
+ * not count against the 5.
+ */
+export function holdDelayMs(policy: DeliveryPolicy, n: number): number {
+  return Math.min(policy.initialIntervalMs * 2 ** Math.min(n, 30), WEBHOOK_HOLD_MAX_MS);
+}
+
 /** Failure types the attempt activity throws; the workflow reads them to decide the final status. */
 export const FAILURE = {
   /** the receiver did not answer 2xx, or did not answer in time; retried */

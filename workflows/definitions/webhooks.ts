@@ -10,6 +10,7 @@ import type { DeliveryPolicy } from '../../domain/webhooks/policy';
 
 export {
   FAILURE,
+  holdDelayMs,
   retryDelaysMs,
   WEBHOOK_MAX_ATTEMPTS,
   type DeliveryPolicy,
