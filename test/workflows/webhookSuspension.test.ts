@@ -8,8 +8,8 @@ import { expect } from 'chai';
 import { transact } from '../../db/transaction';
 import type { CompanyStatus } from '../../db/models';
 import { setCompanyStatus } from '../../domain/billing/companyStatus';
-import { startDeliveryBatches } from '../../domain/webhooks/starts';
-import { batchWorkflowId, deliveryWorkflowId } from '../../workflows/definitions/webhooks';
+import { batchWorkflowIdOf, startDeliveryBatches } from '../../domain/webhooks/starts';
+import { deliveryWorkflowId } from '../../workflows/definitions/webhooks';
 import { testEnv } from '../helpers/env';
 import { eventually } from '../helpers/temporal';
 import {
@@ -130,7 +130,7 @@ describe('webhooks of a suspended company', function () {
       { id: deliveryId, companyId: company.id },
     ]);
     expect(errors).to.deep.equal([]);
-    const workflowId = batchWorkflowId(deliveryId);
+    const workflowId = batchWorkflowIdOf([deliveryId]);
     await eventually(
       async () => receiver.requests.length > 0 || (await scheduled(workflowId, 'deliverFirstAttempts')) >= 3,
       { timeoutMs: 30_000, what: 'two holds (or a request)' },
