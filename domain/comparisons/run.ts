@@ -6,7 +6,8 @@
  * conditional on the row being queued/comparing, in one transaction with its events, so a retried
  * activity or a worker restarted mid-run never saves twice and never sends a second event. Row changes are
  * written to comparison_changes before that transaction (a retried attempt first deletes what an earlier
- * attempt wrote); they are read only once the comparison is ready.
+ * attempt wrote; a failed batch fails the attempt); that transaction saves `ready` only when exactly
+ * `changeCount` changes, numbered 1…changeCount, are there. They are read only once the comparison is ready.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
@@ -60,10 +61,13 @@ export class ComparisonFailure extends Error {
   }
 }
 
-/** The comparison's row is gone (deleted with its file) while its changes are written: nothing more to do. */
+/**
+ * A batch of changes found the comparison's row gone (deleted with its file) or no longer comparing (ended by
+ * another attempt) while its changes were written: nothing more to do.
+ */
 class ComparisonDeleted extends Error {
   constructor() {
-    super('the comparison was deleted while its changes were written');
+    super('the comparison was deleted or ended while its changes were written');
     this.name = 'ComparisonDeleted';
   }
 }
@@ -254,6 +258,15 @@ export async function runComparison(
     if (!row) return { status: 'file_deleted', comparisonId: null };
     if (row.status === 'ready' || row.status === 'failed') return { status: row.status, comparisonId };
     if (!base || !target) return { status: 'file_deleted', comparisonId };
+    /** the outcome of a run that did not save: the row is gone (file deleted) or another attempt ended it */
+    const outcomeNow = async (): Promise<RunOutcome> => {
+      const now = await withCompany(knex, req.companyId, async (trx) =>
+        q(trx, req.companyId).findById(comparisonId),
+      );
+      if (!now) return { status: 'file_deleted', comparisonId: null };
+      if (now.status === 'ready' || now.status === 'failed') return { status: now.status, comparisonId };
+      throw new Error(`the comparison was not saved and is still ${now.status}`);
+    };
     const bytesTotal = Number(base.sizeBytes) + Number(target.sizeBytes);
     const versions = [base, target];
     const open = (i: number) => storage.client.getObject(storage.bucket, versions[i].objectKey);
@@ -344,7 +357,13 @@ export async function runComparison(
       hooks.signal?.addEventListener('abort', interrupt);
       let summary;
       let seq = 0;
+      /** the batches being written (each settles without rejecting: a failure is kept in `writeFailed`) */
       const writing = new Set<Promise<void>>();
+      /** the first batch whose write failed: the run fails with it (the retry deletes what was written) */
+      let writeFailed: { error: unknown } | undefined;
+      const checkWrites = () => {
+        if (writeFailed) throw writeFailed.error;
+      };
       try {
         /**
          * the views of a version loaded unchecked, before it is loaded again under the same names; the
@@ -425,6 +444,7 @@ export async function runComparison(
           while (batch.length > 0) await write(batch.splice(0, CHANGES_BATCH));
         };
         const write = async (changes: string[]) => {
+          checkWrites();
           // one parameter (the batch as one JSON array of the engine's texts, expanded by PostgreSQL) rather
           // than nine per row: knex building and PostgreSQL parsing 9000 parameters cost more than the rows
           // (measured); each change numbered from its position in the batch
@@ -432,13 +452,18 @@ export async function runComparison(
           seq += changes.length;
           const rows = { count: changes.length, json: `[${changes.join(',')}]` };
           // up to INSERTS_IN_FLIGHT batches written at once (each on its own pooled connection), so that
-          // writing overlaps reading the next changes; an error surfaces at the next flush or at the end
-          while (writing.size >= INSERTS_IN_FLIGHT) await Promise.race(writing);
+          // writing overlaps reading the next changes; a failed write is kept until the run looks (the next
+          // write, the next chunk of changes, the end), however long ago it settled
+          while (writing.size >= INSERTS_IN_FLIGHT) {
+            await Promise.race(writing);
+            checkWrites();
+          }
           const written: Promise<void> = withCompany(knex, req.companyId, async (trx) => {
             // the comparison's row locked once for the batch, as a foreign key's check would for every row
-            // (migration 20261123001410): a comparison deleted meanwhile (its file deleted) gets no changes
+            // (migration 20261123001410): a comparison deleted meanwhile (its file deleted), or ended by
+            // another attempt (one that outlived its timeout), gets no changes
             const inserted: { rowCount: number } = await trx.raw(
-              `WITH c AS (SELECT id FROM comparisons WHERE id = ?::uuid FOR KEY SHARE)
+              `WITH c AS (SELECT id FROM comparisons WHERE id = ?::uuid AND status = 'comparing' FOR KEY SHARE)
              INSERT INTO comparison_changes
                (comparison_id, company_id, seq, sheet, kind, key, base_row, target_row, columns)
              SELECT c.id, ?::uuid, ?::integer + x.n::integer, x.sheet, x.kind, x.key, x.base_row, x.target_row,
@@ -449,12 +474,19 @@ export async function runComparison(
               [comparisonId, req.companyId, first, rows.json],
             );
             if (inserted.rowCount !== rows.count) throw new ComparisonDeleted();
-          }).then(() => {
-            saved += rows.count;
-            progress.update({ changesSaved: saved });
           });
-          written.catch(() => undefined).finally(() => writing.delete(written));
-          writing.add(written);
+          const tracked: Promise<void> = written.then(
+            () => {
+              writing.delete(tracked);
+              saved += rows.count;
+              progress.update({ changesSaved: saved });
+            },
+            (error: unknown) => {
+              writing.delete(tracked);
+              writeFailed ??= { error };
+            },
+          );
+          writing.add(tracked);
         };
         const compare = () =>
           compareVersions(engine.conn, loaded[0], loaded[1], types[0], types[1], {
@@ -466,6 +498,7 @@ export async function runComparison(
               progress.update({ sheetsDone: p.sheetsDone, sheetsTotal: p.sheetsTotal });
             },
             onChanges: async (changes) => {
+              checkWrites();
               batch.push(...changes);
               while (batch.length >= CHANGES_BATCH) await write(batch.splice(0, CHANGES_BATCH));
             },
@@ -488,13 +521,14 @@ export async function runComparison(
         hooks.signal?.removeEventListener('abort', interrupt);
         engine.close();
         await Promise.all(writing);
+        checkWrites();
       } catch (err) {
         if (err instanceof AnalysisFailure) throw new ComparisonFailure(err.reason, err.message);
         if (err instanceof MissingKeyColumn) throw new ComparisonFailure('missing_key_column', err.message);
         throw err;
       } finally {
         // nothing written after the run has ended (a failed run's changes are deleted)
-        await Promise.allSettled(writing);
+        await Promise.all(writing);
         hooks.signal?.removeEventListener('abort', interrupt);
         engine.close();
       }
@@ -512,6 +546,25 @@ export async function runComparison(
             .select('files.id')
             .forShare();
           if (!file) return false;
+          // the row locked against change writes (each batch holds FOR KEY SHARE on it) while its changes
+          // are counted: a ready comparison has exactly changeCount changes, numbered 1..changeCount
+          const comparing = await q(trx, req.companyId)
+            .findOne({ id: comparisonId, status: 'comparing' })
+            .select('comparisons.id')
+            .forUpdate();
+          if (!comparing) return false;
+          const stored = (await ComparisonChange.scoped(req.companyId, trx)
+            .where({ comparisonId })
+            .first()
+            .select(
+              trx.raw('count(*)::integer AS n'),
+              trx.raw('coalesce(min(seq), 1) AS lo'),
+              trx.raw('coalesce(max(seq), 0) AS hi'),
+            )) as unknown as { n: number; lo: number; hi: number };
+          if (stored.n !== seq || stored.lo !== 1 || stored.hi !== seq) {
+            // retried: the next attempt deletes them and writes them again
+            throw new Error(`${stored.n} changes were written of the ${seq} found`);
+          }
           const updated = await q(trx, req.companyId)
             .patch({
               status: 'ready',
@@ -570,17 +623,12 @@ export async function runComparison(
           correlationId: req.correlationId ?? row.correlationId ?? undefined,
         },
       );
-      if (!saved) {
-        const now = await withCompany(knex, req.companyId, async (trx) =>
-          q(trx, req.companyId).findById(comparisonId),
-        );
-        if (!now) return { status: 'file_deleted', comparisonId: null };
-        return { status: now.status === 'failed' ? 'failed' : 'ready', comparisonId };
-      }
+      if (!saved) return await outcomeNow();
       return { status: 'ready', comparisonId };
     } catch (err) {
-      // the comparison's row was deleted (with its file) while its changes were written
-      if (err instanceof ComparisonDeleted) return { status: 'file_deleted', comparisonId: null };
+      // the comparison's row was deleted (with its file), or the comparison ended, while its changes were
+      // written
+      if (err instanceof ComparisonDeleted) return await outcomeNow();
       throw err;
     } finally {
       await progress.stop();

@@ -4,6 +4,7 @@
  * deleted) ends as `file_deleted` and leaves no change behind; deleting a comparison deletes its changes.
  */
 import { expect } from 'chai';
+import ExcelJS from 'exceljs';
 import type { Knex } from 'knex';
 import { testEnv } from '../helpers/env';
 import { createTeam } from '../helpers/factories';
@@ -15,6 +16,36 @@ function versions(rows: number): [string, string] {
   const lines = (v: number) =>
     ['id,name,qty', ...Array.from({ length: rows }, (_, i) => `${i + 1},name ${i},${i * 10 + v}`)].join('\n');
   return [lines(1), lines(2)];
+}
+
+/** a trigger (this run's database only) that makes PostgreSQL refuse the change `seq` of `comparisonId` */
+async function failInsertsOf(knex: Knex, comparisonId: string, seq: number) {
+  await knex.raw(`create or replace function test_fail_change() returns trigger language plpgsql as $$
+    begin raise exception 'injected: change refused'; end $$`);
+  await knex.raw(
+    `create trigger test_fail_change before insert on comparison_changes for each row
+       when (new.comparison_id = '${comparisonId}'::uuid and new.seq = ${seq})
+       execute function test_fail_change()`,
+  );
+}
+
+async function dropFailures(knex: Knex) {
+  await knex.raw(`drop trigger if exists test_fail_change on comparison_changes`);
+}
+
+/** a ready comparison: `n` changes, changeCount n, numbered 1..n */
+async function expectExactlyChangeCount(knex: Knex, comparisonId: string, n: number) {
+  const row = (await knex('comparisons').where({ id: comparisonId }).first()) as {
+    status: string;
+    changeCount: number;
+  };
+  expect(row.status).to.equal('ready');
+  expect(Number(row.changeCount)).to.equal(n);
+  const seqs = (await knex('comparisonChanges')
+    .where({ comparisonId })
+    .orderBy('seq')
+    .pluck('seq')) as number[];
+  expect(seqs).to.deep.equal(Array.from({ length: n }, (_, i) => i + 1));
 }
 
 describe('comparison changes: written in batches under one lock on the comparison', function () {
@@ -42,6 +73,71 @@ describe('comparison changes: written in batches under one lock on the compariso
     expect(await changesOf(knex, comparisonId)).to.equal(3000);
     await knex('comparisons').where({ id: comparisonId }).delete();
     expect(await changesOf(knex, comparisonId)).to.equal(0);
+  });
+
+  it('a batch whose INSERT fails fails the run; the retry starts clean and saves every change, numbered 1..n', async () => {
+    const { knex } = testEnv();
+    const team = await createTeam({ plan: 'premium' });
+    // a workbook of two sheets: the first one's 600 changes fill one batch (written while the second sheet
+    // is compared) and leave 88 for the end; the second sheet has no change
+    const book = async (v: number) => {
+      const wb = new ExcelJS.Workbook();
+      const a = wb.addWorksheet('A');
+      a.addRow(['id', 'name', 'qty']);
+      for (let i = 0; i < 600; i++) a.addRow([String(i + 1), `name ${i}`, String(i * 10 + v)]);
+      const b = wb.addWorksheet('B');
+      b.addRow(['id', 'x', 'y', 'z']);
+      for (let i = 0; i < 5000; i++) b.addRow([String(i + 1), `x ${i}`, String(i), `z ${i % 7}`]);
+      return Buffer.from(await wb.xlsx.writeBuffer());
+    };
+    const { comparisonId, run } = await seedComparison(team, [await book(1), await book(2)], {
+      format: 'xlsx',
+      keyColumns: ['id'],
+    });
+    // PostgreSQL refuses the first batch (at its first row)
+    await failInsertsOf(knex, comparisonId, 1);
+    try {
+      const failed = await run().then(
+        (o) => ({ resolved: o }),
+        (err: unknown) => ({ rejected: err }),
+      );
+      expect(failed, 'the run with a failed batch').to.have.property('rejected');
+    } finally {
+      await dropFailures(knex);
+    }
+    const row = (await knex('comparisons').where({ id: comparisonId }).first()) as { status: string };
+    expect(row.status).to.equal('comparing');
+    // the activity's retry: from a clean slate, every change once
+    expect(await run()).to.deep.equal({ status: 'ready', comparisonId });
+    await expectExactlyChangeCount(knex, comparisonId, 600);
+  });
+
+  it('changes lost after being written (a row short): not saved ready; the retry saves every change', async () => {
+    const { knex } = testEnv();
+    const { comparisonId, run } = await requested(1000);
+    // every INSERT of the comparison's changes succeeds, but the change numbered 700 disappears at once
+    await knex.raw(`create or replace function test_lose_change() returns trigger language plpgsql as $$
+      begin delete from comparison_changes where comparison_id = new.comparison_id and seq = new.seq;
+      return null; end $$`);
+    await knex.raw(
+      `create trigger test_lose_change after insert on comparison_changes for each row
+         when (new.comparison_id = '${comparisonId}'::uuid and new.seq = 700)
+         execute function test_lose_change()`,
+    );
+    try {
+      const lost = await run().then(
+        (o) => ({ resolved: o }),
+        (err: unknown) => ({ rejected: err }),
+      );
+      expect(lost, 'the run that lost a change').to.have.property('rejected');
+      expect(String((lost as { rejected: Error }).rejected.message)).to.equal(
+        '999 changes were written of the 1000 found',
+      );
+    } finally {
+      await knex.raw(`drop trigger if exists test_lose_change on comparison_changes`);
+    }
+    expect(await run()).to.deep.equal({ status: 'ready', comparisonId });
+    await expectExactlyChangeCount(knex, comparisonId, 1000);
   });
 
   it('a comparison deleted while its changes wait to be written: file_deleted, no change left', async () => {
