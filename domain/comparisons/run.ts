@@ -639,7 +639,10 @@ export async function runComparison(
   }
 }
 
-/** Ends a comparison as failed (a reason code, never a cell value); a no-op once it has ended. */
+/**
+ * Ends a comparison as failed (a reason code, never a cell value) and deletes the changes an attempt wrote, in
+ * one transaction; a no-op once it has ended (a failed comparison's leftover changes, if any, are deleted).
+ */
 export async function failComparison(
   knex: Knex,
   req: ComparisonRequest,
@@ -647,8 +650,8 @@ export async function failComparison(
   reason: ComparisonFailureReason,
   message: string,
 ): Promise<{ status: string }> {
-  const updated = await withCompany(knex, req.companyId, async (trx) =>
-    q(trx, req.companyId)
+  const updated = await withCompany(knex, req.companyId, async (trx) => {
+    const n = await q(trx, req.companyId)
       .patch({
         status: 'failed',
         finishedAt: new Date(),
@@ -657,11 +660,10 @@ export async function failComparison(
         phase: null,
       })
       .where({ id: comparisonId })
-      .whereIn('status', ['queued', 'comparing']),
-  );
-  if (updated > 0)
-    await withCompany(knex, req.companyId, async (trx) =>
-      ComparisonChange.scoped(req.companyId, trx).where({ comparisonId }).delete(),
-    );
+      .whereIn('status', ['queued', 'comparing']);
+    const failed = n > 0 || (await q(trx, req.companyId).findById(comparisonId))?.status === 'failed';
+    if (failed) await ComparisonChange.scoped(req.companyId, trx).where({ comparisonId }).delete();
+    return n;
+  });
   return { status: updated > 0 ? 'failed' : 'ended' };
 }

@@ -6,6 +6,8 @@
 import { expect } from 'chai';
 import ExcelJS from 'exceljs';
 import type { Knex } from 'knex';
+import { actingStatement } from '../../db/unitOfWork';
+import { failComparison } from '../../domain/comparisons/run';
 import { testEnv } from '../helpers/env';
 import { createTeam } from '../helpers/factories';
 import { eventually } from '../helpers/temporal';
@@ -196,5 +198,50 @@ describe('comparison: a version the strict reader refuses is loaded again from i
     };
     expect(row.result).to.deep.include({ added: 0, removed: 0, changed: 1, unchanged: 4 });
     expect([...reads.values()]).to.deep.equal([1, 1]);
+  });
+});
+
+describe('comparison: failing it deletes its changes in the same transaction', function () {
+  this.timeout(60_000);
+
+  it('a failure between marking it failed and deleting its changes leaves neither; the retry does both', async () => {
+    const { knex, appKnex } = testEnv();
+    const team = await createTeam({ plan: 'premium' });
+    const { companyId, comparisonId } = await seedComparison(team, versions(3));
+    // an attempt that wrote some changes, then failed for good
+    await knex('comparisons').where({ id: comparisonId }).update({ status: 'comparing' });
+    await knex('comparisonChanges').insert(
+      [1, 2, 3].map((seq) => ({ comparisonId, companyId, seq, sheet: 'CSV', kind: 'added' })),
+    );
+    // PostgreSQL refuses to delete them once (the worker dies there, say)
+    await knex.raw(`create or replace function test_fail_delete() returns trigger language plpgsql as $$
+      begin raise exception 'injected: delete refused'; end $$`);
+    await knex.raw(
+      `create trigger test_fail_delete before delete on comparison_changes for each row
+         when (old.comparison_id = '${comparisonId}'::uuid) execute function test_fail_delete()`,
+    );
+    const fail = () =>
+      actingStatement({ companyId }, () =>
+        failComparison(appKnex, { companyId, comparisonId }, comparisonId, 'internal_error', 'it failed'),
+      );
+    try {
+      const first = await fail().then(
+        () => 'resolved',
+        () => 'rejected',
+      );
+      expect(first).to.equal('rejected');
+    } finally {
+      await knex.raw(`drop trigger if exists test_fail_delete on comparison_changes`);
+    }
+    // nothing changed: still comparing, its changes still there (the bookkeeping activity is retried)
+    const before = (await knex('comparisons').where({ id: comparisonId }).first()) as { status: string };
+    expect(before.status).to.equal('comparing');
+    expect(await fail()).to.deep.equal({ status: 'failed' });
+    const after = (await knex('comparisons').where({ id: comparisonId }).first()) as {
+      status: string;
+      failureReason: string;
+    };
+    expect([after.status, after.failureReason]).to.deep.equal(['failed', 'internal_error']);
+    expect(await knex('comparisonChanges').where({ comparisonId })).to.deep.equal([]);
   });
 });
