@@ -1,4 +1,4 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import type { Config } from '../common/config';
 import type { Storage } from '../common/storage';
@@ -14,6 +14,7 @@ import {
   type RunOutcome,
 } from '../domain/comparisons/run';
 import { actingAs } from '../db/unitOfWork';
+import { withoutFileContent } from './failures';
 import { COMPARISON_FAILURE_TYPE } from '../workflows/shared';
 
 export interface ComparisonDeps {
@@ -55,7 +56,8 @@ export function createComparisonActivities(deps: ComparisonDeps) {
     /**
      * The comparison: heartbeats with its progress (phase, bytes read of total, sheets done, changes saved)
      * every second; a cancelled workflow (file deleted) aborts it. A comparison that cannot succeed fails as
-     * the non-retryable ApplicationFailure COMPARISON_FAILURE_TYPE carrying the reason code.
+     * the non-retryable ApplicationFailure COMPARISON_FAILURE_TYPE carrying the reason code; any other
+     * failure (retried) goes out naming only the kind of error, never text of the files (./failures.ts).
      */
     async compareVersions(request: ComparisonRequest): Promise<RunOutcome> {
       const ctx = Context.current();
@@ -76,7 +78,8 @@ export function createComparisonActivities(deps: ComparisonDeps) {
             details: [err.reason],
           });
         }
-        throw err;
+        if (err instanceof CancelledFailure) throw err; // the file was deleted: reported as cancelled
+        throw withoutFileContent(err, 'the comparison');
       }
     },
 

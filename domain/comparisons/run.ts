@@ -72,6 +72,17 @@ class ComparisonDeleted extends Error {
   }
 }
 
+/**
+ * The run could not save a whole result (changes missing, the row in an unexpected state): the attempt fails
+ * and is retried from a clean slate.
+ */
+class ComparisonIncomplete extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ComparisonIncomplete';
+  }
+}
+
 export interface ComparisonRequest {
   companyId: string;
   /** a requested comparison (its row exists) */
@@ -265,7 +276,7 @@ export async function runComparison(
       );
       if (!now) return { status: 'file_deleted', comparisonId: null };
       if (now.status === 'ready' || now.status === 'failed') return { status: now.status, comparisonId };
-      throw new Error(`the comparison was not saved and is still ${now.status}`);
+      throw new ComparisonIncomplete(`the comparison was not saved and is still ${now.status}`);
     };
     const bytesTotal = Number(base.sizeBytes) + Number(target.sizeBytes);
     const versions = [base, target];
@@ -503,18 +514,32 @@ export async function runComparison(
               while (batch.length >= CHANGES_BATCH) await write(batch.splice(0, CHANGES_BATCH));
             },
           });
-        try {
-          summary = await compare();
-        } catch (err) {
-          // a version loaded unchecked that DuckDB's strict reader refuses (its first pass failed before any
-          // change was emitted): loaded again the checked way (the normalising path), compared again
-          if (!(err instanceof UncheckedReadFailed) || seq > 0 || batch.length > 0) throw err;
-          const i = err.side === 'base' ? 0 : 1;
-          await dropUnchecked(i, loaded[i]);
-          const again = await loadAndType(i, true);
-          loaded[i] = again.l;
-          types[i] = again.t;
-          summary = await compare();
+        // a version loaded unchecked that DuckDB's strict reader refuses (its first pass failed before any
+        // change was emitted), one or both: each loaded again the checked way (the normalising path),
+        // compared again. A version loaded checked is never refused, so this ends by the third try.
+        for (;;) {
+          try {
+            summary = await compare();
+            break;
+          } catch (err) {
+            if (!(err instanceof UncheckedReadFailed) || seq > 0 || batch.length > 0) throw err;
+            const refused = err.sides.map((side) => (side === 'base' ? 0 : 1));
+            if (refused.some((i) => !loaded[i].sheets.some((s) => s.unchecked))) throw err;
+            const again = await Promise.allSettled(
+              refused.map(async (i) => {
+                await dropUnchecked(i, loaded[i]);
+                return { i, ...(await loadAndType(i, true)) };
+              }),
+            );
+            for (const r of again) if (r.status === 'rejected') throw r.reason;
+            for (const r of again) {
+              const { i, l, t } = (
+                r as PromiseFulfilledResult<{ i: number; l: LoadedVersion; t: SheetTypes }>
+              ).value;
+              loaded[i] = l;
+              types[i] = t;
+            }
+          }
         }
         await flush();
         // DuckDB is done: its database freed while the last batches are written (close is idempotent)
@@ -563,7 +588,7 @@ export async function runComparison(
             )) as unknown as { n: number; lo: number; hi: number };
           if (stored.n !== seq || stored.lo !== 1 || stored.hi !== seq) {
             // retried: the next attempt deletes them and writes them again
-            throw new Error(`${stored.n} changes were written of the ${seq} found`);
+            throw new ComparisonIncomplete(`${stored.n} changes were written of the ${seq} found`);
           }
           const updated = await q(trx, req.companyId)
             .patch({

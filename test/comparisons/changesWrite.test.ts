@@ -199,6 +199,30 @@ describe('comparison: a version the strict reader refuses is loaded again from i
     expect(row.result).to.deep.include({ added: 0, removed: 0, changed: 1, unchanged: 4 });
     expect([...reads.values()]).to.deep.equal([1, 1]);
   });
+
+  it('both versions refused: each is loaded again the checked way, from its download', async () => {
+    const { knex, storage } = testEnv();
+    const team = await createTeam({ plan: 'premium' });
+    const { comparisonId, run } = await seedComparison(
+      team,
+      ['id,name\n1,"an\nn"\n2,bob\n', 'id,name\n1,"an\nn"\n2,bobby\n'],
+      { reports: 'built' },
+    );
+    const reads = new Map<string, number>();
+    const counting = Object.create(storage.client) as typeof storage.client;
+    counting.getObject = ((bucket: string, key: string) => {
+      reads.set(key, (reads.get(key) ?? 0) + 1);
+      return storage.client.getObject(bucket, key);
+    }) as typeof storage.client.getObject;
+    expect(await run({ ...storage, client: counting })).to.deep.equal({ status: 'ready', comparisonId });
+    const row = (await knex('comparisons').where({ id: comparisonId }).first()) as {
+      result: { changed: number; unchanged: number; added: number; removed: number };
+    };
+    expect(row.result).to.deep.include({ added: 0, removed: 0, changed: 1, unchanged: 1 });
+    const changes = (await knex('comparisonChanges').where({ comparisonId })) as Array<{ columns: unknown }>;
+    expect(changes.map((c) => c.columns)).to.deep.equal([[{ column: 'name', old: 'bob', new: 'bobby' }]]);
+    expect([...reads.values()]).to.deep.equal([1, 1]);
+  });
 });
 
 describe('comparison: failing it deletes its changes in the same transaction', function () {

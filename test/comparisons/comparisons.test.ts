@@ -233,6 +233,45 @@ describe('comparisons: automatic and requested, end to end', function () {
     expect(c3.result).to.deep.include({ changed: 1, unchanged: 7, added: 0, removed: 0, typeChanges: [] });
   });
 
+  it('both versions refused by the strict reader (a quoted line break in each): both read again the long way', async () => {
+    const team = await createTeam({ plan: 'premium' });
+    const up = await uploadFile('id,name\n1,"an\nn"\n2,bob\n', { token: team.adminToken });
+    expect(up.status, up.text).to.equal(201);
+    const id = up.body.id as string;
+    const r1 = await whenReady(team.adminToken, `/files/${id}/versions/1/report`, 'v1 report');
+    expect(r1.status).to.equal('ready');
+    const v2 = await uploadTo(`/files/${id}/versions`, 'id,name\n1,"an\nn"\n2,bobby\n', {
+      token: team.adminToken,
+    });
+    expect(v2.status, v2.text).to.equal(201);
+    const r2 = await whenReady(team.adminToken, `/files/${id}/versions/2/report`, 'v2 report');
+    expect(r2.status).to.equal('ready');
+    const expected = { added: 0, removed: 0, changed: 1, unchanged: 1, changeCount: 1 };
+    const automatic = await whenReady(team.adminToken, `/files/${id}/versions/2/comparison`, 'v2 compared');
+    expect(automatic.status, JSON.stringify(automatic)).to.equal('ready');
+    expect(automatic.result).to.deep.include(expected);
+    // requested now, with both reports ready: both versions are loaded unchecked and both refused
+    const req = await call('POST', '/comparisons', {
+      token: team.adminToken,
+      json: { base: { fileId: id, version: 1 }, target: { fileId: id, version: 2 } },
+    });
+    expect(req.status, req.text).to.equal(202);
+    const requested = await whenReady(team.adminToken, `/comparisons/${req.body.id}`, 'requested comparison');
+    expect(requested.status, JSON.stringify(requested)).to.equal('ready');
+    expect(requested.result).to.deep.include(expected);
+    const changes = await call('GET', `/comparisons/${req.body.id}/changes`, { token: team.adminToken });
+    expect(changes.body.data).to.deep.equal([
+      {
+        sheet: 'CSV',
+        kind: 'changed',
+        key: { id: '2' },
+        baseRow: 3,
+        targetRow: 3,
+        columns: [{ column: 'name', old: 'bob', new: 'bobby' }],
+      },
+    ]);
+  });
+
   it('POST /comparisons: 202, Idempotency-Key, key columns, 400, 422, 404 across companies and for a private file', async () => {
     const team = await createTeam({ plan: 'premium' });
     const other = await createTeam({ plan: 'premium' });

@@ -333,11 +333,27 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
         failed = err;
       }
       expect(failed).to.be.instanceOf(UncheckedReadFailed);
-      expect((failed as UncheckedReadFailed).side).to.equal('target');
+      expect((failed as UncheckedReadFailed).sides).to.deep.equal(['target']);
+      // DuckDB's error (which may quote the refused line) is not carried
+      expect((failed as Error).cause).to.equal(undefined);
       const ct = await load(quoted);
       const again = await compare(ub, ct, keyColumns, true, types);
       expect(again.summary.sheets[0]).to.deep.include({ changed: 1, unchanged: 1, added: 0, removed: 0 });
       await drop(ub, ut, ct);
+    }
+    // both refused: the error names both versions
+    for (const keyColumns of [['id'], undefined]) {
+      const ub = await load(quoted, true, true);
+      const ut = await load(quoted.replace('bo\nb', 'bo\nbby'), true, true);
+      let failed: unknown;
+      try {
+        await compare(ub, ut, keyColumns, true, types);
+      } catch (err) {
+        failed = err;
+      }
+      expect(failed).to.be.instanceOf(UncheckedReadFailed);
+      expect((failed as UncheckedReadFailed).sides).to.deep.equal(['base', 'target']);
+      await drop(ub, ut);
     }
 
     // the load did not count an unchecked version: its first pass enforces the row limit

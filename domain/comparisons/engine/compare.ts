@@ -82,7 +82,9 @@ async function rows(conn: DuckDBConnection, sql: string): Promise<Row[]> {
 
 /**
  * Runs the base's and the target's step together when a second connection is given (else one after the
- * other); both settle before an error is thrown, so nothing still runs when the caller cleans up.
+ * other); both settle before an error is thrown, so nothing still runs when the caller cleans up. When both
+ * versions' first passes are refused (UncheckedReadFailed), the error names both (one after the other, the
+ * base's is thrown first and the caller finds the target's at its next try).
  */
 async function perVersion<T>(
   conn: DuckDBConnection,
@@ -92,6 +94,13 @@ async function perVersion<T>(
 ): Promise<[T, T]> {
   if (!other) return [await base(conn), await target(conn)];
   const [b, t] = await Promise.allSettled([base(conn), target(other)]);
+  if (
+    b.status === 'rejected' &&
+    t.status === 'rejected' &&
+    b.reason instanceof UncheckedReadFailed &&
+    t.reason instanceof UncheckedReadFailed
+  )
+    throw new UncheckedReadFailed(['base', 'target']);
   if (b.status === 'rejected') throw b.reason;
   if (t.status === 'rejected') throw t.reason;
   return [b.value, t.value];
@@ -276,7 +285,7 @@ async function compareSheet(
         return await pass(c);
       } catch (err) {
         if (opts.signal?.aborted) throw err;
-        throw new UncheckedReadFailed(side, err);
+        throw new UncheckedReadFailed([side]);
       }
     };
   const counted = (sheet: LoadedSheet, rows: number) => {

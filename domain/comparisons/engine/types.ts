@@ -80,15 +80,13 @@ export class MissingKeyColumn extends Error {
 
 /**
  * The first pass over a version loaded `unchecked` (no checking pass: its types came from its report)
- * failed — DuckDB's strict reader refuses the file. The caller loads that version again the checked way
- * (which takes the normalising path for such files) and compares again; nothing was written yet.
+ * failed — DuckDB's strict reader refuses the file — for one version or both (`sides`). The caller loads each
+ * of them again the checked way (which takes the normalising path for such files) and compares again; nothing
+ * was written yet. DuckDB's error is not kept: a CSV error quotes the offending line (cell values).
  */
 export class UncheckedReadFailed extends Error {
-  constructor(
-    public readonly side: 'base' | 'target',
-    cause: unknown,
-  ) {
-    super(`the ${side} version cannot be read as it is`, { cause });
+  constructor(public readonly sides: ReadonlyArray<'base' | 'target'>) {
+    super(`the ${sides.join(' and ')} version${sides.length > 1 ? 's' : ''} cannot be read as it is`);
     this.name = 'UncheckedReadFailed';
   }
 }

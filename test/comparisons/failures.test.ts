@@ -1,0 +1,141 @@
+/**
+ * How a comparison fails. A failure the activity retries goes out (to Temporal's records and the worker's
+ * log) naming only the kind of error: DuckDB's and PostgreSQL's errors may quote the file's cells.
+ */
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { withoutFileContent } from '../../activities/failures';
+import { openEngine } from '../../domain/reports/engine';
+import { startWorker, testEnv } from '../helpers/env';
+import { createTeam } from '../helpers/factories';
+import { call } from '../helpers/http';
+import { uploadFile, uploadTo } from '../helpers/files';
+import { eventually } from '../helpers/temporal';
+import { startWebhookApp, webhookTestConfig } from '../helpers/webhooks';
+
+const SECRET = 'secret-cell-7f3a';
+
+/** DuckDB's strict reader on a row wider than its header: the error quotes the row (with SECRET) */
+async function duckdbCsvError(): Promise<Error> {
+  const dir = path.join(os.tmpdir(), `cmp-failures-${process.pid}-${Date.now()}`);
+  await mkdir(dir, { recursive: true });
+  const engine = await openEngine({
+    threads: 1,
+    memoryLimitMb: 128,
+    tempDirectory: path.join(dir, 'duckdb'),
+  });
+  try {
+    const file = path.join(dir, 'wide.csv');
+    await writeFile(file, `id,name\n1,ann\n2,${SECRET},extra\n`);
+    await engine.conn.run(
+      `SELECT * FROM read_csv('${file}', header=true, auto_detect=false, strict_mode=true,
+         columns={'id': 'VARCHAR', 'name': 'VARCHAR'})`,
+    );
+  } catch (err) {
+    return err as Error;
+  } finally {
+    engine.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+  throw new Error('DuckDB read the wide row');
+}
+
+/** everything of an error the SDK could record or print */
+function everything(err: Error): string {
+  return [err.message, err.stack, JSON.stringify(err), String(err.cause)].join('\n');
+}
+
+describe('comparison failures: no text of the files in what a failed attempt lets out', function () {
+  this.timeout(120_000);
+
+  it('DuckDB and PostgreSQL errors quoting cells go out as their kind only', async () => {
+    const duck = await duckdbCsvError();
+    expect(duck.message, 'DuckDB quotes the line (the premise)').to.include(SECRET);
+    const outDuck = withoutFileContent(duck, 'the comparison');
+    expect(outDuck.message).to.equal('the comparison failed (Error, Invalid Input Error)');
+    expect(everything(outDuck)).not.to.include(SECRET);
+    expect(outDuck.cause).to.equal(undefined);
+    expect(outDuck.stack).to.match(/\n\s+at /); // the frames stay
+
+    // PostgreSQL refuses a \u0000 in JSON text and prints the text around it (`where`)
+    const pg: Error = await testEnv()
+      .knex.raw(`select ?::jsonb`, [`{"name": "${SECRET}\\u0000"}`])
+      .then(
+        () => new Error('PostgreSQL took it'),
+        (err: Error) => err,
+      );
+    expect(JSON.stringify(pg), 'PostgreSQL quotes the value (the premise)').to.include(SECRET);
+    const outPg = withoutFileContent(pg, 'the comparison');
+    expect(outPg.message).to.equal('the comparison failed (error, 22P05)');
+    expect(everything(outPg)).not.to.include(SECRET);
+
+    // a wrapped error: its cause does not go out either
+    const wrapped = new Error('could not compare', { cause: duck });
+    expect(everything(withoutFileContent(wrapped, 'the comparison'))).not.to.include(SECRET);
+    // a system error keeps its call and code
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+      code: 'ECONNREFUSED',
+      syscall: 'connect',
+    });
+    expect(withoutFileContent(refused, 'the comparison').message).to.equal(
+      'the comparison failed (Error, connect, ECONNREFUSED)',
+    );
+  });
+
+  it('through Temporal: the attempt that failed with a DuckDB error is recorded without its text, then retried', async () => {
+    // its own task queue: the hook below is this worker's only
+    const config = webhookTestConfig('compare-failures');
+    const failOnce = new Set<string>();
+    const worker = await startWorker({
+      config,
+      comparisonBeforeSave: async ({ fileId }) => {
+        if (failOnce.delete(fileId))
+          throw new Error('the save could not start', { cause: await duckdbCsvError() });
+      },
+    });
+    try {
+      const { baseUrl } = await startWebhookApp(config);
+      const team = await createTeam({ plan: 'premium' });
+      const up = await uploadFile('id,name\n1,ann\n2,bob\n', { token: team.adminToken, baseUrl });
+      expect(up.status, up.text).to.equal(201);
+      const id = up.body.id as string;
+      failOnce.add(id);
+      const v2 = await uploadTo(`/files/${id}/versions`, 'id,name\n1,ann\n2,bobby\n', {
+        token: team.adminToken,
+        baseUrl,
+      });
+      expect(v2.status, v2.text).to.equal(201);
+      const handle = testEnv().temporal.workflow.getHandle(`comparison:${id}:v1:v2`);
+      // the first attempt's failure, as Temporal holds it until the retry
+      const failure = await eventually(
+        async () => {
+          const pending = (await handle.describe()).raw.pendingActivities ?? [];
+          const last = pending.find((a) => a.lastFailure)?.lastFailure;
+          return last ? JSON.stringify(last) : undefined;
+        },
+        { what: 'the failed attempt recorded', timeoutMs: 60_000, intervalMs: 100 },
+      );
+      expect(failure).to.include('the comparison failed (Error)');
+      expect(failure).not.to.include(SECRET);
+      expect(failure).not.to.include('could not start');
+      const done = await eventually(
+        async () => {
+          const res = await call('GET', `/files/${id}/versions/2/comparison`, {
+            token: team.adminToken,
+            baseUrl,
+          });
+          return res.body?.status === 'ready' || res.body?.status === 'failed' ? res.body : undefined;
+        },
+        { what: 'the comparison retried', timeoutMs: 60_000 },
+      );
+      expect(done.status).to.equal('ready');
+      expect(done.result).to.deep.include({ changed: 1, unchanged: 1 });
+      const history = JSON.stringify((await handle.fetchHistory()).events ?? []);
+      expect(history).not.to.include(SECRET);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
