@@ -23,6 +23,12 @@ export function s3Client(config: Config, endpoint: string = config.s3.endpoint):
   });
 }
 
+/** Whether an S3 call failed because the object is not there (GET: NoSuchKey; HEAD: NotFound). */
+export function isMissingObject(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'NoSuchKey' || code === 'NotFound';
+}
+
 export function createStorage(config: Config): Storage {
   const client = s3Client(config);
   return {

@@ -16,7 +16,7 @@ import type { Knex } from 'knex';
 import { ForeignKeyViolationError, UniqueViolationError } from 'objection';
 import { BadRequestError } from '../../common/errors';
 import { inspectionFailureReason, inspectStoredXlsx, xlsxLimits } from '../files/xlsx';
-import type { Storage } from '../../common/storage';
+import { isMissingObject, type Storage } from '../../common/storage';
 import type { Config } from '../../common/config';
 import { Comparison, ComparisonChange, File, FileVersion, Report } from '../../db/models';
 import { transact } from '../../db/transaction';
@@ -26,6 +26,7 @@ import { readResult } from '../reports/result';
 import {
   AnalysisFailure,
   downloadText,
+  fileMissing,
   loadVersion,
   openEngine,
   type DownloadedText,
@@ -357,6 +358,7 @@ export async function runComparison(
           if (err instanceof BadRequestError) {
             throw new ComparisonFailure(inspectionFailureReason(err), err.message);
           }
+          if (isMissingObject(err)) throw new ComparisonFailure('file_missing', fileMissing().message);
           throw err;
         }
       }

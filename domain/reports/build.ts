@@ -14,7 +14,7 @@ import type { Knex } from 'knex';
 import { ForeignKeyViolationError, UniqueViolationError } from 'objection';
 import { BadRequestError } from '../../common/errors';
 import { inspectionFailureReason, inspectStoredXlsx, xlsxLimits } from '../files/xlsx';
-import type { Storage } from '../../common/storage';
+import { isMissingObject, type Storage } from '../../common/storage';
 import type { Config } from '../../common/config';
 import { File, FileVersion, Report } from '../../db/models';
 import { transact, type UnitOfWork } from '../../db/transaction';
@@ -24,6 +24,7 @@ import { progressReporter } from './progress';
 import {
   AnalysisFailure,
   downloadText,
+  fileMissing,
   openEngine,
   runAnalysis,
   type DownloadedText,
@@ -233,6 +234,7 @@ export async function runBuild(
       } catch (err) {
         if (err instanceof BadRequestError)
           throw new AnalysisFailure(inspectionFailureReason(err), err.message);
+        if (isMissingObject(err)) throw fileMissing();
         throw err;
       }
     }

@@ -11,7 +11,7 @@ import { openEngine } from '../../domain/reports/engine';
 import { startWorker, testEnv } from '../helpers/env';
 import { createTeam } from '../helpers/factories';
 import { call } from '../helpers/http';
-import { uploadFile, uploadTo } from '../helpers/files';
+import { uploadFile, uploadTo, xlsx } from '../helpers/files';
 import { eventually } from '../helpers/temporal';
 import { startWebhookApp, webhookTestConfig } from '../helpers/webhooks';
 
@@ -134,6 +134,72 @@ describe('comparison failures: no text of the files in what a failed attempt let
       expect(done.result).to.deep.include({ changed: 1, unchanged: 1 });
       const history = JSON.stringify((await handle.fetchHistory()).events ?? []);
       expect(history).not.to.include(SECRET);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('a version whose stored object is gone: the comparison fails at once with file_missing (CSV and XLSX)', async () => {
+    const config = webhookTestConfig('compare-missing');
+    const worker = await startWorker({ config });
+    try {
+      const { knex, storage, temporal } = testEnv();
+      const { baseUrl } = await startWebhookApp(config);
+      const team = await createTeam({ plan: 'premium' });
+      const cases: Array<{ name: string; v1: string | Buffer; v2: string | Buffer; gone: 1 | 2 }> = [
+        { name: 'data.csv', v1: 'id,name\n1,ann\n', v2: 'id,name\n1,bob\n', gone: 1 },
+        { name: 'data.xlsx', v1: await xlsx(3), v2: await xlsx(4), gone: 2 },
+      ];
+      for (const c of cases) {
+        const up = await uploadFile(c.v1, { token: team.adminToken, name: c.name, baseUrl });
+        expect(up.status, up.text).to.equal(201);
+        const id = up.body.id as string;
+        const v2 = await uploadTo(`/files/${id}/versions`, c.v2, {
+          token: team.adminToken,
+          name: c.name,
+          baseUrl,
+        });
+        expect(v2.status, v2.text).to.equal(201);
+        const get = (path: string) => call('GET', path, { token: team.adminToken, baseUrl });
+        await eventually(
+          async () =>
+            (await get(`/files/${id}/versions/2/comparison`)).body?.status === 'ready' ? true : undefined,
+          { what: 'the automatic comparison', timeoutMs: 60_000 },
+        );
+        const version = (await knex('fileVersions').where({ fileId: id, version: c.gone }).first()) as {
+          objectKey: string;
+        };
+        await storage.client.removeObject(storage.bucket, version.objectKey);
+        const req = await call('POST', '/comparisons', {
+          token: team.adminToken,
+          baseUrl,
+          json: { base: { fileId: id, version: 1 }, target: { fileId: id, version: 2 } },
+        });
+        expect(req.status, req.text).to.equal(202);
+        const done = await eventually(
+          async () => {
+            const res = await get(`/comparisons/${req.body.id}`);
+            return res.body?.status === 'failed' || res.body?.status === 'ready' ? res.body : undefined;
+          },
+          { what: `the comparison of ${c.name}`, timeoutMs: 30_000 },
+        );
+        expect([done.status, done.failureReason, done.failureMessage], c.name).to.deep.equal([
+          'failed',
+          'file_missing',
+          'the stored file of the version is missing',
+        ]);
+        // not retried: one attempt
+        const history = await temporal.workflow
+          .getHandle(`comparison:${id}:v1:v2:${req.body.id}`)
+          .fetchHistory();
+        const attempts = (history.events ?? [])
+          .map((e) => e.activityTaskStartedEventAttributes?.attempt)
+          .filter((a): a is number => typeof a === 'number');
+        expect(
+          attempts.filter((a) => a > 1),
+          c.name,
+        ).to.deep.equal([]);
+      }
     } finally {
       await worker.stop();
     }

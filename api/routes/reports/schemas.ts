@@ -108,7 +108,7 @@ export const reportSchema = {
     failure: {
       type: ['object', 'null'],
       description:
-        'when failed: a reason code (unparsable_file, too_many_columns, too_many_rows, unsafe_workbook, internal_error) and a message that never holds a cell value',
+        'when failed: a reason code (unparsable_file, too_many_columns, too_many_rows, unsafe_workbook, file_missing, internal_error) and a message that never holds a cell value',
       properties: { reason: { type: 'string' }, message: { type: ['string', 'null'] } },
     },
     queuedAt: { type: 'string', format: 'date-time' },

@@ -4,6 +4,7 @@ export { checkEngine, openEngine, type Engine, type EngineSettings } from './duc
 export {
   loadVersion,
   downloadText,
+  fileMissing,
   fileSource,
   cellText,
   tooManyRows,

@@ -4,6 +4,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
+import { isMissingObject } from '../../../common/storage';
 import { headerNames, type HeaderCell } from '../../files/headerNames';
 import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
 import { classSql, literal } from './sql';
@@ -29,6 +30,21 @@ const PROGRESS_EVERY_MS = 250;
 /** The longest CSV/TSV record (line, or lines of one quoted record) the reader accepts. */
 export const MAX_RECORD_BYTES = 2 * 1024 * 1024;
 
+/** A version whose stored object is gone (removed from the store): it cannot be analysed, never retried. */
+export function fileMissing(): AnalysisFailure {
+  return new AnalysisFailure('file_missing', 'the stored file of the version is missing');
+}
+
+/** The source's stream; a stored object that is not there fails with `file_missing`. */
+async function openSource(source: Pick<LoadSource, 'open'>): Promise<Readable> {
+  try {
+    return await source.open();
+  } catch (err) {
+    if (isMissingObject(err)) throw fileMissing();
+    throw err;
+  }
+}
+
 /** A source read from a local file. */
 export function fileSource(filePath: string, rest: Omit<LoadSource, 'open'>): LoadSource {
   return { ...rest, open: async () => createReadStream(filePath, { highWaterMark: 1024 * 1024 }) };
@@ -47,7 +63,7 @@ export async function downloadText(
 ): Promise<DownloadedText> {
   const download = path.join(workDir, `load-${randomUUID()}.raw`);
   try {
-    const stream = await source.open();
+    const stream = await openSource(source);
     try {
       return { path: download, facts: await downloadChecked(stream, download, onBytes, signal) };
     } finally {
@@ -680,7 +696,7 @@ async function loadXlsx(
 ): Promise<LoadedSheet[]> {
   // loaded on first use: a comparison or report of CSV files never pays for it (~28 MB of a process's RSS)
   const { default: ExcelJS } = await import('exceljs');
-  const stream: Readable = await source.open();
+  const stream: Readable = await openSource(source);
   stream.on('data', (chunk: Buffer) => {
     progress.state.bytesRead += chunk.length;
   });
