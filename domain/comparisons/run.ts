@@ -16,6 +16,7 @@ import type { Knex } from 'knex';
 import { ForeignKeyViolationError, UniqueViolationError } from 'objection';
 import { BadRequestError } from '../../common/errors';
 import { inspectionFailureReason, inspectStoredXlsx, xlsxLimits } from '../files/xlsx';
+import { ANALYSIS_START_GRACE_MS } from '../files/reportStarts';
 import { isMissingObject, type Storage } from '../../common/storage';
 import type { Config } from '../../common/config';
 import { Comparison, ComparisonChange, File, FileVersion, Report } from '../../db/models';
@@ -179,18 +180,30 @@ export async function prepareComparison(
 /**
  * Whether the reports of the comparison's two versions have settled (ready or failed, or there is none):
  * the comparison workflow waits for that before comparing, so that it takes their inferred types rather
- * than classifying every cell again (a report built at upload is usually moments away). True when the
- * comparison is gone (nothing to wait for).
+ * than classifying every cell again (a report built at upload is usually moments away). A version without
+ * a report row that was uploaded less than ANALYSIS_START_GRACE_MS ago is waited for too: the upload starts
+ * its report workflow and the comparison's at the same moment, and the report's row is created by that
+ * workflow's first activity (after that grace its start counts as lost; the workflow's own bound,
+ * COMPARISON_REPORT_WAIT_SECONDS, holds in any case). True when the comparison is gone (nothing to wait for).
  */
 export async function reportsSettled(knex: Knex, companyId: string, comparisonId: string): Promise<boolean> {
   return withCompany(knex, companyId, async (trx) => {
     const row = await q(trx, companyId).findById(comparisonId);
     if (!row || row.status !== 'queued') return true;
+    const versionIds = [row.baseVersionId, row.targetVersionId];
     const pending = await Report.scoped(companyId, trx)
-      .whereIn('fileVersionId', [row.baseVersionId, row.targetVersionId])
+      .whereIn('fileVersionId', versionIds)
       .whereIn('status', ['queued', 'building'])
       .resultSize();
-    return pending === 0;
+    if (pending > 0) return false;
+    const awaited = await FileVersion.scoped(companyId, trx)
+      .whereIn('fileVersions.id', versionIds)
+      .whereRaw('file_versions.created_at > now() - make_interval(secs => ?)', [
+        ANALYSIS_START_GRACE_MS / 1000,
+      ])
+      .whereNotExists(Report.scoped(companyId, trx).whereColumn('reports.fileVersionId', 'fileVersions.id'))
+      .resultSize();
+    return awaited === 0;
   });
 }
 

@@ -16,6 +16,13 @@ export async function startReport(
   await temporal.workflow.start(REPORT_WORKFLOW, reportStart(input, params));
 }
 
+/**
+ * How long after its upload a version's missing report row (or automatic comparison row) is taken for a
+ * workflow on its way rather than a start that was lost: the file sweep starts it again after that, and a
+ * comparison stops waiting for that report then.
+ */
+export const ANALYSIS_START_GRACE_MS = 5 * 60_000;
+
 /** Runs each start; one refused as already started counts as running (the workflow id is the upload's own). */
 async function startAll(starts: Array<() => Promise<void>>): Promise<{ started: number; running: number }> {
   let started = 0;
@@ -75,7 +82,12 @@ export async function startMissingAnalyses(
   knex: Knex,
   temporal: Client,
   taskQueue: string,
-  { olderThanMs = 5 * 60_000, withinMs = 7 * 24 * 3_600_000, now = Date.now(), limit = 500 } = {},
+  {
+    olderThanMs = ANALYSIS_START_GRACE_MS,
+    withinMs = 7 * 24 * 3_600_000,
+    now = Date.now(),
+    limit = 500,
+  } = {},
 ): Promise<MissingAnalysisStarts> {
   /** rows whose `column` is some minutes old, within the week, oldest first, at most `limit` */
   const inWindow = (q: Knex.QueryBuilder, column: string) =>

@@ -1,7 +1,9 @@
 /**
  * When a queued comparison stops waiting for its versions' reports (domain/comparisons/run.ts
- * reportsSettled, polled by the comparison workflow): a report queued or building holds it; ready, failed or
- * no report at all lets it go; a comparison no longer queued never waits.
+ * reportsSettled, polled by the comparison workflow): a report queued or building holds it, and so does a
+ * version uploaded less than five minutes ago without its report row (its report workflow creates the row
+ * first thing); ready, failed or no report row after that lets it go; a comparison no longer queued never
+ * waits.
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
@@ -36,12 +38,25 @@ describe('comparisons: when the wait for reports ends', function () {
       await report(1).update({ status: target });
       expect(await settled(), `base ${base}, target ${target}`).to.equal(expected);
     }
-    // no report at all for a version (deleted, or never started): nothing to wait for
-    await report(0).update({ status: 'building' });
+    // no report row for a version uploaded moments ago: its report workflow (started with the comparison's, by
+    // the upload) has not created it yet — wait for it
+    await report(0).update({ status: 'ready' });
     await report(1).delete();
-    expect(await settled(), 'base building, no target report').to.equal(false);
+    expect(await settled(), 'target just uploaded, its report row not there yet').to.equal(false);
     await report(0).delete();
-    expect(await settled(), 'no reports').to.equal(true);
+    expect(await settled(), 'neither report row there yet').to.equal(false);
+    // …but not for ever: five minutes after its upload a version without a report row (its report start
+    // lost: the file sweep starts it again) no longer holds a comparison
+    const uploadedAgo = (i: number, minutes: number) =>
+      knex('fileVersions')
+        .where({ id: versions[i].id })
+        .update({ createdAt: knex.raw(`now() - make_interval(mins => ?)`, [minutes]) });
+    await uploadedAgo(0, 6);
+    expect(await settled(), 'base uploaded long ago, target just uploaded').to.equal(false);
+    await uploadedAgo(1, 4);
+    expect(await settled(), 'target uploaded four minutes ago').to.equal(false);
+    await uploadedAgo(1, 6);
+    expect(await settled(), 'no reports, both versions uploaded long ago').to.equal(true);
     // a comparison already comparing (or ended) does not wait, whatever its reports
     await knex('reports').insert({
       id: randomUUID(),
