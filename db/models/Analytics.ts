@@ -24,3 +24,16 @@ export class AnalyticsRequests extends KeyedTenantModel {
   apiKeyId!: string;
   requests!: string | number;
 }
+
+/**
+ * The files whose report flagged personal or secret data, one row per company, UTC day and file
+ * (analytics_sensitive_files, db/migrations/20261128000100_analytics_bytes_stored_sensitive_files.ts): a
+ * period counts its distinct files.
+ */
+export class AnalyticsSensitiveFile extends KeyedTenantModel {
+  static override tableName = 'analytics_sensitive_files';
+  static override idColumn = ['companyId', 'day', 'fileId'];
+
+  day!: string;
+  fileId!: string;
+}

@@ -18,6 +18,6 @@ export { AuditLogEntry, type AuditActorType, type AuditOutcome } from './AuditLo
 export { FileUsage, QuotaNotice } from './FileUsage';
 export { IdempotencyRecord } from './IdempotencyRecord';
 export { Invoice, PlanChange, INVOICE_STATUSES, type InvoiceStatus } from './Invoice';
-export { AnalyticsDay, AnalyticsRequests } from './Analytics';
+export { AnalyticsDay, AnalyticsRequests, AnalyticsSensitiveFile } from './Analytics';
 export { Comment } from './Comment';
 export { Notification } from './Notification';

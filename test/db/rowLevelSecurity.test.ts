@@ -161,6 +161,7 @@ async function seedCompany(knex: Knex, companyId: string): Promise<void> {
     apiKeyId: personId,
     requests: 1,
   });
+  await knex('analyticsSensitiveFiles').insert({ companyId, day: '2000-01-01', fileId });
   // issue 15: comments and notifications
   await knex('comments').insert({ id: id(), companyId, fileId, authorPersonId: personId, body: 'c' });
   await knex('notifications').insert({
