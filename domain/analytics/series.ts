@@ -1,13 +1,21 @@
 /**
  * GET /analytics: the company's time series, read from the daily rollups (analytics_daily,
- * analytics_requests) — at most (days × metrics) small rows on the company's primary-key range, never a scan
- * of files, versions, reports or deliveries. Periods are UTC days, ISO weeks (Monday first) or calendar
+ * analytics_requests, analytics_sensitive_files) — at most (days × metrics) small rows on the company's
+ * primary-key range, plus the stored bytes before the range (one row per day of the company's life, through a
+ * partial index), never a scan of files, versions, reports or deliveries. Periods are UTC days, ISO weeks (Monday first) or calendar
  * months; every period of the range is present, with zeros when nothing happened.
  */
 import type { Knex } from 'knex';
 import { raw } from 'objection';
 import { BadRequestError } from '../../common/errors';
-import { AnalyticsDay, AnalyticsRequests, ApiKey, Rule, WebhookEndpoint } from '../../db/models';
+import {
+  AnalyticsDay,
+  AnalyticsRequests,
+  AnalyticsSensitiveFile,
+  ApiKey,
+  Rule,
+  WebhookEndpoint,
+} from '../../db/models';
 import { keyPrefix } from '../identity/keyFormat';
 import { SESSION_KEY } from './requests';
 
@@ -37,13 +45,19 @@ export interface Period {
   /** last day of the period inside the range */
   end: string;
   uploads: { files: number; versions: number };
+  /** bytes of the versions uploaded in the period (deletions do not lower it) */
   bytesUploaded: number;
+  /** bytes of the company's stored versions at the end of the period (uploads add, deletions subtract) */
+  bytesStored: number;
   reports: { ready: number; failed: number };
   /** the mean quality score of the reports saved in the period; null when no report had a score */
   averageQualityScore: number | null;
   scoredReports: number;
   rulesFailed: number;
+  /** versions flagged in the period (a file with two flagged versions counts twice) */
   versionsWithSensitiveData: number;
+  /** distinct files with a version flagged in the period */
+  filesWithSensitiveData: number;
   comparisons: { ready: number; withChanges: number };
   apiRequests: number;
   webhookDeliveries: { succeeded: number; failed: number };
@@ -51,6 +65,8 @@ export interface Period {
 }
 
 const DAY_MS = 86_400_000;
+/** The analytics_daily metric of a day's net change of the stored bytes (its rows have a partial index). */
+const BYTES_STORED_CHANGE = 'bytes_stored_change';
 
 function parseDay(name: string, value: string): Date {
   const d = new Date(`${value}T00:00:00Z`);
@@ -107,11 +123,13 @@ function emptyPeriod(start: string, end: string): Period {
     end,
     uploads: { files: 0, versions: 0 },
     bytesUploaded: 0,
+    bytesStored: 0,
     reports: { ready: 0, failed: 0 },
     averageQualityScore: null,
     scoredReports: 0,
     rulesFailed: 0,
     versionsWithSensitiveData: 0,
+    filesWithSensitiveData: 0,
     comparisons: { ready: 0, withChanges: 0 },
     apiRequests: 0,
     webhookDeliveries: { succeeded: 0, failed: 0 },
@@ -126,7 +144,7 @@ export async function companyAnalytics(actor: AnalyticsActor, db: Db, query: Ana
   const range = analyticsRange(query);
   const g = range.granularity;
   const bucketSql = `to_char(date_trunc('${g}', day::timestamp), 'YYYY-MM-DD')`;
-  const [daily, activity, perKey] = await Promise.all([
+  const [daily, activity, perKey, storedBefore, sensitiveFiles] = await Promise.all([
     AnalyticsDay.scoped(actor.companyId, db)
       .whereBetween('analyticsDaily.day', [range.from, range.to])
       .select(raw(`${bucketSql} as bucket`), 'metric', 'dimension', raw('sum(value)::float8 as total'))
@@ -146,6 +164,16 @@ export async function companyAnalytics(actor: AnalyticsActor, db: Db, query: Ana
       .whereNot('analyticsRequests.apiKeyId', SESSION_KEY)
       .select(raw(`${bucketSql} as bucket`), 'apiKeyId', raw('sum(requests)::float8 as total'))
       .groupByRaw('1, 2') as unknown as Promise<Array<{ bucket: string; apiKeyId: string; total: number }>>,
+    // the stored bytes at the start of the range: every change before it (the partial index's rows only)
+    AnalyticsDay.scoped(actor.companyId, db)
+      .whereRaw(`analytics_daily.metric = '${BYTES_STORED_CHANGE}'`)
+      .where('analyticsDaily.day', '<', range.from)
+      .select(raw('coalesce(sum(value), 0)::float8 as total'))
+      .first() as unknown as Promise<{ total: number } | undefined>,
+    AnalyticsSensitiveFile.scoped(actor.companyId, db)
+      .whereBetween('analyticsSensitiveFiles.day', [range.from, range.to])
+      .select(raw(`${bucketSql} as bucket`), raw('count(distinct file_id)::int as files'))
+      .groupByRaw('1') as unknown as Promise<Array<{ bucket: string; files: number }>>,
   ]);
 
   const index = new Map(range.buckets.map((b, i) => [b.key, i]));
@@ -154,6 +182,7 @@ export async function companyAnalytics(actor: AnalyticsActor, db: Db, query: Ana
   const ruleTotals = new Map<string, number>();
   const endpoints = new Map<string, { succeeded: number[]; failed: number[] }>();
   const series = () => periods.map(() => 0);
+  const storedChanges = series();
 
   for (const row of daily) {
     const i = index.get(row.bucket);
@@ -169,6 +198,9 @@ export async function companyAnalytics(actor: AnalyticsActor, db: Db, query: Ana
         break;
       case 'bytes_uploaded':
         p.bytesUploaded += v;
+        break;
+      case BYTES_STORED_CHANGE:
+        storedChanges[i] += v;
         break;
       case 'reports_ready':
         p.reports.ready += v;
@@ -209,7 +241,10 @@ export async function companyAnalytics(actor: AnalyticsActor, db: Db, query: Ana
         break;
     }
   }
+  let stored = Number(storedBefore?.total ?? 0);
   periods.forEach((p, i) => {
+    stored += storedChanges[i];
+    p.bytesStored = stored;
     p.averageQualityScore =
       p.scoredReports > 0 ? Math.round((scoreSums[i] / p.scoredReports) * 100) / 100 : null;
   });
@@ -218,6 +253,10 @@ export async function companyAnalytics(actor: AnalyticsActor, db: Db, query: Ana
     if (i === undefined) continue;
     periods[i].activePeople = Number(row.active);
     periods[i].apiRequests = Number(row.api);
+  }
+  for (const row of sensitiveFiles) {
+    const i = index.get(row.bucket);
+    if (i !== undefined) periods[i].filesWithSensitiveData = Number(row.files);
   }
   const keys = new Map<string, number[]>();
   for (const row of perKey) {

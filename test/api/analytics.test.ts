@@ -73,6 +73,8 @@ describe('GET /analytics', function () {
       expect(p).to.deep.include({
         uploads: { files: 0, versions: 0 },
         bytesUploaded: 0,
+        bytesStored: 0,
+        filesWithSensitiveData: 0,
         reports: { ready: 0, failed: 0 },
         averageQualityScore: null,
         activePeople: 0,
@@ -90,6 +92,56 @@ describe('GET /analytics', function () {
     const days = await call('GET', '/analytics', { token: adminToken });
     expect(days.body.periods).to.have.length(30);
     expect(days.body.to).to.equal(today());
+  });
+
+  it('reports the bytes stored at the end of each period: uploads add, a deleted file’s versions subtract', async () => {
+    const { knex } = testEnv();
+    const team = await createTeam();
+    const other = await createTeam();
+    const kept = await uploadFile(V1, { token: team.adminToken, name: 'kept.csv' });
+    expect(kept.status, kept.text).to.equal(201);
+    const gone = await uploadFile(V2, { token: team.adminToken, name: 'gone.csv' });
+    expect(gone.status, gone.text).to.equal(201);
+    const again = await uploadTo(`/files/${gone.body.id}/versions`, V1, { token: team.adminToken });
+    expect(again.status, again.text).to.equal(201);
+    const del = await call('DELETE', `/files/${gone.body.id}`, { token: team.adminToken });
+    expect(del.status, del.text).to.equal(204);
+
+    const storedNow = Number(
+      (
+        (await knex.raw(`select sum(size_bytes) n from file_versions where company_id = ?`, [
+          team.company.id,
+        ])) as { rows: Array<{ n: string }> }
+      ).rows[0].n,
+    );
+    expect(storedNow).to.equal(Buffer.byteLength(V1));
+    const get = async (query: string, token = team.adminToken) => {
+      const res = await call('GET', `/analytics?${query}`, { token });
+      expect(res.status, res.text).to.equal(200);
+      return res.body.periods as Array<{ start: string; bytesStored: number; bytesUploaded: number }>;
+    };
+
+    const days = await get(`from=${daysAgo(6)}&to=${today()}`);
+    // before any upload: nothing stored
+    expect(days.slice(0, 6).map((p) => p.bytesStored)).to.deep.equal([0, 0, 0, 0, 0, 0]);
+    // today: what is left after the deletion, while the uploads of the day still count every version
+    expect(days[6].bytesStored).to.equal(storedNow);
+    expect(days[6].bytesUploaded).to.equal(2 * Buffer.byteLength(V1) + Buffer.byteLength(V2));
+    // the same end value by week and by month, and over a longer range
+    for (const query of [
+      `from=${daysAgo(6)}&to=${today()}&granularity=week`,
+      `from=${daysAgo(40)}&to=${today()}&granularity=month`,
+      `from=${today()}&to=${today()}`,
+    ])
+      expect((await get(query)).at(-1)!.bytesStored, query).to.equal(storedNow);
+    // a range after today starts from what is stored (the changes before the range), a range before it from 0
+    const tomorrow = day(new Date(Date.now() + DAY_MS));
+    expect((await get(`from=${tomorrow}&to=${tomorrow}`))[0].bytesStored).to.equal(storedNow);
+    expect((await get(`from=${daysAgo(3)}&to=${daysAgo(1)}`)).map((p) => p.bytesStored)).to.deep.equal([
+      0, 0, 0,
+    ]);
+    // another company's files are not in its figure
+    expect((await get(`from=${today()}&to=${today()}`, other.adminToken))[0].bytesStored).to.equal(0);
   });
 
   describe('with a company’s activity (worker running)', () => {
@@ -215,6 +267,16 @@ describe('GET /analytics', function () {
         ),
       );
       expect(p.versionsWithSensitiveData).to.equal(2);
+      // both flagged versions belong to one file
+      expect(p.filesWithSensitiveData).to.equal(
+        await one(
+          `select count(distinct file_id) n from sensitive_findings where company_id = ? and jsonb_array_length(columns) > 0`,
+        ),
+      );
+      expect(p.filesWithSensitiveData).to.equal(1);
+      expect(p.bytesStored).to.equal(
+        await one(`select sum(size_bytes) n from file_versions where company_id = ?`),
+      );
       expect(p.comparisons).to.deep.equal({
         ready: await one(`select count(*) n from comparisons where company_id = ? and status = 'ready'`),
         withChanges: await one(
@@ -241,6 +303,8 @@ describe('GET /analytics', function () {
         month.body.periods.reduce((n: number, x: typeof p) => n + k(x), 0);
       expect(sum((x) => x.uploads.files)).to.equal(1);
       expect(sum((x) => x.apiRequests)).to.equal(3);
+      expect(sum((x) => x.filesWithSensitiveData)).to.equal(1);
+      expect(sum((x) => x.versionsWithSensitiveData)).to.equal(2);
 
       // the other company sees none of it
       const theirs = await call('GET', `/analytics?from=${daysAgo(6)}&to=${today()}`, {
@@ -250,6 +314,7 @@ describe('GET /analytics', function () {
       const q = theirs.body.periods[6];
       expect(q.uploads).to.deep.equal({ files: 0, versions: 0 });
       expect(q.reports).to.deep.equal({ ready: 0, failed: 0 });
+      expect(q).to.include({ bytesStored: 0, filesWithSensitiveData: 0, versionsWithSensitiveData: 0 });
       expect(q.webhookDeliveries).to.deep.equal({ succeeded: 0, failed: 0 });
       expect(theirs.body.topFailedRules).to.deep.equal([]);
       expect(theirs.body.apiRequestsByKey).to.deep.equal([]);

@@ -15,12 +15,26 @@ const series = { type: 'array', items: count } as const;
 
 const periodSchema = {
   type: 'object',
-  required: ['start', 'end', 'uploads', 'bytesUploaded', 'reports', 'averageQualityScore', 'activePeople'],
+  required: [
+    'start',
+    'end',
+    'uploads',
+    'bytesUploaded',
+    'bytesStored',
+    'reports',
+    'averageQualityScore',
+    'filesWithSensitiveData',
+    'activePeople',
+  ],
   properties: {
     start: { type: 'string', format: 'date' },
     end: { type: 'string', format: 'date' },
     uploads: { type: 'object', properties: { files: count, versions: count } },
-    bytesUploaded: count,
+    bytesUploaded: { ...count, description: 'bytes of the versions uploaded in the period' },
+    bytesStored: {
+      ...count,
+      description: 'bytes of the stored versions at the end of the period (deleted versions subtracted)',
+    },
     reports: { type: 'object', properties: { ready: count, failed: count } },
     averageQualityScore: {
       type: ['number', 'null'],
@@ -28,7 +42,14 @@ const periodSchema = {
     },
     scoredReports: count,
     rulesFailed: count,
-    versionsWithSensitiveData: count,
+    versionsWithSensitiveData: {
+      ...count,
+      description: 'versions flagged with personal or secret data (a file with two counts twice)',
+    },
+    filesWithSensitiveData: {
+      ...count,
+      description: 'distinct files with a version flagged with personal or secret data in the period',
+    },
     comparisons: { type: 'object', properties: { ready: count, withChanges: count } },
     apiRequests: count,
     webhookDeliveries: { type: 'object', properties: { succeeded: count, failed: count } },
@@ -117,8 +138,8 @@ export const analyticsRoutes = [
         description:
           `One entry per period of the range, zeros for periods without activity; at most ${MAX_RANGE_DAYS} ` +
           'days per request (400 beyond). Read from daily rollups written with each change (README ' +
-          '"Analytics"): uploads (files, versions, bytes), reports ready and failed, the mean quality score, ' +
-          `failed rules (and the ${TOP_RULES} most failed over the range), versions with sensitive data, ` +
+          '"Analytics"): uploads (files, versions, bytes), bytes stored at the end of each period, reports ready and failed, the mean quality score, ' +
+          `failed rules (and the ${TOP_RULES} most failed over the range), versions and files with sensitive data, ` +
           'comparisons (and those with row changes), API requests per key and active people (from every ' +
           'authenticated request, counted at authentication), webhook deliveries per endpoint.',
         schema: analyticsSchema,
