@@ -5,7 +5,8 @@
  *    SQL over the base tables (file_versions, reports and their JSONB results, sensitive_findings,
  *    comparisons, webhook_deliveries, analytics_requests), same run, same company, same role (the application
  *    role acting for the company, under row-level security). Target: analytics ≥ 10× faster. The answers are
- *    compared day by day first.
+ *    compared day by day first (uploads and their bytes, bytes stored, versions and files with sensitive data;
+ *    the most failed rule over the range).
  * 2. A GraphQL query of 50 files with their versions and reports against the equivalent REST calls (GET
  *    /files?limit=50, then each file's versions, then each version's report, 6 at a time). Target: GraphQL ≥ 2×
  *    faster for the same data.
@@ -208,51 +209,82 @@ async function main(): Promise<void> {
         const q = (sql: string) => appKnex.raw(sql, { c: target.id, from, to });
         const day = (col: string) => `to_char((${col} at time zone 'UTC')::date, 'YYYY-MM-DD')`;
         const range = (col: string) => `(${col} at time zone 'UTC')::date between :from::date and :to::date`;
-        const [uploads, reports, rules, sensitive, comparisons, deliveries, requests] = await Promise.all([
-          q(`select ${day('created_at')} d, count(*) filter (where version = 1) files, count(*) filter (where version > 1) versions, sum(size_bytes) bytes
+        const [uploads, storedBefore, reports, rules, sensitive, comparisons, deliveries, requests] =
+          await Promise.all([
+            q(`select ${day('created_at')} d, count(*) filter (where version = 1) files, count(*) filter (where version > 1) versions, sum(size_bytes) bytes
              from file_versions where company_id = :c and ${range('created_at')} group by 1`),
-          q(`select ${day('finished_at')} d, count(*) filter (where status = 'ready') ready, count(*) filter (where status = 'failed') failed,
+            // the bytes stored at the end of a day: what was stored before the range plus the range's uploads
+            // up to that day (exact here, where nothing is deleted: the base tables keep no deleted version)
+            q(`select coalesce(sum(size_bytes), 0) n from file_versions
+             where company_id = :c and (created_at at time zone 'UTC')::date < :from::date`),
+            q(`select ${day('finished_at')} d, count(*) filter (where status = 'ready') ready, count(*) filter (where status = 'failed') failed,
                avg((result->'sections'->'quality'->>'score')::numeric) filter (where status = 'ready') score
              from reports where company_id = :c and ${range('finished_at')} group by 1`),
-          q(`select r->>'ruleId' rule, count(*) n from reports, jsonb_array_elements(result->'sections'->'quality'->'rules') r
+            q(`select r->>'ruleId' rule, count(*) n from reports, jsonb_array_elements(result->'sections'->'quality'->'rules') r
              where company_id = :c and status = 'ready' and r->>'status' = 'failed' and ${range('finished_at')} group by 1`),
-          q(
-            `select ${day('created_at')} d, count(*) n from sensitive_findings where company_id = :c and jsonb_array_length(columns) > 0 and ${range('created_at')} group by 1`,
-          ),
-          q(`select ${day('finished_at')} d, count(*) ready, count(*) filter (where change_count > 0) changed
+            q(
+              `select ${day('created_at')} d, count(*) n, count(distinct file_id) files from sensitive_findings where company_id = :c and jsonb_array_length(columns) > 0 and ${range('created_at')} group by 1`,
+            ),
+            q(`select ${day('finished_at')} d, count(*) ready, count(*) filter (where change_count > 0) changed
              from comparisons where company_id = :c and status = 'ready' and ${range('finished_at')} group by 1`),
-          q(`select ${day('updated_at')} d, endpoint_id, count(*) filter (where status = 'succeeded') ok, count(*) filter (where status = 'failed') failed
+            q(`select ${day('updated_at')} d, endpoint_id, count(*) filter (where status = 'succeeded') ok, count(*) filter (where status = 'failed') failed
              from webhook_deliveries where company_id = :c and ${range('updated_at')} group by 1, 2`),
-          q(`select day d, count(distinct person_id) active, sum(requests) filter (where api_key_id <> '${SESSION_KEY}') api
+            q(`select day d, count(distinct person_id) active, sum(requests) filter (where api_key_id <> '${SESSION_KEY}') api
              from analytics_requests where company_id = :c and day between :from::date and :to::date group by 1`),
-        ]);
-        return { uploads, reports, rules, sensitive, comparisons, deliveries, requests } as Record<
-          string,
-          { rows: Array<Record<string, unknown>> }
-        >;
+          ]);
+        return {
+          uploads,
+          storedBefore,
+          reports,
+          rules,
+          sensitive,
+          comparisons,
+          deliveries,
+          requests,
+        } as Record<string, { rows: Array<Record<string, unknown>> }>;
       });
 
     // same answer first
     const answer = await get(`/analytics?from=${from}&to=${to}&granularity=day`);
     const sql = await direct();
     const byDay = new Map(sql.uploads.rows.map((x) => [x.d as string, x]));
+    const sensitiveByDay = new Map(sql.sensitive.rows.map((x) => [x.d as string, x]));
     let checked = 0;
+    let stored = Number(sql.storedBefore.rows[0].n);
     for (const p of answer.periods as Array<{
       start: string;
       uploads: { files: number };
       bytesUploaded: number;
+      bytesStored: number;
+      versionsWithSensitiveData: number;
+      filesWithSensitiveData: number;
     }>) {
       const r = byDay.get(p.start);
       const files = r ? Number(r.files) : 0;
-      if (files !== p.uploads.files || (r ? Number(r.bytes) : 0) !== p.bytesUploaded)
-        throw new Error(`analytics and SQL differ on ${p.start}: ${p.uploads.files} vs ${files}`);
+      const bytes = r ? Number(r.bytes) : 0;
+      stored += bytes;
+      if (files !== p.uploads.files || bytes !== p.bytesUploaded || stored !== p.bytesStored)
+        throw new Error(
+          `analytics and SQL differ on ${p.start}: files ${p.uploads.files} vs ${files}, ` +
+            `bytes ${p.bytesUploaded} vs ${bytes}, stored ${p.bytesStored} vs ${stored}`,
+        );
+      const f = sensitiveByDay.get(p.start);
+      const flagged = { versions: f ? Number(f.n) : 0, files: f ? Number(f.files) : 0 };
+      if (flagged.versions !== p.versionsWithSensitiveData || flagged.files !== p.filesWithSensitiveData)
+        throw new Error(
+          `analytics and SQL differ on ${p.start}: sensitive versions ${p.versionsWithSensitiveData} vs ` +
+            `${flagged.versions}, files ${p.filesWithSensitiveData} vs ${flagged.files}`,
+        );
       checked += files;
     }
     const ruleSql = Number(sql.rules.rows[0]?.n ?? 0);
     const ruleApi = (answer.topFailedRules as Array<{ failures: number }>)[0]?.failures ?? 0;
     if (checked !== FILES || ruleSql !== ruleApi)
       throw new Error(`totals differ: ${checked}/${FILES}, rules ${ruleApi}/${ruleSql}`);
-    console.log(`answers equal: ${answer.periods.length} days, ${checked} uploads, ${ruleApi} failed rules`);
+    console.log(
+      `answers equal: ${answer.periods.length} days, ${checked} uploads, ${stored} bytes stored at the end, ` +
+        `${ruleApi} failed rules`,
+    );
 
     const apiTimes: number[] = [];
     const sqlTimes: number[] = [];
