@@ -3,6 +3,7 @@
  * key" and of "active people" in GET /analytics. The request budget's counters (db/counters.ts) cannot serve:
  * they are per company for keys (all keys share the budget) and expire with their one-minute window.
  */
+import { AsyncResource } from 'node:async_hooks';
 import type { Knex } from 'knex';
 import { actingStatement } from '../../db/unitOfWork';
 
@@ -29,6 +30,14 @@ interface Pending {
 }
 
 const MAX_WRITE_FAILURES = 3;
+
+/**
+ * Runs `fn` in the asynchronous context this module was loaded in, outside every request: the timed write
+ * belongs to no request, though the request that counted first starts its timer (a timer takes the context
+ * it is created in, so the write's statements would count as that request's — in its correlation id, in a
+ * request's SQL count).
+ */
+const outsideRequests = AsyncResource.bind(<T>(fn: () => T): T => fn());
 
 /**
  * The counts of one API process (one per knex pool): counted in memory and written every
@@ -60,7 +69,11 @@ class RequestCounts {
     const seen = this.pending.get(key);
     if (seen) seen.requests += 1;
     else this.pending.set(key, row);
-    this.timer ??= setTimeout(() => void this.flush(), REQUEST_COUNT_FLUSH_MS).unref();
+    this.scheduleWrite();
+  }
+
+  private scheduleWrite(): void {
+    this.timer ??= outsideRequests(() => setTimeout(() => void this.flush(), REQUEST_COUNT_FLUSH_MS).unref());
   }
 
   /** Writes what is counted so far (after any write under way). */
@@ -96,7 +109,7 @@ class RequestCounts {
           if (seen) seen.requests += row.requests;
           else this.pending.set(key, { ...row, failures: row.failures + 1 });
         }
-        this.timer ??= setTimeout(() => void this.flush(), REQUEST_COUNT_FLUSH_MS).unref();
+        this.scheduleWrite();
       }
     }
   }

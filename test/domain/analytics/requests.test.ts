@@ -7,6 +7,7 @@ import {
   REQUEST_COUNT_FLUSH_MS,
   SESSION_KEY,
 } from '../../../domain/analytics/requests';
+import { currentRequest, withRequestContext } from '../../../common/requestContext';
 import { testEnv } from '../../helpers/env';
 import { createTeam } from '../../helpers/factories';
 import { eventually } from '../../helpers/temporal';
@@ -41,15 +42,28 @@ describe('analytics: request counts', function () {
     expect((await countsOf(cid))[`${admin}/${SESSION_KEY}`]).to.equal(8);
   });
 
-  it('writes by itself within the interval, without a flush', async () => {
+  it('writes by itself within the interval, without a flush, outside the request that counted first', async () => {
     const { appKnex } = testEnv();
     const team = await createTeam();
-    countRequest(appKnex, { companyId: team.company.id, personId: team.admin.id });
-    await eventually(
-      async () =>
-        (await countsOf(team.company.id))[`${team.admin.id}/${SESSION_KEY}`] === 1 ? true : undefined,
-      { what: 'the timed write', timeoutMs: REQUEST_COUNT_FLUSH_MS * 5 },
-    );
+    await flushRequestCounts(appKnex); // no timer running: the count below starts one
+    const writes: Array<string | undefined> = [];
+    const onQuery = (q: { sql: string }) => {
+      if (q.sql.includes('analytics_requests')) writes.push(currentRequest()?.correlationId);
+    };
+    appKnex.on('query', onQuery);
+    try {
+      withRequestContext({ correlationId: 'counted-first' }, () =>
+        countRequest(appKnex, { companyId: team.company.id, personId: team.admin.id }),
+      );
+      await eventually(
+        async () =>
+          (await countsOf(team.company.id))[`${team.admin.id}/${SESSION_KEY}`] === 1 ? true : undefined,
+        { what: 'the timed write', timeoutMs: REQUEST_COUNT_FLUSH_MS * 5 },
+      );
+    } finally {
+      appKnex.off('query', onQuery);
+    }
+    expect(writes).to.deep.equal([undefined]);
   });
 
   it('keeps the counts of a failed write for the next one (a few times at most)', async () => {
