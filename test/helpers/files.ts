@@ -108,8 +108,20 @@ export async function xlsx(rows: number, columns = 3, sheetName = 'Data'): Promi
   return Buffer.from(await workbook.xlsx.writeBuffer());
 }
 
+export interface ZipEntry {
+  name: string;
+  data: Buffer | string;
+  store?: boolean;
+  /** written as a streaming writer does: flag bit 3, zero CRC and sizes locally, a 16-byte data descriptor */
+  descriptor?: boolean;
+  /** a local entry only, left out of the directory (a hostile zip) */
+  hidden?: boolean;
+  /** the local header says other than the directory (a hostile zip) */
+  local?: { name?: string; method?: number; compressedSize?: number; zip64?: boolean };
+}
+
 /** A zip written by hand (deflate), to build broken and hostile workbooks. */
-export function zip(entries: Array<{ name: string; data: Buffer | string; store?: boolean }>): Buffer {
+export function zip(entries: ZipEntry[]): Buffer {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;
@@ -117,35 +129,58 @@ export function zip(entries: Array<{ name: string; data: Buffer | string; store?
     const raw = Buffer.from(entry.data);
     const data = entry.store ? raw : deflateRawSync(raw);
     const name = Buffer.from(entry.name);
+    const localName = Buffer.from(entry.local?.name ?? entry.name);
+    const method = entry.store ? 0 : 8;
     const crc = crc32(raw);
+    // zip64 local sizes: 0xFFFFFFFF in the header, both sizes in a zip64 extra field (unpacked first)
+    const extra = Buffer.alloc(entry.local?.zip64 ? 20 : 0);
+    if (entry.local?.zip64) {
+      extra.writeUInt16LE(0x0001, 0);
+      extra.writeUInt16LE(16, 2);
+      extra.writeBigUInt64LE(BigInt(raw.length), 4);
+      extra.writeBigUInt64LE(BigInt(entry.local.compressedSize ?? data.length), 12);
+    }
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(0, 6);
-    local.writeUInt16LE(entry.store ? 0 : 8, 8);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(raw.length, 22);
-    local.writeUInt16LE(name.length, 26);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(entry.store ? 0 : 8, 10);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(data.length, 20);
-    central.writeUInt32LE(raw.length, 24);
-    central.writeUInt16LE(name.length, 28);
-    central.writeUInt32LE(offset, 42);
-    locals.push(local, name, data);
-    centrals.push(central, name);
-    offset += local.length + name.length + data.length;
+    local.writeUInt16LE(entry.descriptor ? 0x08 : 0, 6);
+    local.writeUInt16LE(entry.local?.method ?? method, 8);
+    if (!entry.descriptor) {
+      local.writeUInt32LE(crc, 14);
+      local.writeUInt32LE(entry.local?.zip64 ? 0xffffffff : (entry.local?.compressedSize ?? data.length), 18);
+      local.writeUInt32LE(entry.local?.zip64 ? 0xffffffff : raw.length, 22);
+    }
+    local.writeUInt16LE(localName.length, 26);
+    local.writeUInt16LE(extra.length, 28);
+    const descriptor = Buffer.alloc(entry.descriptor ? 16 : 0);
+    if (entry.descriptor) {
+      descriptor.writeUInt32LE(0x08074b50, 0);
+      descriptor.writeUInt32LE(crc, 4);
+      descriptor.writeUInt32LE(data.length, 8);
+      descriptor.writeUInt32LE(raw.length, 12);
+    }
+    if (!entry.hidden) {
+      const central = Buffer.alloc(46);
+      central.writeUInt32LE(0x02014b50, 0);
+      central.writeUInt16LE(20, 4);
+      central.writeUInt16LE(20, 6);
+      central.writeUInt16LE(entry.descriptor ? 0x08 : 0, 8);
+      central.writeUInt16LE(method, 10);
+      central.writeUInt32LE(crc, 16);
+      central.writeUInt32LE(data.length, 20);
+      central.writeUInt32LE(raw.length, 24);
+      central.writeUInt16LE(name.length, 28);
+      central.writeUInt32LE(offset, 42);
+      centrals.push(central, name);
+    }
+    locals.push(local, localName, extra, data, descriptor);
+    offset += local.length + localName.length + extra.length + data.length + descriptor.length;
   }
   const cd = Buffer.concat(centrals);
   const end = Buffer.alloc(22);
   end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt16LE(centrals.length / 2, 8);
+  end.writeUInt16LE(centrals.length / 2, 10);
   end.writeUInt32LE(cd.length, 12);
   end.writeUInt32LE(offset, 16);
   return Buffer.concat([...locals, cd, end]);
@@ -174,6 +209,27 @@ export function sheetXml(dimension: string | null, body = ''): string {
     (dimension ? `<dimension ref="${dimension}"/>` : '') +
     `<sheetData>${body}</sheetData></worksheet>`
   );
+}
+
+/**
+ * A workbook whose shared strings (`count` strings, ~3.4 MB unpacked for 100,000) are a local zip entry left
+ * out of the zip directory: the directory shows a workbook without shared strings; a reader of the local
+ * entries in order (ExcelJS's `WorkbookReader`) reads them.
+ */
+export function hiddenSharedStringsWorkbook(count = 100_000): Buffer {
+  const strings = Array.from({ length: count }, (_, i) => `<si><t>hidden value ${i}</t></si>`).join('');
+  return zip([
+    { name: '[Content_Types].xml', data: CONTENT_TYPES_XML },
+    { name: 'xl/workbook.xml', data: WORKBOOK_XML },
+    { name: 'xl/sharedStrings.xml', data: `<sst count="${count}">${strings}</sst>`, hidden: true },
+    {
+      name: 'xl/worksheets/sheet1.xml',
+      data: sheetXml(
+        'A1:A2',
+        '<row r="1"><c r="A1" t="s"><v>0</v></c></row><row r="2"><c r="A2"><v>1</v></c></row>',
+      ),
+    },
+  ]);
 }
 
 /** Every object stored under the run's prefix for one company. */

@@ -6,7 +6,7 @@ import { prepareBuild, runBuild } from '../../domain/reports/build';
 import { AnalysisFailure } from '../../domain/reports/engine';
 import { testEnv } from '../helpers/env';
 import { createTeam } from '../helpers/factories';
-import { uploadFile, xlsx } from '../helpers/files';
+import { hiddenSharedStringsWorkbook, uploadFile, xlsx } from '../helpers/files';
 
 describe('reports: the build runner', function () {
   this.timeout(30_000);
@@ -101,5 +101,35 @@ describe('reports: the build runner', function () {
     });
     // the zip guards keep their own reason
     expect(await failure({ xlsxMaxEntries: 2 })).to.include({ reason: 'unsafe_workbook' });
+  });
+
+  it('a stored workbook with an entry its zip directory does not list fails with unsafe_workbook, unread', async () => {
+    const { knex, storage, config } = testEnv();
+    const team = await createTeam({ plan: 'premium' });
+    const up = await uploadFile(await xlsx(3, 3), { token: team.adminToken, name: 'hidden.xlsx' });
+    expect(up.status, up.text).to.equal(201);
+    const version = await knex('fileVersions').where({ fileId: up.body.id }).first();
+    // as if stored before the upload checked the layout: hidden shared strings the builds' reader would cache
+    const hostile = hiddenSharedStringsWorkbook();
+    await storage.client.putObject(storage.bucket, version.objectKey, hostile, hostile.length);
+    await knex('fileVersions').where({ id: version.id }).update({ sizeBytes: hostile.length });
+    const req = {
+      companyId: team.company.id,
+      fileId: up.body.id as string,
+      fileVersionId: version.id as string,
+      version: 1,
+    };
+    expect(await prepareBuild(knex, req, null)).to.include({ build: 1 });
+    let error: unknown;
+    try {
+      await runBuild({ knex, storage, config }, req);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).to.be.instanceOf(AnalysisFailure);
+    expect(error).to.include({ reason: 'unsafe_workbook' });
+    expect((error as Error).message).to.match(
+      /^the workbook's zip is refused: bytes \d+–\d+ are in no entry/,
+    );
   });
 });
