@@ -240,6 +240,32 @@ export function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Reada
   );
 }
 
+/**
+ * The parts the report builds' reader (ExcelJS's WorkbookReader) parses whole into memory, besides the shared
+ * strings: the limits judge them by the sizes the zip directory gives, which nothing else verifies for a part
+ * no guard reads, so `inspectStoredXlsx` unpacks them (counted, not held; real ones are a few KB).
+ */
+const PARTS_READ_WHOLE = new Set(['xl/workbook.xml', 'xl/_rels/workbook.xml.rels', 'xl/styles.xml']);
+
+/**
+ * Unpacks a part and throws its bytes away: yauzl stops it at the first byte over the size the directory
+ * gives (validateEntrySizes), so a part that lies about its size is refused before it grows. 400 when it
+ * does not unpack as described.
+ */
+async function checkUnpacksAsDeclared(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<void> {
+  let stream: Readable | undefined;
+  try {
+    stream = await openEntry(zip, entry);
+    for await (const chunk of stream) void chunk;
+  } catch {
+    throw new BadRequestError(
+      `the workbook part ${entry.fileName} does not unpack to the size its zip directory gives`,
+    );
+  } finally {
+    stream?.destroy();
+  }
+}
+
 /** `<si>` elements (one per shared string), with or without a namespace prefix. */
 const SHARED_STRING_TAG = /<(?:[A-Za-z_][\w.-]*:)?si[\s/>]/g;
 
@@ -302,7 +328,8 @@ export async function checkSharedStrings(
  * ([Content_Types].xml, xl/workbook.xml, at least one worksheet), within the limits on parts, unpacked
  * size and compression ratio (decompression bombs), and each worksheet's declared dimension within
  * the row and column limits; its local entries exactly the directory's (`checkLocalEntries`: the report builds
- * read those). Only the first 64 KB of each worksheet is inflated. The shared strings are
+ * read those). Only the first 64 KB of each worksheet is inflated; the small parts the builds parse whole
+ * (workbook, its relationships, styles) are unpacked to check their sizes. The shared strings are
  * bounded by `checkSharedStrings` (size from the directory, then their count while streaming the part).
  * Throws BadRequestError (400) naming the problem; SheetTooLargeError for a sheet over a limit.
  */
@@ -362,6 +389,7 @@ export async function inspectStoredXlsx(
     }
     for (const entry of entries) {
       if (isSharedStringsPart(entry.fileName)) await checkSharedStrings(zip, entry, limits);
+      else if (PARTS_READ_WHOLE.has(entry.fileName)) await checkUnpacksAsDeclared(zip, entry);
     }
     let first: { rows: number; columns: number } | null = null;
     for (const [index, sheet] of worksheets.entries()) {

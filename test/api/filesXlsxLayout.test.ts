@@ -97,6 +97,27 @@ describe('files: an XLSX zip whose local entries are not exactly its directory i
     expect(await footprint(a.company.id)).to.include({ files: 0, versions: 0, objects: 0 });
   });
 
+  it('refuses a part the builds parse whole (styles) that unpacks to more than its directory says', async () => {
+    const a = await createTeam({ plan: 'premium' });
+    // ~7 MB of fonts packed ~1000× into ~7 KB; the directory says 1 KB, under every limit
+    const fonts = '<font><sz val="11"/></font>'.repeat(250_000);
+    const bomb = zip([
+      { name: '[Content_Types].xml', data: CONTENT_TYPES_XML },
+      { name: 'xl/workbook.xml', data: WORKBOOK_XML },
+      { name: 'xl/styles.xml', data: `<styleSheet><fonts>${fonts}</fonts></styleSheet>`, declaredSize: 1024 },
+      {
+        name: 'xl/worksheets/sheet1.xml',
+        data: sheetXml('A1:A1', '<row r="1"><c r="A1"><v>1</v></c></row>'),
+      },
+    ]);
+    expect(bomb.length).to.be.below(64 * 1024);
+    const res = await uploadFile(bomb, { token: a.adminToken, name: 'styles.xlsx' });
+    expect(expectErrorBody(res, 400).message).to.equal(
+      'the workbook part xl/styles.xml does not unpack to the size its zip directory gives',
+    );
+    expect(await footprint(a.company.id)).to.include({ files: 0, versions: 0, objects: 0 });
+  });
+
   it('accepts an ExcelJS workbook, a streamed one (data descriptors) and a hand-built one with descriptors', async () => {
     const a = await createTeam({ plan: 'premium' });
     const plain = await uploadFile(await xlsx(20, 3), { token: a.adminToken, name: 'plain.xlsx' });

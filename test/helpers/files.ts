@@ -118,6 +118,8 @@ export interface ZipEntry {
   hidden?: boolean;
   /** the local header says other than the directory (a hostile zip) */
   local?: { name?: string; method?: number; compressedSize?: number; zip64?: boolean };
+  /** the directory says another unpacked size (a hostile zip) */
+  declaredSize?: number;
 }
 
 /** A zip written by hand (deflate), to build broken and hostile workbooks. */
@@ -168,7 +170,7 @@ export function zip(entries: ZipEntry[]): Buffer {
       central.writeUInt16LE(method, 10);
       central.writeUInt32LE(crc, 16);
       central.writeUInt32LE(data.length, 20);
-      central.writeUInt32LE(raw.length, 24);
+      central.writeUInt32LE(entry.declaredSize ?? raw.length, 24);
       central.writeUInt16LE(name.length, 28);
       central.writeUInt32LE(offset, 42);
       centrals.push(central, name);
