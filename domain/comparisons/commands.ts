@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import { BadRequestError, UnprocessableError } from '../../common/errors';
 import { type FileActor } from '../files/access';
 import { previewStream } from '../files/preview';
+import { UnreadableFileError } from '../files/unreadable';
 import { previewStoredXlsx } from '../files/xlsxPreview';
 import type { Storage } from '../../common/storage';
 import { Comparison, type FileVersion } from '../../db/models';
@@ -27,8 +28,20 @@ export interface ComparisonInput {
   keyColumns?: string[];
 }
 
-/** The header names of a version (its first sheet), read from the stored object and stopped early. */
-async function headerOf(deps: CommandDeps, v: FileVersion): Promise<string[]> {
+/**
+ * The header names of a version (its first sheet), read from the stored object and stopped early. A header
+ * that cannot be read is UnreadableFileError (422) naming the version (`role`), not a 500.
+ */
+async function headerOf(deps: CommandDeps, v: FileVersion, role: 'base' | 'target'): Promise<string[]> {
+  try {
+    return await readHeader(deps, v);
+  } catch (err) {
+    if (!(err instanceof UnreadableFileError)) throw err;
+    throw new UnreadableFileError(`the ${role} version (${v.version}): ${err.message}`);
+  }
+}
+
+async function readHeader(deps: CommandDeps, v: FileVersion): Promise<string[]> {
   const options = { rows: 0, maxColumns: deps.maxColumns, maxCellChars: 10_000 };
   if (v.format === 'xlsx') {
     const { client, bucket } = deps.storage;
@@ -48,9 +61,9 @@ async function headerOf(deps: CommandDeps, v: FileVersion): Promise<string[]> {
 
 /**
  * POST /comparisons: a requested comparison of two versions of one file the principal may see (404 when it
- * may not see either; 422 when they are versions of two files; 400 when a named key column is not in the
- * header of either version — the first sheet of a workbook; a later sheet without it fails the comparison
- * with `missing_key_column`). Started after commit as `comparison:<fileId>:v<a>:v<b>:<id>`.
+ * may not see either; 422 when they are versions of two files, or when key columns are named and the header
+ * of either version cannot be read; 400 when a named key column is not in the header of either version — the
+ * first sheet of a workbook; a later sheet without it fails the comparison with `missing_key_column`). Started after commit as `comparison:<fileId>:v<a>:v<b>:<id>`.
  */
 export async function requestComparison(
   deps: CommandDeps,
@@ -67,7 +80,7 @@ export async function requestComparison(
   }
   const keyColumns = input.keyColumns && input.keyColumns.length > 0 ? input.keyColumns : null;
   if (keyColumns) {
-    const [bh, th] = await Promise.all([headerOf(deps, base), headerOf(deps, target)]);
+    const [bh, th] = await Promise.all([headerOf(deps, base, 'base'), headerOf(deps, target, 'target')]);
     const missing: string[] = [];
     for (const k of keyColumns) {
       if (!bh.includes(k)) missing.push(`key column "${k}" is not in the base version`);

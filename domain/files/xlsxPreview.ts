@@ -1,10 +1,11 @@
+import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type * as Minio from 'minio';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import type * as yauzl from 'yauzl';
 import { BadRequestError } from '../../common/errors';
 import { plainCell, shapePreview, type CellValue, type Preview, type PreviewOptions } from './preview';
-import { NOT_A_SPREADSHEET } from './sniff';
+import { UnreadableFileError } from './unreadable';
 import {
   columnNumber,
   isSharedStringsPart,
@@ -21,6 +22,27 @@ const SMALL_PART_BYTES = 8 * 1024 * 1024;
 const BUILTIN_DATE_FORMATS = new Set([14, 15, 16, 17, 18, 19, 20, 21, 22, 45, 46, 47]);
 /** Set when a reader has seen all it needs: the stream is left there. */
 class Enough extends Error {}
+
+const CANNOT_READ = 'the workbook cannot be read';
+
+/**
+ * A failure to unpack a part: zlib's (corrupt deflate data) or yauzl's (a part that does not unpack to its
+ * size, a local header that is not one). Anything else (the object store going away) is not the file's fault.
+ */
+function isUnpackError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && code.startsWith('Z_')) return true;
+  return /bytes in the stream|local file header|overflows file bounds|compression method|invalid .*signature/i.test(
+    err.message,
+  );
+}
+
+/** Reading `part` failed: a 422 naming the part when it is the file's fault, else the error itself. */
+function unreadablePart(part: string, err: unknown): unknown {
+  if (err instanceof UnreadableFileError || !isUnpackError(err)) return err;
+  return new UnreadableFileError(`${CANNOT_READ}: the part ${part} cannot be unpacked`);
+}
 
 function localName(name: string): string {
   return name.slice(name.indexOf(':') + 1);
@@ -46,23 +68,40 @@ async function scanXml(
     parser.on('text', (t) => on.text!(t));
     parser.on('cdata', (t) => on.text!(t));
   }
-  const stream = await openEntry(zip, entry);
+  // saxes throws on XML that is not well-formed (an undefined entity, a mismatched close tag, &#0;); its
+  // message may quote the document, so only the part and the position are told
+  const write = (text: string, end = false) => {
+    try {
+      parser.write(text);
+      if (end) parser.close();
+    } catch (err) {
+      if (err instanceof Enough) throw err;
+      throw new UnreadableFileError(
+        `${CANNOT_READ}: the part ${entry.fileName} is not well-formed XML (line ${parser.line}, column ${parser.column})`,
+      );
+    }
+  };
+  let stream: Readable | undefined;
   const decoder = new StringDecoder('utf8');
   try {
-    for await (const chunk of stream) parser.write(decoder.write(chunk as Buffer));
-    parser.write(decoder.end());
-    parser.close();
+    stream = await openEntry(zip, entry);
+    for await (const chunk of stream) write(decoder.write(chunk as Buffer));
+    write(decoder.end(), true);
   } catch (err) {
-    if (!(err instanceof Enough)) throw err;
+    if (!(err instanceof Enough)) throw unreadablePart(entry.fileName, err);
   } finally {
-    stream.destroy();
+    stream?.destroy();
   }
 }
 
 async function smallPart(zip: yauzl.ZipFile, entry: yauzl.Entry | undefined): Promise<string | null> {
   if (!entry || entry.uncompressedSize > SMALL_PART_BYTES) return null;
   const chunks: Buffer[] = [];
-  for await (const chunk of await openEntry(zip, entry)) chunks.push(chunk as Buffer);
+  try {
+    for await (const chunk of await openEntry(zip, entry)) chunks.push(chunk as Buffer);
+  } catch (err) {
+    throw unreadablePart(entry.fileName, err);
+  }
   return Buffer.concat(chunks).toString('utf8');
 }
 
@@ -106,7 +145,7 @@ async function mapWorkbook(zip: yauzl.ZipFile, entries: yauzl.Entry[]): Promise<
     .filter((e) => /^xl\/worksheets\/[^/]+\.xml$/.test(e.fileName))
     .sort((a, b) => a.fileName.localeCompare(b.fileName, 'en', { numeric: true }));
   const sheet = (fromRels && byName.get(partName(fromRels.target))) ?? worksheets[0];
-  if (!sheet) throw new BadRequestError(`${NOT_A_SPREADSHEET}: the workbook has no worksheet`);
+  if (!sheet) throw new UnreadableFileError(`${CANNOT_READ}: it has no worksheet`);
   const byType = (suffix: string) => {
     for (const rel of targets.values()) {
       if (rel.type.endsWith(suffix)) return byName.get(partName(rel.target));
@@ -185,15 +224,21 @@ async function readRows(
         return c.v === '' ? null : c.v === '1' || c.v === 'true';
       case 'e':
         return c.v;
-      case 'd':
-        return c.v === '' ? null : plainCell(new Date(c.v), maxChars);
+      case 'd': {
+        if (c.v === '') return null;
+        // a date cell whose text is no date is shown as its text (an Invalid Date has no ISO form)
+        const date = new Date(c.v);
+        return Number.isNaN(date.getTime()) ? clip(c.v) : plainCell(date, maxChars);
+      }
       default: {
         if (c.v === '') return null;
         const n = Number(c.v);
         if (!Number.isFinite(n)) return clip(c.v);
         if (!dates.has(c.style)) return n;
-        // exceljs's conversion, so previews match what the report engine reads
-        return new Date(Math.round((n - 25569 + (date1904 ? 1462 : 0)) * 86_400_000)).toISOString();
+        // exceljs's conversion, so previews match what the report engine reads; a serial beyond the dates
+        // JavaScript can hold is shown as the number
+        const date = new Date(Math.round((n - 25569 + (date1904 ? 1462 : 0)) * 86_400_000));
+        return Number.isNaN(date.getTime()) ? n : date.toISOString();
       }
     }
   };
@@ -288,6 +333,8 @@ async function readSharedStrings(
  * worksheet inflated only up to the rows shown (plus one, to know there are more), then the shared strings
  * streamed only up to the last index those rows use, keeping only those strings, so a preview is cheap
  * whatever the size of the shared strings (no limit needed here; uploads bound them for whole-sheet readers).
+ * A workbook that cannot be read (a part that is not well-formed XML or does not unpack, a broken zip) is
+ * UnreadableFileError (422), naming the part and the position, never cell values.
  */
 export async function previewStoredXlsx(
   client: Minio.Client,
@@ -299,9 +346,21 @@ export async function previewStoredXlsx(
 ): Promise<Preview> {
   const reader = new ObjectRangeReader(client, bucket, key, size);
   await reader.loadTail();
-  const zip = await openZip(reader, size);
+  let zip: yauzl.ZipFile;
   try {
-    const entries = await readEntries(zip, limits.maxEntries);
+    zip = await openZip(reader, size);
+  } catch {
+    throw new UnreadableFileError(`${CANNOT_READ}: its zip structure is broken`);
+  }
+  try {
+    let entries: yauzl.Entry[];
+    try {
+      entries = await readEntries(zip, limits.maxEntries);
+    } catch (err) {
+      // the upload's limits are checked again: one lowered since is a 422 here, as a broken directory
+      if (err instanceof BadRequestError) throw new UnreadableFileError(`${CANNOT_READ}: ${err.message}`);
+      throw new UnreadableFileError(`${CANNOT_READ}: its zip structure is broken`);
+    }
     const book = await mapWorkbook(zip, entries);
     const dates = await dateStyles(zip, book.styles);
     const raw = await readRows(

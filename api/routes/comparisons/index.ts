@@ -56,7 +56,10 @@ export const comparisonRoutes = [
       202: { description: 'accepted: the comparison, queued', schema: comparisonSchema },
       400: { description: 'a named key column is not in the header of either version' },
       404: notFound,
-      422: { description: 'base and target are not versions of the same file' },
+      422: {
+        description:
+          'base and target are not versions of the same file; or key columns are named and the header of either version cannot be read (the message names the version and what is wrong: a workbook part that is not well-formed XML or does not unpack)',
+      },
     },
     handler: async (ctx, { body }: { body: ComparisonBody }) => {
       const auth = principalOf(ctx);

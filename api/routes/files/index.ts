@@ -260,6 +260,10 @@ export const filesRoutes = [
         },
       },
       404: { description: 'not found' },
+      422: {
+        description:
+          'the stored version cannot be read for a preview (e.g. a workbook part that is not well-formed XML or does not unpack): `the workbook cannot be read: …` naming the part and the position, never cell values',
+      },
     },
     handler: async (
       ctx,
