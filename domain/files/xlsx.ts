@@ -204,7 +204,8 @@ export function columnNumber(letters: string): number {
 
 /** Parses `<dimension ref="A1:K2000"/>` into rows after the header and columns; null when absent. */
 export function parseDimension(xmlStart: string): { rows: number; columns: number } | null {
-  const match = /<(?:\w+:)?dimension\b[^>]*\bref="([A-Z]+)(\d+)(?::([A-Z]+)(\d+))?"/i.exec(xmlStart);
+  // [^<>]*, not [^>]*: a start of unclosed `<dimension ` tags is read in linear time
+  const match = /<(?:\w+:)?dimension\b[^<>]*\bref="([A-Z]+)(\d+)(?::([A-Z]+)(\d+))?"/i.exec(xmlStart);
   if (!match) return null;
   const [, c1, r1, c2 = c1, r2 = r1] = match;
   const rows = Number(r2) - Number(r1) + 1;

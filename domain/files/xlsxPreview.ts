@@ -133,12 +133,12 @@ async function mapWorkbook(zip: yauzl.ZipFile, entries: yauzl.Entry[]): Promise<
   const workbook = (await smallPart(zip, byName.get('xl/workbook.xml'))) ?? '';
   const rels = (await smallPart(zip, byName.get('xl/_rels/workbook.xml.rels'))) ?? '';
   const targets = new Map<string, { type: string; target: string }>();
-  for (const m of rels.matchAll(/<(?:\w+:)?Relationship\b[^>]*>/g)) {
+  for (const m of rels.matchAll(/<(?:\w+:)?Relationship\b[^<>]*>/g)) {
     const id = attr(m[0], 'Id');
     const target = attr(m[0], 'Target');
     if (id && target) targets.set(id, { type: attr(m[0], 'Type') ?? '', target });
   }
-  const firstSheetTag = /<(?:\w+:)?sheet\b[^>]*>/.exec(workbook)?.[0];
+  const firstSheetTag = /<(?:\w+:)?sheet\b[^<>]*>/.exec(workbook)?.[0];
   const firstSheetRel = firstSheetTag ? /\br:id="([^"]*)"/.exec(firstSheetTag)?.[1] : undefined;
   const fromRels = firstSheetRel ? targets.get(firstSheetRel) : undefined;
   const worksheets = entries
@@ -159,30 +159,49 @@ async function mapWorkbook(zip: yauzl.ZipFile, entries: yauzl.Entry[]): Promise<
       byName.get('xl/sharedStrings.xml') ??
       entries.find((e) => isSharedStringsPart(e.fileName)),
     styles: byType('/styles') ?? byName.get('xl/styles.xml'),
-    date1904: /<(?:\w+:)?workbookPr\b[^>]*\bdate1904="(?:1|true)"/.test(workbook),
+    date1904: /<(?:\w+:)?workbookPr\b[^<>]*\bdate1904="(?:1|true)"/.test(workbook),
   };
 }
 
 /** Excel's rule for a custom number format that shows a date or time (quoted text and [..] sections left out). */
 function isDateFormat(code: string): boolean {
-  const bare = code.replace(/\[[^\]]*]/g, '').replace(/"[^"]*"/g, '');
+  const bare = code.replace(/\[[^[\]]*]/g, '').replace(/"[^"]*"/g, '');
   return /[ymdhsb]/i.test(bare);
 }
 
-/** Which cell styles (the `s` attribute, an index into cellXfs) show dates. */
+/**
+ * The content of the first `<name …>…</name>` element (any namespace prefix), or '' when it has none or is
+ * never closed. The opening tag and then its close tag are each searched for once, forward: linear in the part,
+ * whatever it holds (a lazy `([\s\S]*?)<\/name>` retried from every opening is quadratic without a close tag).
+ */
+function elementContent(xml: string, name: string): string {
+  const open = new RegExp(`<(?:\\w+:)?${name}\\b[^<>]*>`).exec(xml);
+  if (!open || open[0].endsWith('/>')) return '';
+  const start = open.index + open[0].length;
+  const close = new RegExp(`<\\/(?:\\w+:)?${name}\\s*>`, 'g');
+  close.lastIndex = start;
+  const end = close.exec(xml);
+  return end ? xml.slice(start, end.index) : '';
+}
+
+/**
+ * Which cell styles (the `s` attribute, an index into cellXfs) show dates. The styles part is scanned with
+ * patterns that cannot run past a `<` or `>` (`[^<>]*`, not `[^>]*`), so a part of unclosed tags is read in
+ * linear time (a 1 MB part of `<numFmt ` took minutes with `[^>]*`).
+ */
 async function dateStyles(zip: yauzl.ZipFile, styles: yauzl.Entry | undefined): Promise<Set<number>> {
   const xml = await smallPart(zip, styles);
   const dates = new Set<number>();
   if (!xml) return dates;
   const custom = new Map<number, string>();
-  for (const m of xml.matchAll(/<(?:\w+:)?numFmt\b[^>]*>/g)) {
+  for (const m of xml.matchAll(/<(?:\w+:)?numFmt\b[^<>]*>/g)) {
     const id = Number(attr(m[0], 'numFmtId'));
     const code = attr(m[0], 'formatCode');
     if (Number.isInteger(id) && code !== undefined) custom.set(id, code);
   }
-  const cellXfs = /<(?:\w+:)?cellXfs\b[^>]*>([\s\S]*?)<\/(?:\w+:)?cellXfs>/.exec(xml)?.[1] ?? '';
+  const cellXfs = elementContent(xml, 'cellXfs');
   let index = 0;
-  for (const m of cellXfs.matchAll(/<(?:\w+:)?xf\b[^>]*>/g)) {
+  for (const m of cellXfs.matchAll(/<(?:\w+:)?xf\b[^<>]*>/g)) {
     const id = Number(attr(m[0], 'numFmtId') ?? 0);
     const code = custom.get(id);
     if (code !== undefined ? isDateFormat(code) : BUILTIN_DATE_FORMATS.has(id)) dates.add(index);
