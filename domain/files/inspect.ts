@@ -5,6 +5,7 @@ import { BadRequestError, PayloadTooLargeError } from '../../common/errors';
 import { MAX_FILE_BYTES, type SheetLimits } from './formats';
 import { LineCounter } from './lineEndings';
 import { incompleteUtf8Tail, NOT_A_SPREADSHEET, sniff, SNIFF_BYTES, type Sniffed } from './sniff';
+import { LocalEntryWalk } from './zipLayout';
 
 export const TOO_LARGE = `the file is larger than 25 MB (${MAX_FILE_BYTES} bytes)`;
 
@@ -12,7 +13,9 @@ export const TOO_LARGE = `the file is larger than 25 MB (${MAX_FILE_BYTES} bytes
  * Passes an upload through unchanged while it checks it, so nothing is held but the first 64 KB:
  * counts bytes (over 25 MB → 413 at once), decides the format from the first bytes (not a spreadsheet
  * → 400 before anything is stored), and for text checks every byte is UTF-8 without NUL and counts
- * lines against the row limit. Fails the stream with the typed error, which aborts the upload.
+ * lines against the row limit; for XLSX walks the zip's local entries as the report builds' reader will
+ * (`zipWalk`, compared with the zip directory once stored). Fails the stream with the typed error, which
+ * aborts the upload.
  */
 export class UploadInspector extends Transform {
   bytes = 0;
@@ -24,11 +27,15 @@ export class UploadInspector extends Transform {
   private utf8Carry: Buffer = Buffer.alloc(0);
   private readonly hash = createHash('sha256');
   private digest: string | undefined;
+  /** XLSX: its local entries as a streaming reader walks them, fed every byte (at most `maxZipEntries` kept) */
+  zipWalk?: LocalEntryWalk;
 
   constructor(
     private readonly name: string,
     private readonly limits: SheetLimits,
     private readonly maxBytes = MAX_FILE_BYTES,
+    /** XLSX_MAX_ENTRIES (its default here) */
+    private readonly maxZipEntries = 1000,
   ) {
     super();
   }
@@ -75,6 +82,7 @@ export class UploadInspector extends Transform {
         this.decide(sample, true);
         this.pass(sample);
       }
+      this.zipWalk?.end();
       if (this.sniffed!.format !== 'xlsx' && this.utf8Carry.length > 0) {
         throw new BadRequestError(`${NOT_A_SPREADSHEET}: the text is not valid UTF-8`);
       }
@@ -89,10 +97,12 @@ export class UploadInspector extends Transform {
 
   private decide(sample: Buffer, complete: boolean): void {
     this.sniffed = sniff(sample, complete, this.name, this.limits);
+    if (this.sniffed.format === 'xlsx') this.zipWalk = new LocalEntryWalk(this.maxZipEntries);
   }
 
   private pass(chunk: Buffer): void {
     if (this.sniffed!.format !== 'xlsx') this.checkText(chunk);
+    else if (!this.zipWalk!.done) this.zipWalk!.feed(chunk);
     this.push(chunk);
   }
 

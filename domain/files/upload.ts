@@ -100,10 +100,12 @@ export async function openUpload(
 
 /** The transform the content streams through: size limit, format, dialect, row and column limits, sha256. */
 export function uploadInspector(deps: Pick<FilesDeps, 'config'>, fileName: string): UploadInspector {
-  return new UploadInspector(fileName, {
-    maxRows: deps.config.files.maxRows,
-    maxColumns: deps.config.files.maxColumns,
-  });
+  return new UploadInspector(
+    fileName,
+    { maxRows: deps.config.files.maxRows, maxColumns: deps.config.files.maxColumns },
+    undefined,
+    deps.config.files.xlsxMaxEntries,
+  );
 }
 
 /**
@@ -267,6 +269,7 @@ export async function completeUpload(
         slot.objectKey,
         received.size,
         xlsxLimits(config.files),
+        received.inspector.zipWalk,
       );
       rowCount = facts.rows;
       columnCount = facts.columns;

@@ -4,7 +4,7 @@ import * as yauzl from 'yauzl';
 import type { Config } from '../../common/config';
 import { BadRequestError } from '../../common/errors';
 import { NOT_A_SPREADSHEET } from './sniff';
-import { checkLocalEntries } from './zipLayout';
+import { checkLocalEntries, type LocalEntryWalk, walkStoredObject } from './zipLayout';
 
 export interface XlsxLimits {
   maxUnpackedBytes: number;
@@ -64,8 +64,6 @@ export interface XlsxFacts {
 
 /** Bytes of the object's tail fetched at once: the zip directory of any real workbook fits in it. */
 const TAIL_BYTES = 256 * 1024;
-/** Bytes fetched at once for a small read outside the tail (a local header): neighbours are served from it. */
-const WINDOW_BYTES = 64 * 1024;
 /** Inflated bytes of a worksheet's start read to find its <dimension>. */
 const DIMENSION_SCAN_BYTES = 64 * 1024;
 /** A worksheet entry smaller than this is never called a bomb by its ratio (tiny XML compresses well). */
@@ -78,10 +76,6 @@ const RATIO_FLOOR_BYTES = 1024 * 1024;
 export class ObjectRangeReader extends yauzl.RandomAccessReader {
   private tail: Buffer | undefined;
   private tailStart = 0;
-  private window: Buffer | undefined;
-  private windowStart = 0;
-  /** ranged GETs made after the tail (tests bound them) */
-  reads = 0;
 
   constructor(
     private readonly client: Minio.Client,
@@ -105,45 +99,15 @@ export class ObjectRangeReader extends yauzl.RandomAccessReader {
     this.tail = Buffer.concat(chunks);
   }
 
-  /** Bytes [start, end) held in memory (the tail or the last window), else undefined. */
-  private held(start: number, end: number): Buffer | undefined {
-    if (this.tail && start >= this.tailStart && end <= this.tailStart + this.tail.length) {
-      return this.tail.subarray(start - this.tailStart, end - this.tailStart);
-    }
-    if (this.window && start >= this.windowStart && end <= this.windowStart + this.window.length) {
-      return this.window.subarray(start - this.windowStart, end - this.windowStart);
-    }
-    return undefined;
-  }
-
-  /**
-   * Bytes [start, end) of the object (end is cut at the object's size): from memory, or by one ranged GET
-   * of at least WINDOW_BYTES kept as the window, so reads of neighbouring local headers cost one GET.
-   */
-  async bytes(start: number, end: number): Promise<Buffer> {
-    end = Math.min(end, this.size);
-    if (end <= start) return Buffer.alloc(0);
-    const held = this.held(start, end);
-    if (held) return held;
-    const fetchEnd = Math.min(this.size, Math.max(end, start + WINDOW_BYTES));
-    this.reads++;
-    const stream = await this.client.getPartialObject(this.bucket, this.key, start, fetchEnd - start);
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) chunks.push(chunk as Buffer);
-    this.window = Buffer.concat(chunks);
-    this.windowStart = start;
-    return this.window.subarray(0, end - start);
-  }
-
   override _readStreamForRange(start: number, end: number): Readable {
-    const held = this.held(start, end);
-    if (held) return Readable.from([held]);
+    if (this.tail && start >= this.tailStart && end <= this.tailStart + this.tail.length) {
+      return Readable.from([this.tail.subarray(start - this.tailStart, end - this.tailStart)]);
+    }
     const out = new PassThrough();
     if (end <= start) {
       out.end();
       return out;
     }
-    this.reads++;
     this.client
       .getPartialObject(this.bucket, this.key, start, end - start)
       .then((stream) => {
@@ -329,7 +293,7 @@ export async function checkSharedStrings(
  * ([Content_Types].xml, xl/workbook.xml, at least one worksheet), within the limits on parts, unpacked
  * size and compression ratio (decompression bombs), and each worksheet's declared dimension within
  * the row and column limits; its local entries exactly the directory's (`checkLocalEntries`: the report builds
- * read those). Only the first 64 KB of each worksheet is inflated; the small parts the builds parse whole
+ * read those; walked while uploaded, or here by reading the object once). Only the first 64 KB of each worksheet is inflated; the small parts the builds parse whole
  * (workbook, its relationships, styles) are unpacked to check their sizes. The shared strings are
  * bounded by `checkSharedStrings` (size from the directory, then their count while streaming the part).
  * Throws BadRequestError (400) naming the problem; SheetTooLargeError for a sheet over a limit.
@@ -340,6 +304,8 @@ export async function inspectStoredXlsx(
   key: string,
   size: number,
   limits: XlsxLimits,
+  /** the walk of its local entries made while it was uploaded; absent: the stored object is walked */
+  walk?: LocalEntryWalk,
 ): Promise<XlsxFacts> {
   const reader = new ObjectRangeReader(client, bucket, key, size);
   await reader.loadTail();
@@ -372,7 +338,11 @@ export async function inspectStoredXlsx(
       throw new BadRequestError('encrypted workbooks are not supported');
     }
     // the report builds read the local entries in order, not this directory: they must be the same entries
-    await checkLocalEntries(reader, entries, directoryAt);
+    checkLocalEntries(
+      walk ?? (await walkStoredObject(client, bucket, key, limits.maxEntries)),
+      entries,
+      directoryAt,
+    );
     let unpacked = 0;
     for (const entry of entries) {
       unpacked += entry.uncompressedSize;

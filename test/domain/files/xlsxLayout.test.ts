@@ -1,16 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import {
-  inspectStoredXlsx,
-  directoryStart,
-  ObjectRangeReader,
-  openZip,
-  readEntries,
-  type XlsxLimits,
-} from '../../../domain/files/xlsx';
-import { checkLocalEntries } from '../../../domain/files/zipLayout';
+import { inspectStoredXlsx, type XlsxLimits } from '../../../domain/files/xlsx';
+import { LocalEntryWalk } from '../../../domain/files/zipLayout';
 import { testEnv } from '../../helpers/env';
-import { CONTENT_TYPES_XML, sheetXml, WORKBOOK_XML, zip, type ZipEntry } from '../../helpers/files';
+import { CONTENT_TYPES_XML, sheetXml, WORKBOOK_XML, xlsx, zip, type ZipEntry } from '../../helpers/files';
 
 const limits: XlsxLimits = {
   maxUnpackedBytes: 400 * 1024 * 1024,
@@ -58,7 +50,7 @@ describe("XLSX zip layout: the local entries are exactly the directory's (real M
       ['last', zip([...WORKBOOK, { ...STRINGS, hidden: true }])],
     ] as const) {
       expect(await inspect(data), at).to.match(
-        /^the workbook's zip is refused: bytes \d+–\d+ are in no entry of its directory$/,
+        /^the workbook's zip is refused: the local entry xl\/sharedStrings\.xml at byte \d+ is not in its directory$/,
       );
     }
   });
@@ -90,38 +82,57 @@ describe("XLSX zip layout: the local entries are exactly the directory's (real M
     expect(await inspect(zip([...WORKBOOK, fine]))).to.equal('accepted');
   });
 
-  it('reads the local headers of a workbook larger than the tail in a few ranged reads', async () => {
-    const { storage } = testEnv();
-    // a worksheet of ~700 KB packed puts the parts before it outside the 256 KB tail, those after it inside
-    const cells = Array.from(
-      { length: 20_000 },
-      (_, i) =>
-        `<row r="${i + 1}"><c r="A${i + 1}" t="inlineStr"><is><t>${randomBytes(24).toString('hex')}</t></is></c></row>`,
-    ).join('');
-    const small = (name: string) => ({ name, data: `<x>${name}</x>` });
-    const data = zip([
-      ...WORKBOOK.slice(0, 2),
-      ...['a', 'b', 'c'].map((n) => small(`docProps/${n}.xml`)),
-      { name: 'xl/worksheets/sheet1.xml', data: sheetXml('A1:A20000', cells) },
-      ...['d', 'e', 'f'].map((n) => small(`docProps/${n}.xml`)),
-    ]);
-    expect(data.length).to.be.greaterThan(512 * 1024);
-    const { key, size } = await store(data);
-    const reader = new ObjectRangeReader(storage.client, storage.bucket, key, size);
-    await reader.loadTail();
-    const zipFile = await openZip(reader, size);
-    try {
-      const directoryAt = directoryStart(zipFile);
-      const entries = await readEntries(zipFile, 1000);
-      expect(entries).to.have.lengthOf(9);
-      await checkLocalEntries(reader, entries, directoryAt);
-      // one window for the headers before the worksheet (and its own); the rest is in the tail
-      expect(reader.reads).to.equal(1);
-      expect(await inspectStoredXlsx(storage.client, storage.bucket, key, size, limits)).to.include({
-        rows: 19_999,
-      });
-    } finally {
-      zipFile.close();
+  it('walks the same entries whatever the chunks the bytes arrive in (signatures cut between chunks)', async () => {
+    const workbooks = {
+      exceljs: await xlsx(30, 3),
+      streamed: zip(WORKBOOK.map((e) => ({ ...e, descriptor: true }))),
+      'stored and streamed': zip(WORKBOOK.map((e) => ({ ...e, descriptor: true, store: true }))),
+      zip64: zip(WORKBOOK.map((e) => ({ ...e, local: { zip64: true } }))),
+      hidden: zip([WORKBOOK[0], { ...STRINGS, hidden: true }, ...WORKBOOK.slice(1)]),
+      'descriptor in data': zip([
+        ...WORKBOOK,
+        { name: 'a.xml', data: 'x PK\x07\x08 y', store: true, descriptor: true },
+      ]),
+    };
+    for (const [what, data] of Object.entries(workbooks)) {
+      const walked = (size: () => number) => {
+        const walk = new LocalEntryWalk(1000);
+        for (let at = 0, n = size(); at < data.length && !walk.done; at += n, n = size()) {
+          walk.feed(data.subarray(at, at + n));
+        }
+        walk.end();
+        return { entries: walk.entries, directoryAt: walk.directoryAt, failure: walk.failure };
+      };
+      const whole = walked(() => data.length);
+      expect(whole.entries.length, what).to.be.at.least(3);
+      for (const size of [1, 2, 3, 4, 5, 7, 4093]) {
+        expect(
+          walked(() => size),
+          `${what} in ${size}-byte chunks`,
+        ).to.deep.equal(whole);
+      }
+      // chunks of random sizes (a fixed sequence: reproducible)
+      let seed = 7;
+      const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % 40;
+      for (let round = 0; round < 20; round++) {
+        expect(
+          walked(() => 1 + random()),
+          `${what}, random chunks`,
+        ).to.deep.equal(whole);
+      }
     }
+  });
+
+  it('a walk keeps at most the entry limit, and a zip cut before its directory fails', () => {
+    const many = zip(Array.from({ length: 20 }, (_, i) => ({ name: `p${i}.xml`, data: 'x' })));
+    const walk = new LocalEntryWalk(5);
+    walk.feed(many);
+    walk.end();
+    expect(walk.entries).to.have.lengthOf(5);
+    expect(walk.failure).to.equal('it has more than 5 local entries');
+    const cut = new LocalEntryWalk(1000);
+    cut.feed(many.subarray(0, 100));
+    cut.end();
+    expect(cut.failure).to.equal('the zip ends before its directory');
   });
 });
