@@ -3,6 +3,7 @@ import { parse } from 'csv-parse';
 import type { FileFormat } from './formats';
 import { headerNames } from './headerNames';
 import { RECORD_DELIMITERS } from './lineEndings';
+import { UnreadableFileError } from './unreadable';
 
 export interface PreviewOptions {
   /** data rows after the header */
@@ -54,6 +55,30 @@ export function shapePreview(table: CellValue[][], options: PreviewOptions, more
   return { columns, rows, moreRows, moreColumns: width > shown };
 }
 
+const MAX_RECORD_BYTES = 1024 * 1024;
+
+/**
+ * What csv-parse refused, as the error body says it (422): its own messages can quote a cell, so only the
+ * kind of problem and a line number are kept.
+ */
+function unreadableCsv(err: unknown): unknown {
+  const e = err as { code?: unknown; lines?: unknown } | null;
+  if (!e || typeof e.code !== 'string' || !e.code.startsWith('CSV_')) return err;
+  const line = typeof e.lines === 'number' ? ` (line ${e.lines})` : '';
+  switch (e.code) {
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return new UnreadableFileError(
+        'the file cannot be read: a quoted cell is never closed (the file ends inside it)',
+      );
+    case 'CSV_MAX_RECORD_SIZE':
+      return new UnreadableFileError(
+        `the file cannot be read: a record is larger than ${MAX_RECORD_BYTES / 1024 / 1024} MiB${line}`,
+      );
+    default:
+      return new UnreadableFileError(`the file cannot be read: it is not valid CSV/TSV${line}`);
+  }
+}
+
 async function previewText(source: Readable, delimiter: string, options: PreviewOptions): Promise<Preview> {
   const parser = parse({
     delimiter,
@@ -63,7 +88,7 @@ async function previewText(source: Readable, delimiter: string, options: Preview
     relax_column_count: true,
     relax_quotes: true,
     skip_empty_lines: true,
-    max_record_size: 1024 * 1024,
+    max_record_size: MAX_RECORD_BYTES,
   });
   source.pipe(parser);
   const table: CellValue[][] = [];
@@ -76,6 +101,8 @@ async function previewText(source: Readable, delimiter: string, options: Preview
       }
       table.push(record.slice(0, options.maxColumns + 1).map((c) => clip(c, options.maxCellChars)));
     }
+  } catch (err) {
+    throw unreadableCsv(err);
   } finally {
     source.unpipe(parser);
     source.destroy();

@@ -262,7 +262,7 @@ export const filesRoutes = [
       404: { description: 'not found' },
       422: {
         description:
-          'the stored version cannot be read for a preview (e.g. a workbook part that is not well-formed XML or does not unpack): `the workbook cannot be read: …` naming the part and the position, never cell values',
+          'the stored version cannot be read for a preview: a workbook part that is not well-formed XML or does not unpack (`the workbook cannot be read: …` naming the part and the position), a CSV/TSV whose quote is never closed or with a record over 1 MiB (`the file cannot be read: …`); never cell values',
       },
     },
     handler: async (
