@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { createTeam } from '../helpers/factories';
 import { call, expectErrorBody } from '../helpers/http';
-import { uploadFile } from '../helpers/files';
+import { uploadFile, uploadTo } from '../helpers/files';
 
 const SECRET = 'cell-text-not-for-errors';
 
@@ -35,5 +35,23 @@ describe('files: a CSV that cannot be previewed answers 422', function () {
       expect(message, what).to.match(expected);
       expect(message).not.to.include(SECRET);
     }
+    // a comparison naming key columns reads both headers the same way: 422 naming the version
+    const broken = await uploadFile(`a,b\n"${SECRET},1\n`, { token: a.adminToken, name: 'v.csv' });
+    const next = await uploadTo(`/files/${broken.body.id}/versions`, 'a,b\n1,2\n', {
+      token: a.adminToken,
+      name: 'v.csv',
+    });
+    expect(next.status, next.text).to.equal(201);
+    const compared = await call('POST', '/comparisons', {
+      token: a.adminToken,
+      json: {
+        base: { fileId: broken.body.id, version: 1 },
+        target: { fileId: broken.body.id, version: 2 },
+        keyColumns: ['a'],
+      },
+    });
+    expect(String(expectErrorBody(compared, 422).message)).to.equal(
+      'the base version (1): the file cannot be read: a quoted cell is never closed (the file ends inside it)',
+    );
   });
 });
