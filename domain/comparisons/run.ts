@@ -16,7 +16,7 @@ import type { Knex } from 'knex';
 import { ForeignKeyViolationError, UniqueViolationError } from 'objection';
 import { BadRequestError } from '../../common/errors';
 import { inspectionFailureReason, inspectStoredXlsx, xlsxLimits } from '../files/xlsx';
-import { ANALYSIS_START_GRACE_MS } from '../files/reportStarts';
+import { ANALYSIS_START_GRACE_MS } from '../files/analysisGrace';
 import { isMissingObject, type Storage } from '../../common/storage';
 import type { Config } from '../../common/config';
 import { Comparison, ComparisonChange, File, FileVersion, Report } from '../../db/models';

@@ -1,5 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
+import { ANALYSIS_START_GRACE_MS } from './analysisGrace';
 import { REPORT_WORKFLOW, reportStart, type ReportWorkflowInput } from '../../workflows/definitions/reports';
 import { startAutomaticComparison } from '../comparisons/commands';
 import { COMPARISON_WORKFLOW, comparisonStart } from '../../workflows/definitions/comparisons';
@@ -16,12 +17,7 @@ export async function startReport(
   await temporal.workflow.start(REPORT_WORKFLOW, reportStart(input, params));
 }
 
-/**
- * How long after its upload a version's missing report row (or automatic comparison row) is taken for a
- * workflow on its way rather than a start that was lost: the file sweep starts it again after that, and a
- * comparison stops waiting for that report then.
- */
-export const ANALYSIS_START_GRACE_MS = 5 * 60_000;
+export { ANALYSIS_START_GRACE_MS };
 
 /** Runs each start; one refused as already started counts as running (the workflow id is the upload's own). */
 async function startAll(starts: Array<() => Promise<void>>): Promise<{ started: number; running: number }> {
