@@ -12,7 +12,9 @@ import { disableTenantIsolation, enableTenantIsolation } from '../rls';
  *   partial index holding only these rows.
  * - `filesWithSensitiveData`, distinct files flagged in a period: `analytics_sensitive_files` holds one row
  *   per (company, day, file) with a finding that day (insert … on conflict do nothing), so a week or a month
- *   counts distinct files over its days, which daily counts could not give.
+ *   counts distinct files over its days, which daily counts could not give. A file's first finding of a day
+ *   also adds one to the day's `sensitive_files_daily` in `analytics_daily`: daily periods read that count
+ *   with the other daily figures instead of counting distinct files again.
  *
  * Both are written by triggers in the transaction of their cause, as the other rollups. The triggers are
  * created before the backfill, in this migration's transaction: creating them locks the tables against
@@ -60,6 +62,10 @@ export async function up(knex: Knex): Promise<void> {
         insert into analytics_sensitive_files (company_id, day, file_id)
         values (new.company_id, (new.created_at at time zone 'UTC')::date, new.file_id)
         on conflict do nothing;
+        -- the file's first finding of the day: the day's distinct count, read as it is for daily periods
+        if found then
+          perform analytics_bump(new.company_id, new.created_at, 'sensitive_files_daily', '', 1);
+        end if;
       end if;
       return null;
     end $$`);
@@ -77,6 +83,10 @@ export async function up(knex: Knex): Promise<void> {
     select distinct company_id, (created_at at time zone 'UTC')::date, file_id
     from sensitive_findings where jsonb_array_length(columns) > 0
     on conflict do nothing`);
+  await knex.raw(`
+    insert into analytics_daily as a (company_id, day, metric, dimension, value)
+    select company_id, day, 'sensitive_files_daily', '', count(*) from analytics_sensitive_files group by 1, 2
+    on conflict (company_id, day, metric, dimension) do update set value = excluded.value`);
 }
 
 export async function down(knex: Knex): Promise<void> {
@@ -86,6 +96,8 @@ export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTableIfExists('analytics_sensitive_files');
   await knex.raw(`drop trigger if exists analytics_bytes_stored on file_versions`);
   await knex.raw(`drop function if exists analytics_bytes_stored()`);
-  await knex.raw(`delete from analytics_daily where metric = 'bytes_stored_change'`);
+  await knex.raw(
+    `delete from analytics_daily where metric in ('bytes_stored_change', 'sensitive_files_daily')`,
+  );
   await knex.raw(`drop index if exists analytics_daily_bytes_stored`);
 }

@@ -170,10 +170,13 @@ export async function companyAnalytics(actor: AnalyticsActor, db: Db, query: Ana
       .where('analyticsDaily.day', '<', range.from)
       .select(raw('coalesce(sum(value), 0)::float8 as total'))
       .first() as unknown as Promise<{ total: number } | undefined>,
-    AnalyticsSensitiveFile.scoped(actor.companyId, db)
-      .whereBetween('analyticsSensitiveFiles.day', [range.from, range.to])
-      .select(raw(`${bucketSql} as bucket`), raw('count(distinct file_id)::int as files'))
-      .groupByRaw('1') as unknown as Promise<Array<{ bucket: string; files: number }>>,
+    // distinct files over a week's or a month's days; a day's count is a daily figure (sensitive_files_daily)
+    g === 'day'
+      ? Promise.resolve([] as Array<{ bucket: string; files: number }>)
+      : (AnalyticsSensitiveFile.scoped(actor.companyId, db)
+          .whereBetween('analyticsSensitiveFiles.day', [range.from, range.to])
+          .select(raw(`${bucketSql} as bucket`), raw('count(distinct file_id)::int as files'))
+          .groupByRaw('1') as unknown as Promise<Array<{ bucket: string; files: number }>>),
   ]);
 
   const index = new Map(range.buckets.map((b, i) => [b.key, i]));
@@ -220,6 +223,9 @@ export async function companyAnalytics(actor: AnalyticsActor, db: Db, query: Ana
         break;
       case 'sensitive_versions':
         p.versionsWithSensitiveData += v;
+        break;
+      case 'sensitive_files_daily':
+        if (g === 'day') p.filesWithSensitiveData += v;
         break;
       case 'comparisons_ready':
         p.comparisons.ready += v;
