@@ -1,4 +1,4 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import type { Config } from '../common/config';
 import type { Storage } from '../common/storage';
@@ -11,6 +11,7 @@ import {
   type BuildRequest,
 } from '../domain/reports/build';
 import { AnalysisFailure, type AnalysisStep, type FailureReason } from '../domain/reports/engine';
+import { withoutFileContent } from './failures';
 import { actingAs } from '../db/unitOfWork';
 import { REPORT_FAILURE_TYPE } from '../workflows/shared';
 
@@ -42,7 +43,8 @@ export function createReportActivities(deps: ReportDeps) {
     /**
      * The build: heartbeats with its progress (rows read, bytes read of total, phase) every second; a
      * cancelled workflow (file deleted) aborts it. A file that cannot be analysed fails as the
-     * non-retryable ApplicationFailure REPORT_FAILURE_TYPE carrying the reason code.
+     * non-retryable ApplicationFailure REPORT_FAILURE_TYPE carrying the reason code; any other failure is
+     * retried and goes out without the file's content (activities/failures.ts).
      */
     async buildReport(request: ReportRequest): Promise<BuildOutcome> {
       const ctx = Context.current();
@@ -62,7 +64,10 @@ export function createReportActivities(deps: ReportDeps) {
             details: [err.reason],
           });
         }
-        throw err;
+        if (err instanceof CancelledFailure) throw err; // the file was deleted: reported as cancelled
+        // retried: what Temporal records and the SDK logs names the kind of error only (DuckDB's and
+        // PostgreSQL's messages can quote the file's cells), as for comparisons
+        throw withoutFileContent(err, 'the report build');
       }
     },
 

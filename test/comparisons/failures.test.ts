@@ -2,45 +2,15 @@
  * How a comparison fails. A failure the activity retries goes out (to Temporal's records and the worker's
  * log) naming only the kind of error: DuckDB's and PostgreSQL's errors may quote the file's cells.
  */
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import { withoutFileContent } from '../../activities/failures';
-import { openEngine } from '../../domain/reports/engine';
 import { startWorker, testEnv } from '../helpers/env';
 import { createTeam } from '../helpers/factories';
 import { call } from '../helpers/http';
 import { uploadFile, uploadTo, xlsx } from '../helpers/files';
 import { eventually } from '../helpers/temporal';
+import { duckdbCsvError, retriedFailure, SECRET } from '../helpers/failures';
 import { startWebhookApp, webhookTestConfig } from '../helpers/webhooks';
-
-const SECRET = 'secret-cell-7f3a';
-
-/** DuckDB's strict reader on a row wider than its header: the error quotes the row (with SECRET) */
-async function duckdbCsvError(): Promise<Error> {
-  const dir = path.join(os.tmpdir(), `cmp-failures-${process.pid}-${Date.now()}`);
-  await mkdir(dir, { recursive: true });
-  const engine = await openEngine({
-    threads: 1,
-    memoryLimitMb: 128,
-    tempDirectory: path.join(dir, 'duckdb'),
-  });
-  try {
-    const file = path.join(dir, 'wide.csv');
-    await writeFile(file, `id,name\n1,ann\n2,${SECRET},extra\n`);
-    await engine.conn.run(
-      `SELECT * FROM read_csv('${file}', header=true, auto_detect=false, strict_mode=true,
-         columns={'id': 'VARCHAR', 'name': 'VARCHAR'})`,
-    );
-  } catch (err) {
-    return err as Error;
-  } finally {
-    engine.close();
-    await rm(dir, { recursive: true, force: true });
-  }
-  throw new Error('DuckDB read the wide row');
-}
 
 /** everything of an error the SDK could record or print */
 function everything(err: Error): string {
@@ -123,16 +93,12 @@ describe('comparison failures: no text of the files in what a failed attempt let
       // the first attempt's failure, as Temporal keeps it: the started event of a retried activity carries
       // the last failure (read from the history, so no poll has to catch the short wait before the retry)
       const events = (await handle.fetchHistory()).events ?? [];
-      const retried = events
-        .map((e) => e.activityTaskStartedEventAttributes)
-        .find((a) => a && (a.attempt ?? 1) > 1 && a.lastFailure);
-      expect(retried, 'a retried attempt with its last failure').to.not.equal(undefined);
-      const failure = JSON.stringify(retried!.lastFailure);
+      const failure = retriedFailure(events);
+      expect(failure, 'a retried attempt with its last failure').to.be.a('string');
       expect(failure).to.include('the comparison failed (Error)');
       expect(failure).not.to.include(SECRET);
       expect(failure).not.to.include('could not start');
-      const history = JSON.stringify((await handle.fetchHistory()).events ?? []);
-      expect(history).not.to.include(SECRET);
+      expect(JSON.stringify(events)).not.to.include(SECRET);
     } finally {
       await worker.stop();
     }
