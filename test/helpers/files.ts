@@ -4,6 +4,7 @@ import { deflateRawSync } from 'node:zlib';
 import ExcelJS from 'exceljs';
 import { call, readResponse, type HttpResponse } from './http';
 import { testEnv } from './env';
+import type { XlsxLimits } from '../../domain/files/xlsx';
 
 export interface FormPart {
   name: string;
@@ -289,4 +290,27 @@ export async function expectHiddenFrom(token: string, fileIds: string[]): Promis
       if (res.status !== 404) throw new Error(`GET ${path} answered ${res.status} to another company`);
     }
   }
+}
+
+/** The XLSX guards' limits at their defaults, for tests that call the inspection directly. */
+export const XLSX_TEST_LIMITS: XlsxLimits = {
+  maxUnpackedBytes: 400 * 1024 * 1024,
+  maxEntries: 1000,
+  maxCompressionRatio: 100,
+  maxRows: 1_048_576,
+  maxColumns: 1024,
+  maxSharedStringsBytes: 64 * 1024 * 1024,
+  maxSharedStrings: 1_000_000,
+};
+
+/** Puts `data` into this run's bucket under `<prefix>/<name>` (tests that read stored objects directly). */
+export async function storeObject(
+  prefix: string,
+  name: string,
+  data: Buffer,
+): Promise<{ key: string; size: number }> {
+  const { storage } = testEnv();
+  const key = storage.key(prefix, name);
+  await storage.client.putObject(storage.bucket, key, data, data.length);
+  return { key, size: data.length };
 }

@@ -1,24 +1,19 @@
 import { expect } from 'chai';
-import { inspectStoredXlsx, type XlsxLimits } from '../../../domain/files/xlsx';
+import { inspectStoredXlsx } from '../../../domain/files/xlsx';
 import { testEnv } from '../../helpers/env';
-import { CONTENT_TYPES_XML, sheetXml, WORKBOOK_XML, xlsx, zip } from '../../helpers/files';
+import {
+  CONTENT_TYPES_XML,
+  sheetXml,
+  WORKBOOK_XML,
+  xlsx,
+  zip,
+  storeObject,
+  XLSX_TEST_LIMITS,
+} from '../../helpers/files';
 
-const limits: XlsxLimits = {
-  maxUnpackedBytes: 400 * 1024 * 1024,
-  maxEntries: 1000,
-  maxCompressionRatio: 100,
-  maxRows: 1_048_576,
-  maxColumns: 1024,
-  maxSharedStringsBytes: 64 * 1024 * 1024,
-  maxSharedStrings: 1_000_000,
-};
+const limits = XLSX_TEST_LIMITS;
 
-async function stored(name: string, data: Buffer): Promise<{ key: string; size: number }> {
-  const { storage } = testEnv();
-  const key = storage.key('unit-xlsx', name);
-  await storage.client.putObject(storage.bucket, key, data, data.length);
-  return { key, size: data.length };
-}
+const stored = (name: string, data: Buffer) => storeObject('unit-xlsx', name, data);
 
 describe('XLSX inspection from the stored object (real MinIO)', function () {
   this.timeout(30_000);

@@ -1,18 +1,19 @@
 import { expect } from 'chai';
-import { inspectStoredXlsx, type XlsxLimits } from '../../../domain/files/xlsx';
+import { inspectStoredXlsx } from '../../../domain/files/xlsx';
 import { LocalEntryWalk } from '../../../domain/files/zipLayout';
 import { testEnv } from '../../helpers/env';
-import { CONTENT_TYPES_XML, sheetXml, WORKBOOK_XML, xlsx, zip, type ZipEntry } from '../../helpers/files';
+import {
+  CONTENT_TYPES_XML,
+  sheetXml,
+  WORKBOOK_XML,
+  xlsx,
+  zip,
+  type ZipEntry,
+  storeObject,
+  XLSX_TEST_LIMITS,
+} from '../../helpers/files';
 
-const limits: XlsxLimits = {
-  maxUnpackedBytes: 400 * 1024 * 1024,
-  maxEntries: 1000,
-  maxCompressionRatio: 100,
-  maxRows: 1_048_576,
-  maxColumns: 1024,
-  maxSharedStringsBytes: 64 * 1024 * 1024,
-  maxSharedStrings: 1_000_000,
-};
+const limits = XLSX_TEST_LIMITS;
 
 const WORKBOOK: ZipEntry[] = [
   { name: '[Content_Types].xml', data: CONTENT_TYPES_XML },
@@ -22,12 +23,7 @@ const WORKBOOK: ZipEntry[] = [
 const STRINGS: ZipEntry = { name: 'xl/sharedStrings.xml', data: '<sst><si><t>x</t></si></sst>' };
 
 let stored = 0;
-async function store(data: Buffer): Promise<{ key: string; size: number }> {
-  const { storage } = testEnv();
-  const key = storage.key('unit-xlsx-layout', `${++stored}.xlsx`);
-  await storage.client.putObject(storage.bucket, key, data, data.length);
-  return { key, size: data.length };
-}
+const store = (data: Buffer) => storeObject('unit-xlsx-layout', `${++stored}.xlsx`, data);
 
 async function inspect(data: Buffer): Promise<string> {
   const { storage } = testEnv();

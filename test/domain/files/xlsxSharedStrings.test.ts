@@ -2,25 +2,20 @@ import { expect } from 'chai';
 import { inspectStoredXlsx, type XlsxLimits } from '../../../domain/files/xlsx';
 import { previewStoredXlsx } from '../../../domain/files/xlsxPreview';
 import { testEnv } from '../../helpers/env';
-import { CONTENT_TYPES_XML, sheetXml, WORKBOOK_XML, xlsx, zip } from '../../helpers/files';
+import {
+  CONTENT_TYPES_XML,
+  sheetXml,
+  WORKBOOK_XML,
+  xlsx,
+  zip,
+  storeObject,
+  XLSX_TEST_LIMITS,
+} from '../../helpers/files';
 
-const limits: XlsxLimits = {
-  maxUnpackedBytes: 400 * 1024 * 1024,
-  maxEntries: 1000,
-  maxCompressionRatio: 100,
-  maxRows: 1_048_576,
-  maxColumns: 1024,
-  maxSharedStringsBytes: 64 * 1024 * 1024,
-  maxSharedStrings: 1_000_000,
-};
+const limits = XLSX_TEST_LIMITS;
 const previewOptions = { rows: 2, maxColumns: 100, maxCellChars: 1000 };
 
-async function stored(name: string, data: Buffer): Promise<{ key: string; size: number }> {
-  const { storage } = testEnv();
-  const key = storage.key('unit-xlsx-sst', name);
-  await storage.client.putObject(storage.bucket, key, data, data.length);
-  return { key, size: data.length };
-}
+const stored = (name: string, data: Buffer) => storeObject('unit-xlsx-sst', name, data);
 
 /** Stores `data` and previews it from the stored object. */
 async function previewOf(name: string, data: Buffer) {
