@@ -8,22 +8,29 @@ import { testEnv } from '../helpers/env';
 import { createTeam } from '../helpers/factories';
 import { hiddenSharedStringsWorkbook, uploadFile, xlsx } from '../helpers/files';
 
+/** A version uploaded through the API whose build is prepared (build 1), for the runner to be called on. */
+async function preparedBuild(data: Buffer | string, name?: string) {
+  const { knex } = testEnv();
+  const team = await createTeam({ plan: 'premium' });
+  const up = await uploadFile(data, { token: team.adminToken, ...(name ? { name } : {}) });
+  expect(up.status, up.text).to.equal(201);
+  const version = await knex('fileVersions').where({ fileId: up.body.id }).first();
+  const req = {
+    companyId: team.company.id,
+    fileId: up.body.id as string,
+    fileVersionId: version.id as string,
+    version: 1,
+  };
+  expect(await prepareBuild(knex, req, null)).to.include({ build: 1 });
+  return { req, version: version as { id: string; objectKey: string } };
+}
+
 describe('reports: the build runner', function () {
   this.timeout(30_000);
 
   it('an extension that fails to prepare ends the build without leaving its heartbeat running', async () => {
     const { knex, storage, config } = testEnv();
-    const team = await createTeam({ plan: 'premium' });
-    const up = await uploadFile('id,v\n1,a\n', { token: team.adminToken });
-    expect(up.status, up.text).to.equal(201);
-    const version = await knex('fileVersions').where({ fileId: up.body.id }).first();
-    const req = {
-      companyId: team.company.id,
-      fileId: up.body.id as string,
-      fileVersionId: version.id as string,
-      version: 1,
-    };
-    expect(await prepareBuild(knex, req, null)).to.include({ build: 1 });
+    const { req } = await preparedBuild('id,v\n1,a\n');
     // every interval the build starts must be cleared by the time it has ended
     const started = new Set<unknown>();
     const realSet = global.setInterval;
@@ -69,18 +76,8 @@ describe('reports: the build runner', function () {
 
   it("a workbook whose sheet declares more rows or columns than the limits fails with that limit's reason", async () => {
     const { knex, storage, config } = testEnv();
-    const team = await createTeam({ plan: 'premium' });
     // 3 data rows × 3 columns (the sheet's dimension A1:C4)
-    const up = await uploadFile(await xlsx(3, 3), { token: team.adminToken, name: 'limits.xlsx' });
-    expect(up.status, up.text).to.equal(201);
-    const version = await knex('fileVersions').where({ fileId: up.body.id }).first();
-    const req = {
-      companyId: team.company.id,
-      fileId: up.body.id as string,
-      fileVersionId: version.id as string,
-      version: 1,
-    };
-    expect(await prepareBuild(knex, req, null)).to.include({ build: 1 });
+    const { req } = await preparedBuild(await xlsx(3, 3), 'limits.xlsx');
     // the build runs with lowered limits (the upload was checked against the usual ones)
     async function failure(files: Partial<typeof config.files>): Promise<AnalysisFailure> {
       try {
@@ -105,21 +102,11 @@ describe('reports: the build runner', function () {
 
   it('a stored workbook with an entry its zip directory does not list fails with unsafe_workbook, unread', async () => {
     const { knex, storage, config } = testEnv();
-    const team = await createTeam({ plan: 'premium' });
-    const up = await uploadFile(await xlsx(3, 3), { token: team.adminToken, name: 'hidden.xlsx' });
-    expect(up.status, up.text).to.equal(201);
-    const version = await knex('fileVersions').where({ fileId: up.body.id }).first();
+    const { req, version } = await preparedBuild(await xlsx(3, 3), 'hidden.xlsx');
     // as if stored before the upload checked the layout: hidden shared strings the builds' reader would cache
     const hostile = hiddenSharedStringsWorkbook();
     await storage.client.putObject(storage.bucket, version.objectKey, hostile, hostile.length);
     await knex('fileVersions').where({ id: version.id }).update({ sizeBytes: hostile.length });
-    const req = {
-      companyId: team.company.id,
-      fileId: up.body.id as string,
-      fileVersionId: version.id as string,
-      version: 1,
-    };
-    expect(await prepareBuild(knex, req, null)).to.include({ build: 1 });
     let error: unknown;
     try {
       await runBuild({ knex, storage, config }, req);
