@@ -17,8 +17,6 @@ export async function startReport(
   await temporal.workflow.start(REPORT_WORKFLOW, reportStart(input, params));
 }
 
-export { ANALYSIS_START_GRACE_MS };
-
 /** Runs each start; one refused as already started counts as running (the workflow id is the upload's own). */
 async function startAll(starts: Array<() => Promise<void>>): Promise<{ started: number; running: number }> {
   let started = 0;
