@@ -25,8 +25,8 @@ export function mailAfterCommit(
 }
 
 /**
- * The service has no front end of its own: each mail carries the token and the API call that uses it,
- * and a link under PUBLIC_BASE_URL for a front end that handles it.
+ * The service has no front end of its own: each mail carries the token and the API call that uses it (no
+ * link: a page under PUBLIC_BASE_URL would be a route the API does not have).
  */
 export function activationMail(config: Config, to: string, token: string): Mail {
   return {
@@ -38,7 +38,6 @@ export function activationMail(config: Config, to: string, token: string): Mail 
       `token: ${token}`,
       '',
       `POST ${config.publicBaseUrl}/auth/activate with {"token": "<token>"}`,
-      `or open ${config.publicBaseUrl}/activate?token=${token}`,
     ].join('\n'),
   };
 }
