@@ -17,6 +17,15 @@ export function withRequestContext<T>(context: RequestContext, fn: () => T): T {
   return storage.run(context, fn);
 }
 
+/**
+ * The records of the rest of this request carry no client address: a demo visitor's (every demo visitor reads the
+ * demo company's audit log, so an address there would show each visitor the others' — README "Demo").
+ */
+export function withholdClientAddress(): void {
+  const context = storage.getStore();
+  if (context) context.clientAddress = undefined;
+}
+
 /** The request being served in this asynchronous scope, if any. */
 export function currentRequest(): RequestContext | undefined {
   return storage.getStore();

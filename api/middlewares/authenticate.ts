@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { ForbiddenError, UnauthorizedError } from '../../common/errors';
+import { withholdClientAddress } from '../../common/requestContext';
 import { effectiveScopes, noteKeyUse, sessionCaller } from '../../domain/identity/authentication';
 import { isApiKeyToken } from '../../domain/identity/keyFormat';
 import { UNAUTHENTICATED } from '../../domain/identity/signIn';
@@ -117,6 +118,8 @@ export const authenticate: RouteMiddlewareFactory = (spec) => {
     authorize(access, principal, ctx.method);
 
     ctx.state.auth = principal;
+    // a demo visitor's records carry no client address (every visitor reads the demo company's audit log)
+    if (principal.demo) withholdClientAddress();
     // the request's units of work (db/unitOfWork.ts) act for the principal's company
     return actingAs({ companyId: principal.companyId }, next);
   };

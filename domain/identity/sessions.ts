@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
 import type { Knex } from 'knex';
+import { withholdClientAddress } from '../../common/requestContext';
 import { deriveKey, fingerprint } from '../../common/secrets';
 import { UnauthorizedError } from '../../common/errors';
 import { recordAudit } from '../audit/record';
@@ -167,6 +168,7 @@ export async function rotateRefreshToken(
         's.personId',
         's.companyId',
         's.endedAt',
+        's.demo',
         'p.status as personStatus',
         'c.status as companyStatus',
       )
@@ -180,11 +182,14 @@ export async function rotateRefreshToken(
           personId: string;
           companyId: string;
           endedAt: Date | null;
+          demo: boolean;
           personStatus: string;
           companyStatus: string;
         }
       | undefined;
     if (!row) return { ok: false, reason: 'unknown' } as const;
+    // a demo visitor's records carry no client address (every visitor reads the demo company's audit log)
+    if (row.demo) withholdClientAddress();
     if (row.endedAt) return { ok: false, reason: 'session_ended' } as const;
     if (row.rotatedAt) {
       await endSession(trx, row.sessionId, 'refresh_token_reused', {

@@ -66,6 +66,57 @@ describe('demo: POST /demo/sessions', () => {
     expect(out.status, out.text).to.equal(204);
   });
 
+  it("records no visitor's client address: every visitor reads the demo company's audit log", async () => {
+    const ip = '198.51.100.77';
+    const opened = await call('POST', '/demo/sessions', { ip });
+    expect(opened.status, opened.text).to.equal(201);
+    const pair = opened.body as { accessToken: string; refreshToken: string };
+    const refreshed = await call('POST', '/auth/refresh', { ip, json: { refreshToken: pair.refreshToken } });
+    expect(refreshed.status, refreshed.text).to.equal(200);
+    // the first refresh token again: reuse, audited (and the session ended)
+    const reused = await call('POST', '/auth/refresh', { ip, json: { refreshToken: pair.refreshToken } });
+    expect(reused.status, reused.text).to.equal(401);
+    const other = await openDemo();
+    const out = await call('POST', '/auth/logout', {
+      ip,
+      token: other.accessToken,
+      json: { refreshToken: other.refreshToken },
+    });
+    expect(out.status, out.text).to.equal(204);
+
+    const [demo] = await demoCompanies();
+    const entries = (await testEnv()
+      .knex('auditLog')
+      .where({ companyId: demo.id })
+      .whereIn('action', ['session.started', 'session.ended', 'session.refresh_token_reused'])) as Array<{
+      action: string;
+      clientAddress: string | null;
+      correlationId: string | null;
+    }>;
+    expect(new Set(entries.map((e) => e.action))).to.deep.equal(
+      new Set(['session.started', 'session.ended', 'session.refresh_token_reused']),
+    );
+    expect(entries.filter((e) => e.clientAddress !== null)).to.deep.equal([]);
+    // as a visitor reads it
+    const log = await call('GET', '/audit-log?limit=100', { token: other.accessToken });
+    expect(log.status, log.text).to.equal(200);
+    expect(log.body.data.length).to.be.at.least(1);
+    expect(log.body.data.filter((e: { clientAddress: unknown }) => e.clientAddress !== null)).to.deep.equal(
+      [],
+    );
+    // a company of its own still records its people's addresses
+    const team = await createTeam();
+    const signIn = await call('POST', '/auth/login', {
+      ip,
+      json: { email: team.admin.email, password: team.admin.password },
+    });
+    expect(signIn.status, signIn.text).to.equal(200);
+    const own = await testEnv()
+      .knex('auditLog')
+      .where({ companyId: team.company.id, action: 'session.started', clientAddress: ip });
+    expect(own).to.have.length(1);
+  });
+
   it('creates the demo company once under simultaneous first openings, then reuses it', async () => {
     // an operator's reset: the demo company and everything in it go; the next opening seeds afresh
     await testEnv().knex('companies').where({ isDemo: true }).delete();
