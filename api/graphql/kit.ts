@@ -38,11 +38,16 @@ export const JSONScalar = new GraphQLScalarType({
   serialize: (v) => v,
 });
 
-/** Fields visible to admins only (e.g. billing and the audit log, when they land): others get a FORBIDDEN error. */
+/**
+ * Fields visible to admins only (billing, the audit log): others get a FORBIDDEN error for the field, and null in
+ * its place — the field is nullable whatever type it is given, so a refusal does not void the rest of the answer
+ * (GraphQL nulls the nearest nullable parent of a failed non-null field: here the whole `data`).
+ */
 export function adminOnly<S>(field: Field<S>): Field<S> {
   const resolve = field.resolve;
   return {
     ...field,
+    type: field.type instanceof GraphQLNonNull ? (field.type.ofType as GraphQLOutputType) : field.type,
     description: `${field.description ?? ''} (admins only)`.trim(),
     resolve: (source, args, ctx: GraphQLContext, info) => {
       if (ctx.actor.role !== 'admin') throw new ForbiddenError('your role does not allow this');

@@ -349,7 +349,9 @@ describe('GraphQL: comments, notifications, audit log', function () {
 
     it('refuses employees (FORBIDDEN), and never shows another company’s entries', async () => {
       const res = await gql(a.employeeToken, QUERY, {});
-      expect(res.body.data).to.equal(null);
+      // the field alone is refused (null in its place), not the rest of the answer
+      expect(res.body.data).to.deep.equal({ auditLog: null });
+      expect(res.body.errors[0].path).to.deep.equal(['auditLog']);
       expect(res.body.errors[0].extensions).to.deep.equal({ code: 'FORBIDDEN', statusCode: 403 });
       const mine = await data(a.adminToken, QUERY, { first: 100 });
       const theirs = await data(b.adminToken, QUERY, { first: 100 });

@@ -375,10 +375,22 @@ describe('billing: running bill, invoices, documents (HTTP)', function () {
     );
     const foreignCursor = await gql(other.adminToken, { after: first.body.data.invoices.pageInfo.endCursor });
     expect(foreignCursor.body.errors?.[0]?.message).to.match(/cursor/);
-    // an employee: both fields refused (FORBIDDEN), nothing of the bill shown
+    // an employee: both fields refused (FORBIDDEN), nothing of the bill shown — and only these fields: what the
+    // employee may read in the same query is answered
     const employee = await gql(team.employeeToken);
-    expect(employee.body.data).to.equal(null);
-    expect(employee.body.errors.map((e: any) => e.message)).to.include('your role does not allow this');
+    expect(employee.body.data).to.deep.equal({ runningBill: null, invoices: null });
+    expect(
+      employee.body.errors.map((e: any) => [e.path.join('.'), e.message, e.extensions.code]).sort(),
+    ).to.deep.equal([
+      ['invoices', 'your role does not allow this', 'FORBIDDEN'],
+      ['runningBill', 'your role does not allow this', 'FORBIDDEN'],
+    ]);
+    const mixed = await call('POST', '/graphql', {
+      token: team.employeeToken,
+      json: { query: '{ me { id } runningBill { totalCents } }' },
+    });
+    expect(mixed.body.data).to.deep.equal({ me: { id: team.employee.id }, runningBill: null });
+    expect(mixed.body.errors.map((e: any) => e.path)).to.deep.equal([['runningBill']]);
   });
 
   it('the admins get an invoice.finalized notification once per invoice (employees none)', async () => {
