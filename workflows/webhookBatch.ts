@@ -1,6 +1,7 @@
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks';
 import { holdDelayMs, type WebhookBatchInput, type WebhookBatchResult } from './definitions/webhooks';
+import { holdWaits } from './holdWait';
 
 /**
  * The first attempt of a batch of one company's deliveries (those one dispatcher pass created): one
@@ -9,8 +10,8 @@ import { holdDelayMs, type WebhookBatchInput, type WebhookBatchResult } from './
  * own that waits the first delay and makes attempts 2 to 5 under Temporal's retry policy.
  *
  * Deliveries held because the company is suspended (README "Billing") are not attempted: the workflow waits
- * on a durable timer (`holdDelayMs`) and runs the activity again for them until the company is active again
- * (or their records are gone, after 30 days).
+ * on a durable timer (`holdDelayMs`), or until `companyReactivatedSignal` wakes it, and runs the activity again
+ * for them until the company is active again (or their records are gone, after 30 days).
  *
  * Why batches: a workflow per delivery from the start costs the Temporal server a workflow's worth of work
  * for every delivery, and on the 2-core machine this service is sized for that caps delivery at about 40
@@ -24,14 +25,17 @@ export async function webhookBatchWorkflow(input: WebhookBatchInput): Promise<We
     heartbeatTimeout: input.policy.attemptTimeoutMs + 5_000,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   });
+  const hold = holdWaits();
+  hold.checking();
   const { held, ...result } = await deliverFirstAttempts({
     companyId: input.companyId,
     deliveries: input.deliveries,
   });
   // histories from before holds existed never carry `held`, so they replay unchanged
   for (let n = 0, waiting = held ?? []; waiting.length > 0; n++) {
-    await sleep(holdDelayMs(input.policy, n));
+    await hold.wait(holdDelayMs(input.policy, n));
     const ids = new Set(waiting);
+    hold.checking();
     const next = await deliverFirstAttempts({
       companyId: input.companyId,
       deliveries: input.deliveries.filter((d) => ids.has(d.id)),

@@ -6,6 +6,7 @@ import {
   sleep,
 } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks';
+import { holdWaits } from './holdWait';
 import {
   attemptFailedSignal,
   attemptsQuery,
@@ -30,8 +31,9 @@ import {
  * by the API for a redelivery (all 5 attempts here).
  *
  * While the company is suspended an attempt is not made ("held", README "Billing"): the workflow waits on a
- * durable timer (`holdDelayMs`, growing to 30 minutes) and tries again, with the attempts that remained, once
- * the company is active again. A delivery record removed by retention (30 days) ends it as `cancelled`.
+ * durable timer (`holdDelayMs`, growing to 30 minutes), or until `companyReactivatedSignal` wakes it, and tries
+ * again, with the attempts that remained, once the company is active again. A delivery record removed by
+ * retention (30 days) ends it as `cancelled`.
  */
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
   const attempts: AttemptRecord[] = [...(input.earlierAttempts ?? [])];
@@ -39,6 +41,7 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
     attempts.push(record);
   });
   setHandler(attemptsQuery, () => attempts);
+  const hold = holdWaits();
 
   const { policy } = input;
   const attemptsDone = Math.min(Math.max(input.attemptsDone ?? 0, 0), WEBHOOK_MAX_ATTEMPTS - 1);
@@ -68,6 +71,7 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
   });
 
   try {
+    hold.checking();
     let result = await attemptsAfter(attemptsDone)({
       deliveryId: input.deliveryId,
       attemptsDone,
@@ -76,8 +80,9 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
     // held (the company is suspended): nothing was sent; wait, then the attempt that was held and the rest.
     // Histories from before holds existed never carry a held result, so they replay unchanged.
     for (let held = 0; result.held; held++) {
-      await sleep(holdDelayMs(policy, held));
+      await hold.wait(holdDelayMs(policy, held));
       const done = result.attempt - 1;
+      hold.checking();
       result = await attemptsAfter(done)({
         deliveryId: input.deliveryId,
         attemptsDone: done,

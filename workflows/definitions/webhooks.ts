@@ -48,6 +48,13 @@ export const attemptFailedSignal = defineSignal<[AttemptRecord]>('attemptFailed'
 /** Every attempt of a delivery workflow so far (the earlier ones handed over included). */
 export const attemptsQuery = defineQuery<AttemptRecord[]>('attempts');
 
+/**
+ * Sent to a company's running batch and delivery workflows once it is reactivated (domain/webhooks/wake.ts):
+ * a held delivery stops waiting and checks again at once instead of at the end of its timer. The check reads
+ * the company's status afresh, so a signal that comes while it is still suspended sends nothing.
+ */
+export const companyReactivatedSignal = defineSignal('companyReactivated');
+
 export interface WebhookDeliveryInput {
   deliveryId: string;
   policy: DeliveryPolicy;
