@@ -20,6 +20,7 @@ import { previewStoredXlsx } from './xlsxPreview';
 import { cancelBuilds, reportLeftovers } from '../reports/queries';
 import { comparisonLeftovers } from '../comparisons/queries';
 import { announceFindingsOfFile } from '../sensitive/findings';
+import { forgetFileInRules } from '../rules/queries';
 
 /** Everything the files capability may need; each command names the part it uses. */
 export interface FilesDeps {
@@ -182,9 +183,11 @@ export async function deleteFile(
   const reports = await reportLeftovers(trx, actor.companyId, file.id);
   const comparisons = await comparisonLeftovers(trx, actor.companyId, file.id);
   await file.$query(trx).delete();
+  const rulesNarrowed = await forgetFileInRules(trx, actor.companyId, file.id);
   await auditFile(uow, actor, 'file.deleted', file.id, {
     originalName: file.originalName,
     versions: versions.length,
+    ...(rulesNarrowed > 0 ? { rulesNarrowed } : {}),
   });
   // the versions' objects and the report results' objects
   const keys = [...versions.map((v) => v.objectKey), ...reports.objectKeys];

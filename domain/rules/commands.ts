@@ -32,20 +32,28 @@ export type RulePatch = Partial<RuleInput>;
 
 export const NO_PLAN = NO_PLAN_MESSAGE;
 
-/** Every problem of the rule as it would be saved, plus file ids that are not files of the company. */
+/**
+ * Every problem of the rule as it would be saved, plus file ids sent (`sentFileIds`: the body's, not those
+ * already saved) that are not files of the company. The files named are locked against deletion until the
+ * rule commits, so a file deleted meanwhile is forgotten by the rule (forgetFileInRules) rather than left named.
+ */
 async function assertValid(
   principal: RulesPrincipal,
   uow: UnitOfWork,
-  rule: { kind: RuleKind; column: string | null; params: Record<string, unknown>; fileIds: string[] | null },
+  rule: { kind: RuleKind; column: string | null; params: Record<string, unknown> },
+  sentFileIds: string[] | null | undefined,
 ): Promise<void> {
   const problems = ruleProblems(rule);
-  if (rule.fileIds && rule.fileIds.length > 0) {
+  if (sentFileIds && sentFileIds.length > 0) {
     const found = new Set(
       (
-        await File.scoped(principal.companyId, uow.trx).whereIn('files.id', rule.fileIds).select('files.id')
+        await File.scoped(principal.companyId, uow.trx)
+          .whereIn('files.id', sentFileIds)
+          .select('files.id')
+          .forKeyShare()
       ).map((f) => f.id),
     );
-    rule.fileIds.forEach((id, i) => {
+    sentFileIds.forEach((id, i) => {
       if (!found.has(id)) problems.push(`body.fileIds[${i}]: no such file in the company`);
     });
   }
@@ -70,7 +78,7 @@ export async function createRule(
     params: input.params ?? {},
     fileIds: input.fileIds ?? null,
   };
-  await assertValid(principal, uow, fields);
+  await assertValid(principal, uow, fields, fields.fileIds);
   // the company row lock makes count-then-insert safe against concurrent creations
   const company = await Company.scoped(principal.companyId, uow.trx).select('plan').forUpdate().first();
   if (!company) throw new NotFoundError();
@@ -120,9 +128,8 @@ export async function updateRule(
     kind: patch.kind ?? (current.kind as RuleKind),
     column: patch.column !== undefined ? patch.column : current.columnName,
     params: patch.params ?? current.params,
-    fileIds: patch.fileIds !== undefined ? patch.fileIds : current.fileIds,
   };
-  await assertValid(principal, uow, merged);
+  await assertValid(principal, uow, merged, patch.fileIds);
   const changes: Partial<Rule> = {};
   if (patch.name !== undefined) changes.name = patch.name;
   if (patch.kind !== undefined) changes.kind = patch.kind;

@@ -15,6 +15,24 @@ export async function getRule(principal: RulesPrincipal, knex: Knex, id: string)
 }
 
 /**
+ * A file is being deleted: the rules restricted to it forget it, in the deletion's transaction (a rule
+ * restricted to that file alone then applies to no file: `fileIds: []`, never to every file). Answers how many
+ * rules changed.
+ */
+export async function forgetFileInRules(
+  trx: Knex.Transaction,
+  companyId: string,
+  fileId: string,
+): Promise<number> {
+  return Rule.scoped(companyId, trx)
+    .whereRaw('? = any(rules.file_ids)', [fileId])
+    .patch({
+      fileIds: Rule.raw('array_remove(rules.file_ids, ?::uuid)', [fileId]) as unknown as string[],
+      updatedAt: Rule.raw('now()') as unknown as Date,
+    });
+}
+
+/**
  * The rules a build of this file evaluates, read once when the build starts: the company's active rules
  * that are not restricted to other files. A rule changed while the build runs counts from the next build.
  */

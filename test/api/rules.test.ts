@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { createApiKey, createTeam, createTeamAndOther, type Team } from '../helpers/factories';
 import { testEnv } from '../helpers/env';
 import { call, expectErrorBody } from '../helpers/http';
+import { csv, uploadFile } from '../helpers/files';
 
 const NOT_NULL = { name: 'email present', kind: 'not_null', column: 'email' };
 
@@ -188,5 +189,40 @@ describe('quality rules API', function () {
       fileIds: ['00000000-0000-4000-8000-000000000000'],
     });
     expect(expectErrorBody(res, 400).message).to.equal('body.fileIds[0]: no such file in the company');
+  });
+
+  it('a deleted file leaves the rules restricted to it: they forget it, and stay editable', async () => {
+    const upload = async () => {
+      const res = await uploadFile(csv(2), { token: team.adminToken });
+      expect(res.status, res.text).to.equal(201);
+      return res.body.id as string;
+    };
+    const [f, g] = [await upload(), await upload()];
+    const both = await create(team.adminToken, { ...NOT_NULL, fileIds: [f, g] });
+    const only = await create(team.adminToken, { ...NOT_NULL, name: 'only f', fileIds: [f] });
+    expect(both.status, both.text).to.equal(201);
+    expect(only.status, only.text).to.equal(201);
+    expect((await call('DELETE', `/files/${f}`, { token: team.adminToken })).status).to.equal(204);
+
+    const read = async (id: string) => (await call('GET', `/rules/${id}`, { token: team.adminToken })).body;
+    expect((await read(both.body.id)).fileIds).to.deep.equal([g]);
+    // restricted to the deleted file alone: it applies to no file now, never to every file
+    expect((await read(only.body.id)).fileIds).to.deep.equal([]);
+    // edits that do not name files are not refused for a file they never sent
+    const renamed = await call('PATCH', `/rules/${only.body.id}`, {
+      token: team.adminToken,
+      json: { name: 'was only f', active: false },
+    });
+    expect(renamed.status, renamed.text).to.equal(200);
+    expect(renamed.body).to.deep.include({ name: 'was only f', active: false, fileIds: [] });
+    // sending the deleted file is refused, naming the body's item
+    const again = await call('PATCH', `/rules/${both.body.id}`, {
+      token: team.adminToken,
+      json: { fileIds: [g, f] },
+    });
+    expect(expectErrorBody(again, 400).message).to.equal('body.fileIds[1]: no such file in the company');
+    // the deletion's audit entry says how many rules it narrowed
+    const [entry] = await testEnv().knex('auditLog').where({ resourceId: f, action: 'file.deleted' });
+    expect(entry.details).to.include({ rulesNarrowed: 2 });
   });
 });
