@@ -294,6 +294,9 @@ export async function runComparison(
     };
     const bytesTotal = Number(base.sizeBytes) + Number(target.sizeBytes);
     const versions = [base, target];
+    /** a failure's message naming the version it is about, as POST /comparisons' 422 does */
+    const ofVersion = (i: number, message: string) =>
+      `the ${i === 0 ? 'base' : 'target'} version (${versions[i].version}): ${message}`;
     const open = (i: number) => storage.client.getObject(storage.bucket, versions[i].objectKey);
     // each version's report looked up at once (a version loaded again reuses the answer)
     const lookups = versions.map((v) => {
@@ -357,7 +360,7 @@ export async function runComparison(
     );
     progressNow.reporter = progress;
     try {
-      for (const v of [base, target]) {
+      for (const [i, v] of versions.entries()) {
         if (v.format !== 'xlsx') continue;
         try {
           await inspectStoredXlsx(
@@ -369,9 +372,11 @@ export async function runComparison(
           );
         } catch (err) {
           if (err instanceof BadRequestError) {
-            throw new ComparisonFailure(inspectionFailureReason(err), err.message);
+            throw new ComparisonFailure(inspectionFailureReason(err), ofVersion(i, err.message));
           }
-          if (isMissingObject(err)) throw new ComparisonFailure('file_missing', fileMissing().message);
+          if (isMissingObject(err)) {
+            throw new ComparisonFailure('file_missing', ofVersion(i, fileMissing().message));
+          }
           throw err;
         }
       }
@@ -403,7 +408,14 @@ export async function runComparison(
             if (s.download) downloads[i] = Promise.resolve(s.download);
           }
         };
-        const loadAndType = async (i: number, checkedLoad = false) => {
+        /** a version loaded and typed; a file that cannot be analysed fails naming the version */
+        const loadAndType = (i: number, checkedLoad = false) =>
+          loadAndTypeOf(i, checkedLoad).catch((err: unknown) => {
+            if (err instanceof AnalysisFailure)
+              throw new AnalysisFailure(err.reason, ofVersion(i, err.message));
+            throw err;
+          });
+        const loadAndTypeOf = async (i: number, checkedLoad: boolean) => {
           const v = versions[i];
           // the ready report's types when there is one (looked up while the version downloads); else the
           // load's checking pass classifies the cells

@@ -104,6 +104,46 @@ describe('comparison failures: no text of the files in what a failed attempt let
     }
   });
 
+  it('a version that cannot be read fails the comparison naming that version (base and target)', async () => {
+    const config = webhookTestConfig('compare-unreadable');
+    const worker = await startWorker({ config });
+    try {
+      const { baseUrl } = await startWebhookApp(config);
+      const team = await createTeam({ plan: 'premium' });
+      const good = 'id,name\n1,ann\n2,bob\n';
+      // a quoted field never closed: the file ends inside it
+      const bad = 'id,name\n1,ann\n2,"bob\n';
+      for (const [v1, v2, side] of [
+        [bad, good, 'the base version (1)'],
+        [good, bad, 'the target version (2)'],
+      ]) {
+        const up = await uploadFile(v1, { token: team.adminToken, name: 'data.csv', baseUrl });
+        expect(up.status, up.text).to.equal(201);
+        const id = up.body.id as string;
+        const next = await uploadTo(`/files/${id}/versions`, v2, {
+          token: team.adminToken,
+          name: 'data.csv',
+          baseUrl,
+        });
+        expect(next.status, next.text).to.equal(201);
+        const done = await eventually(
+          async () => {
+            const res = await call('GET', `/files/${id}/versions/2/comparison`, {
+              token: team.adminToken,
+              baseUrl,
+            });
+            return res.body?.status === 'failed' || res.body?.status === 'ready' ? res.body : undefined;
+          },
+          { what: 'the automatic comparison', timeoutMs: 60_000 },
+        );
+        expect([done.status, done.failureReason], side).to.deep.equal(['failed', 'unparsable_file']);
+        expect(done.failureMessage, side).to.match(new RegExp(`^${side.replace(/[()]/g, '\\$&')}: `));
+      }
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it('a version whose stored object is gone: the comparison fails at once with file_missing (CSV and XLSX)', async () => {
     const config = webhookTestConfig('compare-missing');
     const worker = await startWorker({ config });
@@ -151,7 +191,7 @@ describe('comparison failures: no text of the files in what a failed attempt let
         expect([done.status, done.failureReason, done.failureMessage], c.name).to.deep.equal([
           'failed',
           'file_missing',
-          'the stored file of the version is missing',
+          `the ${c.gone === 1 ? 'base' : 'target'} version (${c.gone}): the stored file of the version is missing`,
         ]);
         // not retried: one attempt
         const history = await temporal.workflow
