@@ -1,5 +1,6 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { NOT_BLANK } from './schemas';
 
 /**
  * The ajv instances (bodies; query and path): strict types (strict mode includes strictNumbers, so NaN and
@@ -117,7 +118,15 @@ export function describeErrors(
   where: 'body' | 'query' | 'path' | 'arguments',
   errors: ErrorObject[],
 ): string[] {
-  const messages = errors.map((e) => {
+  // an empty text fails minLength and NOT_BLANK at once: its minLength message says it
+  const tooShort = new Set(errors.filter((e) => e.keyword === 'minLength').map((e) => e.instancePath));
+  const messages = errors.flatMap((e) => {
+    if (
+      e.keyword === 'pattern' &&
+      (e.params as { pattern: string }).pattern === NOT_BLANK &&
+      tooShort.has(e.instancePath)
+    )
+      return [];
     const pointer = e.instancePath
       .split('/')
       .filter(Boolean)
@@ -133,6 +142,9 @@ export function describeErrors(
         return `${at}.${(e.params as { missingProperty: string }).missingProperty} is required`;
       case 'uniqueItems':
         return `${at} must not repeat items`;
+      case 'pattern':
+        if ((e.params as { pattern: string }).pattern === NOT_BLANK) return `${at} must not be blank`;
+        return `${at} ${e.message ?? 'is invalid'}`;
       case 'enum':
         return `${at} must be one of ${((e.params as { allowedValues: unknown[] }).allowedValues ?? []).map(String).join(', ')}`;
       default:

@@ -9,6 +9,8 @@ import { createStorage } from '../../common/storage';
 import { loadConfig } from '../../common/config';
 import { call, expectErrorBody } from '../helpers/http';
 import { testEnv } from '../helpers/env';
+import { createTeam } from '../helpers/factories';
+import { csv, uploadFile } from '../helpers/files';
 
 describe('API error body and request handling', () => {
   it('answers an unknown route with 404 and the error body', async () => {
@@ -128,6 +130,37 @@ describe('API error body and request handling', () => {
     const entry = JSON.parse(failed[0]) as { correlationId: string; err: { stack: string } };
     expect(entry.correlationId).to.equal('req-log-12345');
     expect(entry.err.stack).to.include('boom for the log');
+  });
+
+  it('refuses blank names and comments (only white space) with 400 naming each field', async () => {
+    const team = await createTeam({ plan: 'premium' });
+    const token = team.adminToken;
+    const up = await uploadFile(csv(2), { token });
+    expect(up.status, up.text).to.equal(201);
+    const cases: Array<[string, string, unknown, string[]]> = [
+      [
+        'POST',
+        '/auth/register',
+        { companyName: '  ', name: '\t\n', email: 'blank@example.test', password: 'a long enough password' },
+        ['body.companyName must not be blank', 'body.name must not be blank'],
+      ],
+      ['POST', '/api-keys', { name: '   ', scopes: ['files:read'] }, ['body.name must not be blank']],
+      ['PATCH', '/companies/me', { name: ' ' }, ['body.name must not be blank']],
+      ['POST', `/files/${up.body.id}/comments`, { body: ' \n ' }, ['body.body must not be blank']],
+      ['POST', '/rules', { name: '  ', kind: 'not_null', column: 'id' }, ['body.name must not be blank']],
+    ];
+    for (const [method, path, json, problems] of cases) {
+      const res = await call(method, path, { token: path === '/auth/register' ? undefined : token, json });
+      const body = expectErrorBody(res, 400);
+      const said = ([] as string[]).concat(body.message);
+      expect(said, `${method} ${path}`).to.include.members(problems);
+    }
+    // a name with white space around other characters is a name
+    const ok = await call('POST', '/api-keys', {
+      token,
+      json: { name: ' nightly ', scopes: ['files:read'] },
+    });
+    expect(ok.status, ok.text).to.equal(201);
   });
 
   describe('correlation id', () => {

@@ -87,7 +87,7 @@ describe('outgoing webhooks API', function () {
         { name: 'x'.repeat(101), url: PUBLIC_URL, events: ['ping'] },
         /body\.name must NOT have more than 100/,
       ],
-      [{ name: '   ', url: PUBLIC_URL, events: ['ping'] }, /body\.name must match pattern/],
+      [{ name: '   ', url: PUBLIC_URL, events: ['ping'] }, /body\.name must not be blank/],
       [{ name: 'n', events: ['ping'] }, 'body.url is required'],
       [{ name: 'n', url: 'example.com/hook', events: ['ping'] }, 'body.url: url must be an absolute URL'],
       [{ name: 'n', url: 'ftp://93.184.216.34/', events: ['ping'] }, 'body.url: url must use https'],

@@ -9,7 +9,7 @@ import {
 } from '../../../domain/identity/accounts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../../domain/identity/passwords';
 import { route } from '../../routing';
-import { tokenPairSchema } from '../../schemas';
+import { NOT_BLANK, tokenPairSchema } from '../../schemas';
 import { domainDeps, inUnitOfWork, unitsOfWork } from '../../unitOfWork';
 
 const email = { type: 'string', format: 'email', maxLength: 320 } as const;
@@ -34,8 +34,8 @@ export const accountRoutes = [
       additionalProperties: false,
       required: ['companyName', 'name', 'email', 'password'],
       properties: {
-        companyName: { type: 'string', minLength: 1, maxLength: 200 },
-        name: { type: 'string', minLength: 1, maxLength: 200 },
+        companyName: { type: 'string', minLength: 1, maxLength: 200, pattern: NOT_BLANK },
+        name: { type: 'string', minLength: 1, maxLength: 200, pattern: NOT_BLANK },
         email,
         password,
       },

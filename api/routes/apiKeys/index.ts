@@ -4,7 +4,7 @@ import { SCOPES, type Scope } from '../../../domain/identity/scopes';
 import { pageList, type PageQuery } from '../../lists';
 import { principalOf } from '../../middlewares/authenticate';
 import { route } from '../../routing';
-import { pageEnvelopeSchema, pageQuerySchema, uuidParams } from '../../schemas';
+import { NOT_BLANK, pageEnvelopeSchema, pageQuerySchema, uuidParams } from '../../schemas';
 import { inUnitOfWork } from '../../unitOfWork';
 
 const apiKeySchema = {
@@ -37,7 +37,7 @@ export const apiKeyRoutes = [
       additionalProperties: false,
       required: ['name', 'scopes'],
       properties: {
-        name: { type: 'string', minLength: 1, maxLength: 80 },
+        name: { type: 'string', minLength: 1, maxLength: 80, pattern: NOT_BLANK },
         scopes: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: SCOPES } },
       },
     },

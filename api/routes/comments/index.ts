@@ -14,7 +14,7 @@ import { presentComment } from '../../../domain/comments/present';
 import { principalOf } from '../../middlewares/authenticate';
 import { cursorEnvelope, cursorList, cursorQuerySchema, type CursorQuery } from '../../lists';
 import { route } from '../../routing';
-import { uuidParams } from '../../schemas';
+import { NOT_BLANK, uuidParams } from '../../schemas';
 import { inUnitOfWork } from '../../unitOfWork';
 import { MAX_INT4 } from '../../validation';
 
@@ -49,6 +49,7 @@ const bodyText = {
   type: 'string',
   minLength: 1,
   maxLength: 5000,
+  pattern: NOT_BLANK,
   description: `1 to 5000 characters. ${MENTIONS}`,
 } as const;
 

@@ -3,6 +3,7 @@ import { presentCompany } from '../../../domain/identity/present';
 import { principalOf } from '../../middlewares/authenticate';
 import { route } from '../../routing';
 import { inUnitOfWork } from '../../unitOfWork';
+import { NOT_BLANK } from '../../schemas';
 
 const companySchema = {
   type: 'object',
@@ -38,7 +39,7 @@ export const companyRoutes = [
       type: 'object',
       additionalProperties: false,
       minProperties: 1,
-      properties: { name: { type: 'string', minLength: 1, maxLength: 200 } },
+      properties: { name: { type: 'string', minLength: 1, maxLength: 200, pattern: NOT_BLANK } },
     },
     responses: { 200: { description: 'the company', schema: companySchema } },
     handler: async (ctx, { body }: { body: { name?: string } }) => {

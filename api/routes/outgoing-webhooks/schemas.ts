@@ -1,9 +1,9 @@
 /** Request and response schemas of the outgoing-webhook routes (validation and the OpenAPI document). */
 import type { FromSchema } from 'json-schema-to-ts';
 import { EVENT_TYPES } from '../../../db/transaction';
-import { uuidParams } from '../../schemas';
+import { NOT_BLANK, uuidParams } from '../../schemas';
 
-const nameSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '\\S' } as const;
+const nameSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: NOT_BLANK } as const;
 const urlSchema = { type: 'string', minLength: 1, maxLength: 2048 } as const;
 const eventsSchema = {
   type: 'array',

@@ -25,7 +25,7 @@ import type { AppContext } from '../../context';
 import { pageList, type PageQuery } from '../../lists';
 import { principalOf } from '../../middlewares/authenticate';
 import { route } from '../../routing';
-import { pageEnvelopeSchema, pageQuerySchema, uuidParams } from '../../schemas';
+import { NOT_BLANK, pageEnvelopeSchema, pageQuerySchema, uuidParams } from '../../schemas';
 
 const TAG = 'Quality rules';
 const read = { roles: ['admin', 'employee'], keyScope: 'files:read' } as const;
@@ -41,7 +41,7 @@ const paramsSchema = {
 } as const;
 
 const fields = {
-  name: { type: 'string', minLength: 1, maxLength: 100, pattern: '\\S' },
+  name: { type: 'string', minLength: 1, maxLength: 100, pattern: NOT_BLANK },
   kind: { enum: [...RULE_KINDS] },
   column: {
     type: ['string', 'null'],
