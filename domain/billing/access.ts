@@ -17,6 +17,6 @@ export function invoicesOf(actor: BillingActor, db: TransactionOrKnex) {
 
 export async function invoiceOf(actor: BillingActor, db: TransactionOrKnex, id: string): Promise<Invoice> {
   const invoice = await invoicesOf(actor, db).findById(id);
-  if (!invoice) throw new NotFoundError();
+  if (!invoice) throw new NotFoundError('invoice not found');
   return invoice;
 }

@@ -226,7 +226,9 @@ describe('billing: running bill, invoices, documents (HTTP)', function () {
     expect(one.body).to.deep.equal(invoice);
 
     // another company's invoice is not found; its own list holds only its own
-    expectErrorBody(await call('GET', `/invoices/${invoice.id}`, { token: other.adminToken }), 404);
+    expect(
+      expectErrorBody(await call('GET', `/invoices/${invoice.id}`, { token: other.adminToken }), 404).message,
+    ).to.equal('invoice not found');
     const otherList = await call('GET', '/invoices', { token: other.adminToken });
     expect(otherList.body.data.map((i: any) => i.number)).to.deep.equal(['2025-000001']);
     expect(otherList.body.data[0].id).to.not.equal(invoice.id);
