@@ -18,6 +18,9 @@ export interface Sniffed {
 }
 
 const ZIP_LOCAL_HEADER = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
+/** UTF-16 byte order marks (a spreadsheet program's "Unicode text" export) */
+const UTF16LE_BOM = Buffer.from([0xff, 0xfe]);
+const UTF16BE_BOM = Buffer.from([0xfe, 0xff]);
 const OLE2 = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
@@ -133,7 +136,15 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
   }
   let text = sample.subarray(0, 3).equals(UTF8_BOM) ? sample.subarray(3) : sample;
   if (!complete) text = text.subarray(0, text.length - incompleteUtf8Tail(text));
-  if (!isUtf8(text) || hasBinaryControl(text)) throw new BadRequestError(NOT_A_SPREADSHEET);
+  if (sample.subarray(0, 2).equals(UTF16LE_BOM) || sample.subarray(0, 2).equals(UTF16BE_BOM)) {
+    throw new BadRequestError(`${NOT_A_SPREADSHEET}: the text is UTF-16 (save it as UTF-8)`);
+  }
+  if (!isUtf8(text)) {
+    // binary data is refused as such below; text in another encoding (Latin-1, Windows-1252) says so
+    if (hasBinaryControl(text)) throw new BadRequestError(NOT_A_SPREADSHEET);
+    throw new BadRequestError(`${NOT_A_SPREADSHEET}: the text is not valid UTF-8 (save it as UTF-8)`);
+  }
+  if (hasBinaryControl(text)) throw new BadRequestError(NOT_A_SPREADSHEET);
   const decoded = text.toString('utf8');
   if (!complete && !hasLineBreak(decoded)) {
     throw new BadRequestError(`${NOT_A_SPREADSHEET}: no line break in the first ${SNIFF_BYTES} bytes`);

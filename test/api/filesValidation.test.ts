@@ -105,7 +105,16 @@ describe('files: content checks and size limit', function () {
       ['image.csv', png, /not a spreadsheet/],
       ['prose.csv', 'Dear customer, thank you.\nWe are glad; really.\nBye\n', /no consistent delimiter/],
       ['one-column.csv', 'name\nalice\nbob\n', /no consistent delimiter/],
-      ['latin1.csv', Buffer.from('a,b\ncaf\xe9,1\n', 'latin1'), /not a spreadsheet/],
+      [
+        'latin1.csv',
+        Buffer.from('a,b\ncaf\xe9,1\n', 'latin1'),
+        /not a spreadsheet.*not valid UTF-8 \(save it as UTF-8\)/,
+      ],
+      [
+        'unicode.csv',
+        Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('a,b\n1,2\n', 'utf16le')]),
+        /not a spreadsheet.*the text is UTF-16 \(save it as UTF-8\)/,
+      ],
       ['nul.csv', Buffer.concat([Buffer.from('a,b\n1,2\n'), Buffer.alloc(70_000, 0)]), /not a spreadsheet/],
       [
         'legacy.xls',
