@@ -1,11 +1,7 @@
 /** Schemas shared by several routes (and by the OpenAPI document). */
 import { MAX_DOWNLOAD_LINK_SECONDS } from '../common/config';
 
-/**
- * A text that must not be blank (a name, a comment): at least one character that is not white space. Its
- * failure reads `body.name must not be blank` (api/validation.ts).
- */
-export const NOT_BLANK = '\\S';
+export { NOT_BLANK } from './validation';
 
 export const tokenPairSchema = {
   type: 'object',

@@ -1,6 +1,5 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { NOT_BLANK } from './schemas';
 
 /**
  * The ajv instances (bodies; query and path): strict types (strict mode includes strictNumbers, so NaN and
@@ -98,6 +97,13 @@ export function nulProblems(where: string, value: unknown): string[] {
 }
 
 const cache = new WeakMap<object, Map<Ajv, ValidateFunction>>();
+
+/**
+ * A text that must not be blank (a name, a comment): at least one character that is not white space. Its
+ * failure reads `body.name must not be blank` (describeErrors). Here rather than in ./schemas, which lists.ts
+ * (importing MAX_INT4 from this module) is re-exported by: no import cycle.
+ */
+export const NOT_BLANK = '\\S';
 
 export function compile(ajv: Ajv, schema: object): ValidateFunction {
   let byAjv = cache.get(schema);
