@@ -44,6 +44,14 @@ const RATE_LIMIT_HEADERS = {
   'X-Request-Id': { $ref: '#/components/headers/XRequestId' },
 };
 
+/** The header every 429 carries (api/middlewares/rateLimit.ts, domain/identity/signInFailures.ts). */
+const RETRY_AFTER_HEADER = {
+  'Retry-After': {
+    description: 'seconds to wait; equals X-RateLimit-Reset',
+    schema: { type: 'integer', minimum: 1 },
+  },
+};
+
 const STANDARD_ERRORS: Record<number, { name: string; description: string }> = {
   400: { name: 'BadRequest', description: 'a missing, unknown or out-of-range field or query parameter' },
   401: { name: 'Unauthorized', description: 'no token, or a bad, expired or revoked one' },
@@ -139,7 +147,8 @@ function responses(spec: RouteSpec): Doc {
     const schema = r.schema ?? (code >= 400 ? errorBodySchema : undefined);
     out[status] = {
       description: r.description,
-      headers: RATE_LIMIT_HEADERS,
+      // a 429 a route declares itself carries Retry-After as the shared one does (spec "Errors", 429)
+      headers: code === 429 ? { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER_HEADER } : RATE_LIMIT_HEADERS,
       ...(schema ? { content: { [contentType]: { schema: replaceNamed(schema) } } } : {}),
     };
   }
@@ -228,14 +237,7 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version?: str
   const componentResponses: Doc = {};
   for (const [code, { name, description }] of Object.entries(STANDARD_ERRORS)) {
     componentResponses[name] =
-      code === '429'
-        ? errorResponse(description, {
-            'Retry-After': {
-              description: 'seconds to wait; equals X-RateLimit-Reset',
-              schema: { type: 'integer', minimum: 1 },
-            },
-          })
-        : errorResponse(description);
+      code === '429' ? errorResponse(description, RETRY_AFTER_HEADER) : errorResponse(description);
   }
   return {
     openapi: '3.1.0',

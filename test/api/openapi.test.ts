@@ -144,6 +144,25 @@ describe('OpenAPI document and docs page', () => {
     }
   });
 
+  it('every 429 an operation documents carries Retry-After, its own 429s (sign-in, demo) included', async () => {
+    const doc = await documentOf();
+    const resolve = (r: Doc): Doc =>
+      r.$ref ? (doc.components.responses as Doc)[String(r.$ref).split('/').pop()!] : r;
+    const missing: string[] = [];
+    for (const [p, item] of Object.entries(doc.paths as Doc)) {
+      for (const [method, op] of Object.entries(item as Doc)) {
+        const tooMany = (op as Doc).responses['429'] as Doc | undefined;
+        if (!tooMany) missing.push(`${method.toUpperCase()} ${p}: no 429`);
+        else if (!resolve(tooMany).headers?.['Retry-After']) missing.push(`${method.toUpperCase()} ${p}`);
+      }
+    }
+    expect(missing).to.deep.equal([]);
+    expect(doc.paths['/auth/login'].post.responses['429'].headers['Retry-After'].schema).to.deep.equal({
+      type: 'integer',
+      minimum: 1,
+    });
+  });
+
   it('serves the docs page and its Swagger UI files from the package, without a CDN', async () => {
     const page = await call('GET', '/docs');
     expect(page.status).to.equal(200);
