@@ -163,6 +163,23 @@ describe('OpenAPI document and docs page', () => {
     });
   });
 
+  it('documents the 202 body of forgot-password and resend-activation, and their answers match it', async () => {
+    const doc = await documentOf();
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema(doc, 'openapi.json');
+    for (const path of ['/auth/forgot-password', '/auth/resend-activation']) {
+      const accepted = doc.paths[path].post.responses['202'];
+      expect(accepted.content?.['application/json']?.schema, path).to.be.an('object');
+      const validate = ajv.compile({
+        $ref: `openapi.json#/paths/${path.replace(/\//g, '~1')}/post/responses/202/content/application~1json/schema`,
+      });
+      const res = await call('POST', path, { json: { email: 'nobody@example.test' } });
+      expect(res.status).to.equal(202);
+      expect(validate(res.body), JSON.stringify(validate.errors)).to.equal(true);
+    }
+  });
+
   it('serves the docs page and its Swagger UI files from the package, without a CDN', async () => {
     const page = await call('GET', '/docs');
     expect(page.status).to.equal(200);

@@ -16,7 +16,17 @@ const email = { type: 'string', format: 'email', maxLength: 320 } as const;
 const password = { type: 'string', minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH } as const;
 const token = { type: 'string', minLength: 1, maxLength: 200 } as const;
 
-const accepted = { 202: { description: 'accepted; the same answer whether or not the address is known' } };
+const accepted = {
+  202: {
+    description: 'accepted; the same answer whether or not the address is known',
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['status'],
+      properties: { status: { const: 'accepted' } },
+    },
+  },
+} as const;
 
 export const accountRoutes = [
   route({
