@@ -70,11 +70,8 @@ export function jsonBody(limitBytes: number | ((ctx: AppContext) => number)) {
         `unsupported content encoding "${encoding}": send gzip, deflate, br or identity`,
       );
     }
-    if (
-      WITH_BODY.has(ctx.method) &&
-      ctx.request.length &&
-      !ctx.is('application/json', 'application/*+json')
-    ) {
+    // a body sent chunked (no Content-Length) is a body too: it is refused like one with a length
+    if (hasBody && !ctx.is('application/json', 'application/*+json')) {
       if (!ctx.is('multipart/form-data')) throw new UnsupportedMediaTypeError('unsupported content type');
       if (encoding !== 'identity') {
         throw new UnsupportedMediaTypeError(

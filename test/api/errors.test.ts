@@ -7,7 +7,7 @@ import { createApp } from '../../api/app';
 import { route } from '../../api/routing';
 import { createStorage } from '../../common/storage';
 import { loadConfig } from '../../common/config';
-import { call, expectErrorBody } from '../helpers/http';
+import { call, expectErrorBody, readResponse } from '../helpers/http';
 import { testEnv } from '../helpers/env';
 import { createTeam } from '../helpers/factories';
 import { csv, uploadFile } from '../helpers/files';
@@ -77,6 +77,29 @@ describe('API error body and request handling', () => {
       headers: { 'content-type': 'text/plain' },
     });
     expectErrorBody(res, 415);
+  });
+
+  it('refuses a body sent chunked (no Content-Length) that is not JSON with 415, as it does one with a length', async () => {
+    const chunked = (body: string, headers: Record<string, string>) =>
+      fetch(`${testEnv().baseUrl}/_test/echo`, {
+        method: 'POST',
+        headers,
+        body: new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(Buffer.from(body));
+            controller.close();
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit).then(readResponse);
+    // a text body, and a JSON text without a Content-Type: neither is read as an empty body
+    const text = await chunked('name=a', { 'content-type': 'text/plain' });
+    expect(expectErrorBody(text, 415).message).to.equal('unsupported content type');
+    const untyped = await chunked('{"name":"a"}', {});
+    expect(expectErrorBody(untyped, 415).message).to.equal('unsupported content type');
+    // chunked JSON declared as such is read
+    const json = await chunked('{"name":"a"}', { 'content-type': 'application/json' });
+    expect(json.status).to.equal(200);
   });
 
   it('answers a known path with the wrong method with 405 and the error body', async () => {
