@@ -143,6 +143,8 @@ export async function serveGraphQL(ctx: AppContext) {
     context,
   };
   const [body, init] = await handle(req);
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(init.headers ?? {})) if (typeof v === 'string') headers[k] = v;
   // a refusal graphql-http answers without a body (406 for Accept, 405, 415) gets the service's error body
   if (body === null && init.status >= 400) {
     throw new AppError(
@@ -152,7 +154,10 @@ export async function serveGraphQL(ctx: AppContext) {
         : (init.statusText ?? 'request refused'),
     );
   }
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(init.headers ?? {})) if (typeof v === 'string') headers[k] = v;
+  // so does its 405 for a mutation sent with GET (a GraphQL `errors` text it would send as text/plain), with
+  // its Allow header; only the 400 of a document that does not parse or validate keeps GraphQL's `errors`
+  if (init.status === 405) {
+    throw new AppError(405, 'a mutation cannot be sent with GET: send it with POST', headers);
+  }
   return { status: init.status, body: body ?? undefined, headers };
 }

@@ -172,6 +172,20 @@ describe('GraphQL', function () {
       expect(get.body.data.company.name).to.be.a('string');
       expectErrorBody(await call('GET', `/graphql?query=x&unknown=1`, { token: team.adminToken }), 400);
     });
+
+    it('refuses a mutation sent with GET with 405, the error body and Allow: POST', async () => {
+      for (const accept of ['application/graphql-response+json', 'application/json']) {
+        const res = await call('GET', `/graphql?query=${encodeURIComponent('mutation { x }')}`, {
+          token: team.adminToken,
+          headers: { accept },
+        });
+        expect(res.headers.get('content-type')).to.match(/^application\/json/);
+        expect(expectErrorBody(res, 405).message).to.equal(
+          'a mutation cannot be sent with GET: send it with POST',
+        );
+        expect(res.headers.get('allow')).to.equal('POST');
+      }
+    });
   });
 
   describe('with files, reports and comparisons (worker running)', () => {

@@ -41,6 +41,12 @@ const answers = {
   406: { description: 'no acceptable media type in Accept' },
 };
 
+/** GET only: GraphQL over HTTP refuses a mutation sent with GET (the error body, with `Allow: POST`). */
+const getAnswers = {
+  ...answers,
+  405: { description: 'the document is a mutation, which GET may not carry (`Allow: POST`)' },
+};
+
 export const graphqlRoutes = [
   route({
     method: 'post',
@@ -82,7 +88,7 @@ export const graphqlRoutes = [
         extensions: { type: 'string', description: 'JSON object' },
       },
     },
-    responses: answers,
+    responses: getAnswers,
     handler: (ctx) => serveGraphQL(ctx),
   }),
 ];
