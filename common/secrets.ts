@@ -15,6 +15,7 @@ export type KeyPurpose =
   | 'one-time-token'
   | 'webhook-secret'
   | 'idempotent-response'
+  | 'idempotent-request'
   | 'sign-in-account';
 
 /** A 32-byte key for one purpose, derived from SECRET_KEY (HKDF-SHA256), so one leaked key opens nothing else. */

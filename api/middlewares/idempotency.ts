@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { Next } from 'koa';
 import type { Knex } from 'knex';
 import { deriveKey, openBox, sealBox } from '../../common/secrets';
@@ -57,6 +57,8 @@ function canonical(value: unknown): string {
 /**
  * What makes two requests "the same": method, path, query, body, and who sent them. The caller is part of
  * it so that, within one company, a second person reusing a key gets 422 instead of someone else's answer.
+ * An HMAC keyed from SECRET_KEY, not a bare hash: a body can hold a password (POST /auth/register), and a
+ * bare SHA-256 of it, kept 24 hours, could be guessed offline far faster than the argon2id hash.
  * A body its handler streams (a multipart upload) is not read here, which would defeat streaming: it is
  * represented by its media type, and its own fingerprint (fields, file names, content sha256) is added
  * once the handler has read it (`ctx.state.bodyFingerprint`); see `idempotency` below.
@@ -65,7 +67,7 @@ export function requestFingerprint(ctx: AppContext, streamed = false): string {
   const auth = ctx.state.auth;
   const who = auth ? (auth.apiKeyId ? `key:${auth.apiKeyId}` : `person:${auth.personId}`) : 'public';
   const body = streamed ? { streamed: ctx.request.type } : (ctx.request.body ?? null);
-  return createHash('sha256')
+  return createHmac('sha256', deriveKey(ctx.deps.config.secretKey, 'idempotent-request'))
     .update(canonical([ctx.method, ctx.path, ctx.querystring, who, body]))
     .digest('hex');
 }

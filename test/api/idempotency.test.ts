@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { apiClient } from '../helpers/client';
 import { createApiKey, createPerson, createTeam, tokenFor } from '../helpers/factories';
@@ -243,6 +243,44 @@ describe('Idempotency-Key', () => {
     expect(b.text).to.equal(a.text);
     expect(elsewhere.status).to.equal(201);
     expect(elsewhere.body.id).not.to.equal(a.body.id);
+  });
+
+  it('keeps no bare hash of the request: a password in the body cannot be guessed from the record', async () => {
+    const idempotencyKey = randomUUID();
+    const ip = randomClientAddress();
+    const body = {
+      companyName: 'Hash Co',
+      name: 'Ada',
+      email: `ada-${randomUUID().slice(0, 8)}@example.test`,
+      password: 'summer2026!',
+    };
+    const first = await call('POST', '/auth/register', {
+      ip,
+      json: body,
+      headers: { 'Idempotency-Key': idempotencyKey },
+    });
+    expect(first.status).to.equal(201);
+    const [row] = await testEnv().knex('idempotencyKeys').where({ key: idempotencyKey });
+    // what anyone reading the table could compute for each guessed password: method, path, query, caller, body
+    const sorted = Object.fromEntries(Object.entries(body).sort(([a], [b]) => a.localeCompare(b)));
+    const bare = createHash('sha256')
+      .update(JSON.stringify(['POST', '/auth/register', '', 'public', sorted]))
+      .digest('hex');
+    expect(row.fingerprint).to.match(/^[0-9a-f]{64}$/);
+    expect(row.fingerprint).not.to.equal(bare);
+    // the record still recognises the same request, and another one
+    const again = await call('POST', '/auth/register', {
+      ip,
+      json: body,
+      headers: { 'Idempotency-Key': idempotencyKey },
+    });
+    expect(again.text).to.equal(first.text);
+    const other = await call('POST', '/auth/register', {
+      ip,
+      json: { ...body, password: 'winter2026!' },
+      headers: { 'Idempotency-Key': idempotencyKey },
+    });
+    expectErrorBody(other, 422);
   });
 
   it('refuses a malformed key with 400, and ignores the header on routes that create nothing', async () => {
