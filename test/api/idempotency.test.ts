@@ -1,9 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
+import { openApiPath } from '../../api/openapi';
+import { routes } from '../../api/routes';
 import { apiClient } from '../helpers/client';
 import { createApiKey, createPerson, createTeam, tokenFor } from '../helpers/factories';
 import { call, expectErrorBody, randomClientAddress } from '../helpers/http';
-import { testEnv } from '../helpers/env';
+import { ROOT, testEnv } from '../helpers/env';
 import { eventually } from '../helpers/temporal';
 import { gate, platformTestRoutes, type PlatformTestRoutes } from '../helpers/platformRoutes';
 import { startApp } from '../helpers/servers';
@@ -281,6 +285,20 @@ describe('Idempotency-Key', () => {
       headers: { 'Idempotency-Key': idempotencyKey },
     });
     expectErrorBody(other, 422);
+  });
+
+  it('docs/platform.md names every route that honours it, and no other', () => {
+    const doc = readFileSync(path.join(ROOT, 'docs/platform.md'), 'utf8');
+    const today =
+      /set `idempotent: true` on their spec \(today: ([^)]*(?:\([^)]*\)[^)]*)*)\)\. On those/.exec(doc);
+    expect(today, 'the list in docs/platform.md').to.not.equal(null);
+    const listed = [...today![1].matchAll(/`(POST|PUT|PATCH|DELETE) ([^`]+)`/g)].map(
+      (m) => `${m[1]} ${m[2]}`,
+    );
+    const honouring = routes
+      .filter((r) => r.idempotent)
+      .map((r) => `${r.method.toUpperCase()} ${openApiPath(r.path)}`);
+    expect([...listed].sort()).to.deep.equal([...honouring].sort());
   });
 
   it('refuses a malformed key with 400, and ignores the header on routes that create nothing', async () => {
