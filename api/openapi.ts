@@ -143,13 +143,16 @@ function responses(spec: RouteSpec): Doc {
   const out: Doc = {};
   for (const [status, r] of Object.entries(spec.responses)) {
     const code = Number(status);
-    const contentType = r.contentType ?? 'application/json';
+    const contentTypes =
+      typeof r.contentType === 'string' ? [r.contentType] : (r.contentType ?? ['application/json']);
     const schema = r.schema ?? (code >= 400 ? errorBodySchema : undefined);
     out[status] = {
       description: r.description,
       // a 429 a route declares itself carries Retry-After as the shared one does (spec "Errors", 429)
       headers: code === 429 ? { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER_HEADER } : RATE_LIMIT_HEADERS,
-      ...(schema ? { content: { [contentType]: { schema: replaceNamed(schema) } } } : {}),
+      ...(schema
+        ? { content: Object.fromEntries(contentTypes.map((t) => [t, { schema: replaceNamed(schema) }])) }
+        : {}),
     };
   }
   const standard = new Set([400, 429, 500]);

@@ -61,8 +61,14 @@ export interface RouteSpec {
   multipart?: { description: string; schema: JsonSchema };
   query?: JsonSchema;
   params?: JsonSchema;
-  /** Documented responses: status code → schema (or none for no body). */
-  responses: Record<number, { description: string; schema?: JsonSchema; contentType?: string }>;
+  /**
+   * Documented responses: status code → schema (or none for no body), and the media types it is sent as
+   * (application/json when absent; several when the request chooses, e.g. by Accept).
+   */
+  responses: Record<
+    number,
+    { description: string; schema?: JsonSchema; contentType?: string | readonly string[] }
+  >;
   /**
    * A separate per-minute bucket (domain/plans/plans.ts BUCKETS) this route counts against instead of the main
    * request budget: signIn, register, forgotPassword, demo, plan.

@@ -7,6 +7,7 @@ import { routes } from '../../api/routes';
 import { route } from '../../api/routing';
 import { apiClient } from '../helpers/client';
 import { call } from '../helpers/http';
+import { createTeam } from '../helpers/factories';
 import { testEnv } from '../helpers/env';
 import { platformTestRoutes } from '../helpers/platformRoutes';
 
@@ -177,6 +178,35 @@ describe('OpenAPI document and docs page', () => {
       const res = await call('POST', path, { json: { email: 'nobody@example.test' } });
       expect(res.status).to.equal(202);
       expect(validate(res.body), JSON.stringify(validate.errors)).to.equal(true);
+    }
+  });
+
+  it('documents the media type each answer is sent as (GraphQL by Accept, the docs page files)', async () => {
+    const doc = await documentOf();
+    const { adminToken } = await createTeam();
+    const mediaType = (res: { headers: Headers }) => (res.headers.get('content-type') ?? '').split(';')[0];
+    const documented = (p: string, method: string, status: number): string[] =>
+      Object.keys(doc.paths[p][method].responses[String(status)].content ?? {});
+    const query = { query: '{ company { name } }' };
+    for (const accept of [undefined, 'application/graphql-response+json', 'application/json']) {
+      const headers = accept ? { accept } : undefined;
+      const ok = await call('POST', '/graphql', { token: adminToken, json: query, headers });
+      expect(ok.status).to.equal(200);
+      expect(documented('/graphql', 'post', 200), String(accept)).to.include(mediaType(ok));
+      const bad = await call('POST', '/graphql', { token: adminToken, json: { query: '{ nope }' }, headers });
+      expect(documented('/graphql', 'post', bad.status), `${accept} ${bad.status}`).to.include(
+        mediaType(bad),
+      );
+      const get = await call('GET', `/graphql?query=${encodeURIComponent(query.query)}`, {
+        token: adminToken,
+        headers,
+      });
+      expect(documented('/graphql', 'get', 200), String(accept)).to.include(mediaType(get));
+    }
+    for (const file of ['init.js', 'swagger-ui-bundle.js', 'swagger-ui.css', 'favicon-32x32.png']) {
+      const res = await call('GET', `/docs/${file}`);
+      expect(res.status).to.equal(200);
+      expect(documented('/docs/{asset}', 'get', 200), file).to.include(mediaType(res));
     }
   });
 

@@ -83,7 +83,11 @@ export const docsRoutes = [
       required: ['asset'],
     },
     responses: {
-      200: { description: 'the file', contentType: 'application/octet-stream', schema: { type: 'string' } },
+      200: {
+        description: 'the file',
+        contentType: [...new Set(['text/javascript', ...Object.values(ASSETS).map((t) => t.split(';')[0])])],
+        schema: { type: 'string' },
+      },
       404: { description: 'no such file' },
     },
     handler: async (_ctx, { params }): Promise<Reply> => {

@@ -15,13 +15,21 @@ const description =
   'correlationId), never internals. Authentication, the request budget and the refusal of API keys (403) ' +
   'answer with the error body before any execution.';
 
+/** What graphql-http answers, chosen by Accept (application/graphql-response+json when it is allowed). */
+const GRAPHQL_MEDIA_TYPES = ['application/graphql-response+json', 'application/json'] as const;
+
 const answers = {
-  200: { description: 'the execution result (`data`, `errors`)', schema: { type: 'object' } },
+  200: {
+    description: 'the execution result (`data`, `errors`)',
+    contentType: GRAPHQL_MEDIA_TYPES,
+    schema: { type: 'object' },
+  },
   400: {
     description:
       'the service’s error body for a request it refuses before GraphQL (a body that is not JSON, an unknown ' +
       'field or parameter, a missing query); GraphQL’s `errors` for one graphql-http refuses (variables that ' +
       'are not JSON) or a document that does not parse or validate under application/graphql-response+json',
+    contentType: GRAPHQL_MEDIA_TYPES,
     schema: {
       anyOf: [
         {
