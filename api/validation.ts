@@ -56,17 +56,17 @@ export function coerceParameters(
   values: Record<string, unknown>,
 ): Record<string, unknown> {
   const props = (schema?.properties ?? {}) as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(values)) {
-    const types = typesOf(props[name]);
-    if (typeof value !== 'string') out[name] = value;
-    else if (types.includes('integer') && PLAIN_INTEGER.test(value)) out[name] = Number(value);
-    else if (types.includes('number') && PLAIN_NUMBER.test(value)) out[name] = Number(value);
-    else if (types.includes('boolean') && (value === 'true' || value === 'false'))
-      out[name] = value === 'true';
-    else out[name] = value;
-  }
-  return out;
+  const convert = (name: string, value: unknown): unknown => {
+    const types = Object.hasOwn(props, name) ? typesOf(props[name]) : [];
+    if (typeof value !== 'string') return value;
+    if (types.includes('integer') && PLAIN_INTEGER.test(value)) return Number(value);
+    if (types.includes('number') && PLAIN_NUMBER.test(value)) return Number(value);
+    if (types.includes('boolean') && (value === 'true' || value === 'false')) return value === 'true';
+    return value;
+  };
+  // defined, not assigned: `out.__proto__ = 'x'` would call the prototype setter and drop the parameter, which
+  // then escaped the schema's "unknown query parameter"
+  return Object.fromEntries(Object.entries(values).map(([name, value]) => [name, convert(name, value)]));
 }
 
 const NUL = '\u0000';

@@ -32,6 +32,15 @@ describe('API error body and request handling', () => {
     expect(expectErrorBody(res, 400).message).to.equal('unknown query parameter "verbose"');
   });
 
+  it('answers a query parameter named __proto__ or constructor with 400 too', async () => {
+    for (const name of ['__proto__', 'constructor']) {
+      const res = await call('GET', `/health?${name}=1`);
+      expect(expectErrorBody(res, 400).message).to.equal(`unknown query parameter "${name}"`);
+    }
+    const listed = await call('POST', `/_test/echo?__proto__=x`, { json: { name: 'a' } });
+    expect(expectErrorBody(listed, 400).message).to.equal('unknown query parameter "__proto__"');
+  });
+
   it('answers an unknown body field with 400 naming it', async () => {
     const res = await call('POST', '/_test/echo', { json: { name: 'a', color: 'red' } });
     expect(expectErrorBody(res, 400).message).to.equal('body: unknown field "color"');
