@@ -288,7 +288,8 @@ export function buildOpenApi(routes: readonly RouteSpec[], info: { version?: str
           description:
             `Makes a create safe to retry: the same key with the same request replays the first successful ` +
             `answer; with a different request it gives 422; while the first is running it gives 409. Keys are ` +
-            `scoped to the company and kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. An empty or invalid key ` +
+            `scoped to the company (to the client address on a public route such as POST /auth/register) and ` +
+            `kept ${IDEMPOTENCY_TTL_SECONDS / 3600} hours. An empty or invalid key ` +
             `gives 400. Uploads are compared by form fields, file name and the sha256 of the content.`,
           schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
         },

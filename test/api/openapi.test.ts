@@ -83,6 +83,11 @@ describe('OpenAPI document and docs page', () => {
     expect(create['x-idempotent']).to.equal(true);
     expect(create.parameters).to.deep.include({ $ref: '#/components/parameters/IdempotencyKey' });
     expect(create.responses['422']).to.deep.equal({ $ref: '#/components/responses/Unprocessable' });
+    // a public route's keys are scoped to the client address, not to a company (there is none yet)
+    expect(doc.paths['/auth/register'].post['x-idempotent']).to.equal(true);
+    expect(doc.components.parameters.IdempotencyKey.description).to.include(
+      'to the client address on a public route',
+    );
     const del = doc.paths['/api-keys/{id}'].delete;
     expect(del.parameters[0]).to.include({ name: 'id', in: 'path', required: true });
     expect(doc.components.securitySchemes.session).to.include({
