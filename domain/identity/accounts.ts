@@ -152,9 +152,18 @@ async function mailNewToken(
   mailAfterCommit(deps, uow, mail(deps.config, person.email, issued.token), { wait: false });
 }
 
+/**
+ * The person a mailed token is asked for, locked until the token is issued: a change of the person in flight
+ * (disabling, which voids reset links; another request for a token, which voids this one) is waited for and
+ * its status read, so no token is issued that the change did not see.
+ */
+function personAskingForToken(uow: UnitOfWork, email: string) {
+  return personByEmail(uow.trx, email, { forUpdate: true });
+}
+
 /** Mails a new activation token to a registered, not yet activated address; silent otherwise. */
 export async function resendActivation(deps: IdentityDeps, uow: UnitOfWork, email: string): Promise<void> {
-  const person = await personByEmail(uow.trx, email);
+  const person = await personAskingForToken(uow, email);
   if (person?.status !== 'not_activated') return;
   // an invited person has no activation: they accept the invitation instead
   const invited: unknown = await uow
@@ -166,7 +175,7 @@ export async function resendActivation(deps: IdentityDeps, uow: UnitOfWork, emai
 
 /** Mails a password reset token to an active account's address; silent otherwise. */
 export async function forgotPassword(deps: IdentityDeps, uow: UnitOfWork, email: string): Promise<void> {
-  const person = await personByEmail(uow.trx, email);
+  const person = await personAskingForToken(uow, email);
   if (person && person.status === 'active') {
     await mailNewToken(deps, uow, person, 'password_reset', passwordResetMail);
   }

@@ -1,10 +1,11 @@
 import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { endSessionsOf } from '../../domain/identity/sessions';
+import { voidOneTimeTokens } from '../../domain/identity/oneTimeTokens';
 import { createApiKey, createCompany, createPerson, createTeam, signIn } from '../helpers/factories';
 import { testEnv } from '../helpers/env';
 import { call, expectErrorBody } from '../helpers/http';
-import { tokenFromMail } from '../helpers/mailbox';
+import { mailsTo, tokenFromMail } from '../helpers/mailbox';
 
 const patchPerson = (adminToken: string, id: string, json: Record<string, string>) =>
   call('PATCH', `/employees/${id}`, { token: adminToken, json });
@@ -109,6 +110,89 @@ describe('sessions end when a person loses access (issue 10, item 11)', () => {
       await call('POST', '/auth/reset-password', { json: { token, password: 'a brand new password' } }),
       401,
     );
+  });
+
+  it('a reset link asked for while the person is being disabled does not survive the disable', async () => {
+    const { knex } = testEnv();
+    const company = await createCompany();
+    const admin = await createPerson(company);
+    const person = await createPerson(company, { role: 'employee' });
+    // the disable as PATCH /employees/{id} makes it (person locked, status changed, sessions ended, reset
+    // links voided), held open while the person asks for a reset link: the request reads the committed
+    // (active) person; it must wait for the disable and then send nothing, not issue a link the disable
+    // never saw
+    const trx = await knex.transaction();
+    let forgot: Promise<{ status: number }> | undefined;
+    try {
+      await trx('people').where({ id: person.id }).forUpdate().first();
+      await trx('people').where({ id: person.id }).update({ status: 'disabled' });
+      await endSessionsOf(trx, person.id, 'person_disabled', { companyId: company.id, personId: admin.id });
+      await voidOneTimeTokens(trx, person.id, 'password_reset');
+      let answered = false;
+      forgot = call('POST', '/auth/forgot-password', { json: { email: person.email } }).then((r) => {
+        answered = true;
+        return r;
+      });
+      await untilLockWait(knex, () => answered);
+      await trx.commit();
+    } catch (err) {
+      await trx.rollback();
+      throw err;
+    }
+    expect((await forgot).status).to.equal(202);
+    const live = (await knex('oneTimeTokens')
+      .where({ personId: person.id, purpose: 'password_reset' })
+      .whereNull('usedAt')) as unknown[];
+    expect(live, 'reset links alive after the disable').to.have.lengthOf(0);
+    // re-enabled, the person has no working link from before (README: re-enabling brings no old token back)
+    await knex('people').where({ id: person.id }).update({ status: 'active' });
+    const mail = mailsTo(person.email).find((m) => /Reset/.test(m.subject));
+    if (mail) {
+      const token = /^token: ([A-Za-z0-9_-]+)\s*$/m.exec(mail.text)?.[1] ?? '';
+      expectErrorBody(
+        await call('POST', '/auth/reset-password', { json: { token, password: 'a brand new password' } }),
+        401,
+      );
+    }
+  });
+
+  it('two reset links asked for at once: only the newest works', async () => {
+    const { knex } = testEnv();
+    const company = await createCompany();
+    const person = await createPerson(company, { role: 'employee' });
+    // a change of the person held open (e.g. an admin changing the role) parks both requests; released,
+    // the second must void the first's link as a sequential request would
+    const trx = await knex.transaction();
+    let answers: Promise<Array<{ status: number }>> | undefined;
+    try {
+      await trx('people').where({ id: person.id }).forUpdate().first();
+      let answered = 0;
+      const ask = () =>
+        call('POST', '/auth/forgot-password', { json: { email: person.email } }).then((r) => {
+          answered++;
+          return r;
+        });
+      answers = Promise.all([ask(), ask()]);
+      // bounded: both parked on a lock (the fix) or both answered (the defect)
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && answered < 2) {
+        const { rows } = (await knex.raw(
+          `select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`,
+        )) as { rows: Array<{ n: number }> };
+        if (rows[0].n >= 2) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await trx.commit();
+    } catch (err) {
+      await trx.rollback();
+      throw err;
+    }
+    expect((await answers).map((a) => a.status)).to.deep.equal([202, 202]);
+    const live = (await knex('oneTimeTokens')
+      .where({ personId: person.id, purpose: 'password_reset' })
+      .whereNull('usedAt')) as unknown[];
+    expect(live, 'reset links alive').to.have.lengthOf(1);
   });
 
   it('a sign-in that verified the password while the person was being disabled gets no session', async () => {
