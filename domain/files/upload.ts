@@ -11,7 +11,7 @@ import type { Knex } from 'knex';
 import { BadRequestError } from '../../common/errors';
 import { uuidv7 } from '../../common/ids';
 import { streamToObject } from '../../common/objectUpload';
-import { Dataset, File, FileVersion, type Visibility } from '../../db/models';
+import { Company, Dataset, File, FileVersion, type Visibility } from '../../db/models';
 import { transact } from '../../db/transaction';
 import { PlanLimitError, requirePlan } from '../plans/errors';
 import { planLimits, type PlanName } from '../plans/plans';
@@ -32,6 +32,7 @@ export interface UploadResult {
 /** Where an upload goes, decided before a byte of it is read (openUpload). */
 export interface UploadSlot {
   actor: FileActor;
+  /** the plan as the request read it (the early refusals); the upload's transaction reads it again */
   plan: PlanName;
   /** the file a new version goes to; absent for a new file */
   existing?: File;
@@ -148,12 +149,18 @@ async function writeRows(
   facts: { rowCount: number | null; columnCount: number | null },
   correlationId: string | undefined,
 ): Promise<UploadResult> {
-  const { actor, plan, existing } = slot;
+  const { actor, existing } = slot;
   const sniffed = received.inspector.sniffed!;
   return transact(
     knex,
     async (uow) => {
       const { trx, emit, afterCommit } = uow;
+      // the plan the upload is saved under, read again: the request's (slot.plan) is as old as the request,
+      // and a plan changed while the body streamed applies to this upload. KEY SHARE conflicts with the plan
+      // change's FOR UPDATE (domain/plans/subscriptions.ts): a change waits for this commit, or this read
+      // waits for the change and sees the new plan
+      const company = await Company.scoped(actor.companyId, trx).select('plan').forKeyShare().first();
+      const plan = requirePlan(company?.plan ?? null);
       let file: File;
       let version: number;
       if (existing) {

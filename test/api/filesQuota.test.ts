@@ -2,8 +2,9 @@ import { expect } from 'chai';
 import { periodKey, PLANS } from '../../domain/plans/plans';
 import { call, expectErrorBody } from '../helpers/http';
 import { testEnv } from '../helpers/env';
-import { createTeam } from '../helpers/factories';
-import { csv, expectHiddenFrom, footprint, uploadFile, uploadTo } from '../helpers/files';
+import { createApiKey, createTeam } from '../helpers/factories';
+import { csv, expectHiddenFrom, footprint, multipart, uploadFile, uploadTo } from '../helpers/files';
+import { readResponse, type HttpResponse } from '../helpers/http';
 
 async function setUsage(companyId: string, filesUsed: number): Promise<void> {
   await testEnv()
@@ -135,6 +136,53 @@ describe('files: quota per billing period', function () {
       { threshold: 80, plan: 'premium', periodKey: periodKey(), filesUsed: limit, filesLimit: limit },
       { threshold: 100, plan: 'premium', periodKey: periodKey(), filesUsed: limit, filesLimit: limit },
     ]);
+  });
+
+  it('an upload that began before a downgrade is counted against the new plan it is saved under', async () => {
+    const a = await createTeam({ plan: 'premium' });
+    const key = await createApiKey(a.admin, ['files:write']);
+    await setUsage(a.company.id, PLANS.free.filesPerPeriod);
+    // the upload's request reaches the server and is authenticated (the key's first use is written), its
+    // body held back; meanwhile the admin moves the company to Free, whose quota is used up
+    const { body, contentType } = multipart([{ name: 'file', filename: 'late.csv', data: csv(5) }]);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // the first bytes go at once (the client sends the request's head with them), the rest after the gate
+    const chunks = [body.subarray(0, 16), body.subarray(16)];
+    let next = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (next > 0) await gate;
+        if (next === chunks.length) controller.close();
+        else controller.enqueue(chunks[next++]);
+      },
+    });
+    const upload: Promise<HttpResponse> = fetch(`${testEnv().baseUrl}/files`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': contentType },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit).then(readResponse);
+    try {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const row = await testEnv().knex('apiKeys').where({ companyId: a.company.id }).first();
+        if (row?.lastUsedAt) break;
+        if (Date.now() > deadline) throw new Error('the upload was not authenticated within 10 s');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const changed = await call('PATCH', '/subscriptions/me', {
+        token: a.adminToken,
+        json: { plan: 'free' },
+      });
+      expect(changed.status).to.equal(200);
+    } finally {
+      release();
+    }
+    const res = await upload;
+    expect(expectErrorBody(res, 402).message).to.include('10 files per billing period on the free plan');
+    expect(await usage(a.company.id)).to.equal(PLANS.free.filesPerPeriod);
+    expect(await footprint(a.company.id)).to.include({ files: 0, objects: 0 });
   });
 
   it('a company without a plan gets 402 on uploads', async () => {
