@@ -155,11 +155,21 @@ export async function rotateRefreshToken(
   token: string,
 ): Promise<RefreshOutcome> {
   return run(async ({ trx, correlationId }) => {
+    const tokenFingerprint = fingerprint(keys.refresh, token);
+    // The session's row is locked before the token's row. Removing, disabling or signing out the person
+    // updates the session first (endSessionsOf) and, for a removal, deletes its tokens after (by cascade):
+    // taken in the other order, a refresh holding its token and waiting to add the next one to the session
+    // deadlocked with a removal holding the session and waiting for the token. Now a change under way is
+    // waited for (and its end read below), or waits for this rotation. NO KEY UPDATE, not SHARE: two
+    // presentations of a reused token each end the session, which two share locks could deadlock.
+    const owner = (await trx('refreshTokens').where({ tokenFingerprint }).first('sessionId')) as
+      { sessionId: string } | undefined;
+    if (owner) await trx('sessions').where({ id: owner.sessionId }).forNoKeyUpdate().first('id');
     const row = (await trx('refreshTokens as rt')
       .join('sessions as s', 's.id', 'rt.sessionId')
       .join('people as p', 'p.id', 's.personId')
       .join('companies as c', 'c.id', 's.companyId')
-      .where('rt.tokenFingerprint', fingerprint(keys.refresh, token))
+      .where('rt.tokenFingerprint', tokenFingerprint)
       .select(
         'rt.id',
         'rt.expiresAt',

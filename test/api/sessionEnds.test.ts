@@ -195,6 +195,73 @@ describe('sessions end when a person loses access (issue 10, item 11)', () => {
     expect(live, 'reset links alive').to.have.lengthOf(1);
   });
 
+  it('a refresh racing the removal of its person: neither deadlocks, the removal wins', async () => {
+    const { knex } = testEnv();
+    const team = await createTeam({ plan: 'basic' });
+    const pair = await signIn(team.employee);
+    /** bounded: until `n` backends of this database wait on a lock, or `done` */
+    const untilWaiting = async (n: number, done: () => boolean) => {
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && !done()) {
+        const { rows } = (await knex.raw(
+          `select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`,
+        )) as { rows: Array<{ n: number }> };
+        if (rows[0].n >= n) return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    // A share lock on refresh_tokens parks the refresh once it has read (and locked) its token, before it
+    // rotates it: where a refresh is when the removal starts, now and then. The removal (DELETE
+    // /employees/{id}) then runs; released, the two go on from there.
+    const trx = await knex.transaction();
+    let answered = 0;
+    const count = <T>(p: Promise<T>) => p.then((r) => (answered++, r));
+    let refresh: Promise<{ status: number; text: string }> | undefined;
+    let removal: Promise<{ status: number; text: string }> | undefined;
+    try {
+      await trx.raw('lock table refresh_tokens in share mode');
+      refresh = count(call('POST', '/auth/refresh', { json: { refreshToken: pair.refreshToken } }));
+      await untilWaiting(1, () => answered > 0);
+      removal = count(call('DELETE', `/employees/${team.employee.id}`, { token: team.adminToken }));
+      await untilWaiting(2, () => answered > 1);
+      await trx.commit();
+    } catch (err) {
+      await trx.rollback();
+      throw err;
+    }
+    const [refreshed, removed] = await Promise.all([refresh, removal]);
+    expect(removed.status, removed.text).to.equal(204);
+    expect([200, 401], refreshed.text).to.include(refreshed.status);
+    if (refreshed.status === 200) {
+      // begun before the removal: its tokens went with the person
+      const body = JSON.parse(refreshed.text) as { accessToken: string; refreshToken: string };
+      expectErrorBody(await call('GET', '/_test/whoami', { token: body.accessToken }), 401);
+      expectErrorBody(
+        await call('POST', '/auth/refresh', { json: { refreshToken: body.refreshToken } }),
+        401,
+      );
+    }
+    expect(await knex('people').where({ id: team.employee.id })).to.have.lengthOf(0);
+  });
+
+  it('a reused refresh token presented several times at once: each 401, none a deadlock', async () => {
+    const team = await createTeam({ plan: 'basic' });
+    const pair = await signIn(team.employee);
+    const rotated = await call('POST', '/auth/refresh', { json: { refreshToken: pair.refreshToken } });
+    expect(rotated.status).to.equal(200);
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        call('POST', '/auth/refresh', { json: { refreshToken: pair.refreshToken } }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).to.deep.equal([401, 401, 401, 401, 401, 401]);
+    expectErrorBody(
+      await call('POST', '/auth/refresh', { json: { refreshToken: rotated.body.refreshToken } }),
+      401,
+    );
+  });
+
   it('a sign-in that verified the password while the person was being disabled gets no session', async () => {
     const { knex } = testEnv();
     const company = await createCompany();
