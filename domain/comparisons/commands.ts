@@ -2,7 +2,7 @@ import { auditActor, recordAudit } from '../audit/record';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { BadRequestError, UnprocessableError } from '../../common/errors';
-import { type FileActor } from '../files/access';
+import { visibleFiles, type FileActor } from '../files/access';
 import { previewStream } from '../files/preview';
 import { UnreadableFileError } from '../files/unreadable';
 import { previewStoredXlsx } from '../files/xlsxPreview';
@@ -73,6 +73,10 @@ export async function requestComparison(
   correlationId?: string,
 ): Promise<ComparisonView> {
   const { trx } = uow;
+  // the file share-locked first, as a comment's: a delete under way is waited for (then 404), or waits for
+  // this request (and then cancels the comparison with the file's others); unlocked, the headers were read
+  // from objects being removed (500) and the row refused by its foreign keys (409)
+  await visibleFiles(auth, trx).findById(input.base.fileId).forShare();
   const base = await visibleVersion(auth, trx, input.base.fileId, input.base.version);
   const target = await visibleVersion(auth, trx, input.target.fileId, input.target.version);
   if (base.fileId !== target.fileId) {

@@ -465,6 +465,43 @@ describe('comparisons: automatic and requested, end to end', function () {
     expect([left.length, changes.length]).to.deep.equal([0, 0]);
   });
 
+  it('a comparison asked for while its file is being deleted: 404, nothing kept', async () => {
+    const { knex } = testEnv();
+    const team = await createTeam({ plan: 'premium' });
+    const up = await uploadFile(V1, { token: team.adminToken });
+    const id = up.body.id as string;
+    await uploadTo(`/files/${id}/versions`, V2, { token: team.adminToken });
+    // the delete as DELETE /files/{id} makes it (the file locked, its rows removed), held open while the
+    // comparison is asked for; the request reads the committed versions, and must not answer 409 (its row
+    // refused by the foreign keys) once the delete commits
+    const trx = await knex.transaction();
+    let asked: ReturnType<typeof call> | undefined;
+    try {
+      await trx('files').where({ id }).forUpdate().first();
+      await trx('files').where({ id }).delete();
+      let answered = false;
+      asked = call('POST', '/comparisons', {
+        token: team.adminToken,
+        json: { base: { fileId: id, version: 1 }, target: { fileId: id, version: 2 } },
+      }).then((r) => ((answered = true), r));
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && !answered) {
+        const { rows } = (await knex.raw(
+          `select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`,
+        )) as { rows: Array<{ n: number }> };
+        if (rows[0].n > 0) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await trx.commit();
+    } catch (err) {
+      await trx.rollback();
+      throw err;
+    }
+    expectErrorBody(await asked!, 404);
+    expect(await knex('comparisons').where({ fileId: id, automatic: false })).to.have.lengthOf(0);
+  });
+
   it('deleting the file interrupts a comparison in flight: cancelled, its activity stopped, nothing left', async () => {
     const team = await createTeam({ plan: 'premium' });
     const up = await uploadFile(V1, { token: team.adminToken });
