@@ -51,6 +51,9 @@ export async function requestRebuild(
   correlationId?: string,
 ): Promise<ReportView> {
   const { trx } = uow;
+  // the file share-locked first, as a comment's: a delete under way is waited for (then 404), or waits for
+  // this request and cancels the new build; unlocked, the report row the delete was removing answered 409
+  await visibleFiles(auth, trx).findById(fileId).forShare();
   const row = await visibleVersion(auth, trx, fileId, version);
   let report = await Report.scoped(auth.companyId, trx).findOne({ fileVersionId: row.id }).forUpdate();
   if (!report || report.status === 'queued' || report.status === 'building') {

@@ -271,6 +271,40 @@ describe('reports: builds, the report resource, rebuilds and cancellation', func
     expectErrorBody(await call('GET', `/files/${id}/report`, { token: team.adminToken }), 404);
   });
 
+  it('a rebuild asked for while the file is being deleted: 404, not 409', async () => {
+    const { knex } = testEnv();
+    const team = await createTeam({ plan: 'premium' });
+    const up = await uploadFile(CSV, { token: team.adminToken });
+    const id = up.body.id as string;
+    const path = `/files/${id}/versions/1/report`;
+    await reportWhen(team.adminToken, path, (b) => b.status === 'ready', 'the first build ready');
+    // the delete as DELETE /files/{id} makes it (the file locked, its rows removed), held open while the
+    // rebuild is asked for: the request finds the version, then waits on the report row the delete took
+    const trx = await knex.transaction();
+    let asked: ReturnType<typeof call> | undefined;
+    try {
+      await trx('files').where({ id }).forUpdate().first();
+      await trx('files').where({ id }).delete();
+      let answered = false;
+      asked = call('POST', `${path}/rebuild`, { token: team.adminToken }).then((r) => ((answered = true), r));
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && !answered) {
+        const { rows } = (await knex.raw(
+          `select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`,
+        )) as { rows: Array<{ n: number }> };
+        if (rows[0].n > 0) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await trx.commit();
+    } catch (err) {
+      await trx.rollback();
+      throw err;
+    }
+    // not "a report of this version is already being built": there is no version any more
+    expectErrorBody(await asked!, 404);
+  });
+
   it("another company's caller and an employee without sight of a private file get 404", async () => {
     const team = await createTeam({ plan: 'premium' });
     const other = await createTeam({ plan: 'premium' });
