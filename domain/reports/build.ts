@@ -137,8 +137,14 @@ export async function prepareBuild(
   return row ? { reportId: row.id, build: row.build, status: row.status } : null;
 }
 
+/**
+ * The object of one attempt's large result. Named by the attempt too: two attempts of one build can run at
+ * once (Temporal retries an attempt whose heartbeat it missed while the first still runs), and the one whose
+ * save finds the build ended removes its own object, never the one the saved report names.
+ */
 function resultKey(storage: Storage, req: BuildRequest, reportId: string, build: number): string {
-  return storage.key('reports', req.companyId, req.fileId, `${reportId}-b${build}.json`);
+  const attempt = randomUUID().slice(0, 8);
+  return storage.key('reports', req.companyId, req.fileId, `${reportId}-b${build}-${attempt}.json`);
 }
 
 async function removeObject(storage: Storage, key: string): Promise<void> {

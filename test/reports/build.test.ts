@@ -3,6 +3,8 @@
  */
 import { expect } from 'chai';
 import { prepareBuild, runBuild } from '../../domain/reports/build';
+import { readResult } from '../../domain/reports/result';
+import { Report } from '../../db/models';
 import { AnalysisFailure } from '../../domain/reports/engine';
 import { testEnv } from '../helpers/env';
 import { createTeam } from '../helpers/factories';
@@ -118,5 +120,53 @@ describe('reports: the build runner', function () {
     expect((error as Error).message).to.match(
       /^the workbook's zip is refused: the local entry xl\/sharedStrings\.xml at byte \d+ is not in its directory$/,
     );
+  });
+  it('two attempts of one build at once (a retry while the first still runs): the saved result stays', async () => {
+    const { knex, storage, config } = testEnv();
+    const { req } = await preparedBuild('id,v\n1,a\n2,b\n');
+    // every result is an object in MinIO (the wide-sheet case)
+    const large = { ...config, reports: { ...config.reports, inlineMaxBytes: 16 } };
+    // the second attempt (Temporal's retry after a missed heartbeat, the first still running) is held
+    // after its profile until the first has saved the report
+    let release!: () => void;
+    const first = new Promise<void>((resolve) => (release = resolve));
+    let held = false;
+    const hold = {
+      name: 'testHold',
+      run: async () => {
+        held = true;
+        await first;
+        return { passed: true };
+      },
+    };
+    const second = runBuild({ knex, storage, config: large, steps: [hold] }, req);
+    second.catch(() => undefined);
+    const deadline = Date.now() + 20_000;
+    while (!held && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(held, 'the second attempt reached its hold').to.equal(true);
+    let outcome: unknown;
+    try {
+      outcome = await runBuild(
+        { knex, storage, config: large, steps: [{ ...hold, run: async () => ({}) }] },
+        req,
+      );
+    } finally {
+      release();
+    }
+    expect(outcome).to.include({ status: 'ready' });
+    expect(await second).to.include({ status: 'ready' });
+    const report = await Report.query(knex).findOne({ fileVersionId: req.fileVersionId });
+    expect(report?.resultObjectKey).to.be.a('string');
+    // the report saved by the first attempt still reads its result: the second did not remove it
+    const result = await readResult(storage, report!);
+    expect(result?.profile.sheets[0].rows).to.equal(2);
+    // and the second removed the object it wrote: only the saved one is left
+    const left: string[] = [];
+    const prefix = storage.key('reports', req.companyId, req.fileId) + '/';
+    for await (const item of storage.client.listObjectsV2(storage.bucket, prefix, true) as AsyncIterable<{
+      name?: string;
+    }>)
+      if (item.name) left.push(item.name);
+    expect(left).to.deep.equal([report!.resultObjectKey]);
   });
 });

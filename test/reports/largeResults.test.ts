@@ -43,7 +43,9 @@ describe('reports: a result over REPORT_INLINE_MAX_BYTES lives in MinIO', functi
       expect(ready.profile.sheets[0].columnProfiles[19]).to.include({ name: 'column_19', max: 29 * 19 });
       const [row] = await testEnv().knex('reports').where({ fileId: id });
       expect(row.result).to.equal(null);
-      expect(row.resultObjectKey).to.match(new RegExp(`reports/${team.company.id}/${id}/.+-b1\\.json$`));
+      expect(row.resultObjectKey).to.match(
+        new RegExp(`reports/${team.company.id}/${id}/.+-b1-[0-9a-f]{8}\\.json$`),
+      );
       expect(row.resultBytes).to.be.greaterThan(1024);
       expect(await exists(row.resultObjectKey)).to.equal(true);
 
@@ -55,7 +57,7 @@ describe('reports: a result over REPORT_INLINE_MAX_BYTES lives in MinIO', functi
         { what: 'rebuilt', timeoutMs: 60_000 },
       );
       const [after] = await testEnv().knex('reports').where({ fileId: id });
-      expect(after.resultObjectKey).to.match(/-b2\.json$/);
+      expect(after.resultObjectKey).to.match(/-b2-[0-9a-f]{8}\.json$/);
       expect((await call('DELETE', `/files/${id}`, { token: team.adminToken, baseUrl })).status).to.equal(
         204,
       );
