@@ -50,9 +50,16 @@ export async function endpointFor(actor: Actor, id: string, db: Db, options: Loc
   return found(await (options.forUpdate ? query.forUpdate() : query), 'webhook endpoint not found');
 }
 
-/** The endpoint a ping or redelivery goes to: it must exist in the company and be active (409). */
+/**
+ * The endpoint a ping or redelivery goes to: it must exist in the company and be active (409). Key-share
+ * locked, as the delivery's foreign key will: a delete or an admin's change under way is waited for (then
+ * 404, or 409 once disabled), where the delivery's insert used to fail on the foreign key (409).
+ */
 export async function activeEndpointFor(actor: Actor, id: string, db: Db): Promise<WebhookEndpoint> {
-  const endpoint = await endpointFor(actor, id, db);
+  const endpoint = found(
+    await endpointsOf(actor, db).findById(id).forKeyShare(),
+    'webhook endpoint not found',
+  );
   if (!endpoint.active) {
     throw new ConflictError('the endpoint is disabled; enable it with PATCH active true first');
   }

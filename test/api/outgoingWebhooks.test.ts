@@ -279,6 +279,42 @@ describe('outgoing webhooks API', function () {
     expect(await WebhookEndpoint.query(testEnv().knex).findById(theirs.body.id)).to.exist;
   });
 
+  it('a ping asked for while the endpoint is being deleted: 404, nothing queued', async () => {
+    const { knex } = testEnv();
+    const { body } = await create(team, { name: 'racing', url: PUBLIC_URL, events: ['ping'] });
+    // the delete as DELETE /outgoing-webhooks/{id} makes it (the endpoint locked and removed), held open
+    // while the ping is asked for: the request reads the committed (active) endpoint, and must not answer 409
+    // (its delivery refused by the foreign key) once the delete commits
+    const trx = await knex.transaction();
+    let asked: ReturnType<typeof call> | undefined;
+    try {
+      await trx('webhookEndpoints').where({ id: body.id }).forUpdate().first();
+      await trx('webhookEndpoints').where({ id: body.id }).delete();
+      let answered = false;
+      asked = call('POST', `/outgoing-webhooks/${body.id}/ping`, { token: team.adminToken }).then(
+        (r) => ((answered = true), r),
+      );
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && !answered) {
+        const { rows } = (await knex.raw(
+          `select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`,
+        )) as { rows: Array<{ n: number }> };
+        if (rows[0].n > 0) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await trx.commit();
+    } catch (err) {
+      await trx.rollback();
+      throw err;
+    }
+    expectErrorBody(await asked!, 404);
+    const events = await knex('outbox')
+      .where({ type: 'ping' })
+      .whereRaw(`data->>'endpointId' = ?`, [body.id]);
+    expect(events).to.have.lengthOf(0);
+  });
+
   it('rotate-secret shows a new secret once and stores it encrypted; the old one is gone', async () => {
     const { body } = await create(team, { name: 'r', url: PUBLIC_URL, events: ['ping'] });
     const res = await call('POST', `/outgoing-webhooks/${body.id}/rotate-secret`, { token: team.adminToken });
