@@ -68,6 +68,10 @@ export function mapError(err: unknown): Mapped {
   const status = http?.status ?? http?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     // errors raised by koa, koa-body and @koa/router
+    // the strict parser refuses a body that does not begin as an object or an array (null, "text", 42, a word)
+    if (status === 400 && /only supports object and array/.test(http.message ?? '')) {
+      return { status: 400, message: 'the request body must be a JSON object' };
+    }
     if (http.type === 'entity.parse.failed' || (status === 400 && /JSON/i.test(http.message ?? ''))) {
       return { status: 400, message: 'malformed JSON body' };
     }

@@ -25,6 +25,19 @@ describe('API error body and request handling', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(expectErrorBody(res, 400).message).to.equal('malformed JSON body');
+    // valid JSON that is not an object is not called malformed
+    for (const raw of ['null', '"text"', '42', 'true']) {
+      const other = await call('POST', '/_test/echo', {
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(expectErrorBody(other, 400).message, raw).to.equal('the request body must be a JSON object');
+    }
+    const list = await call('POST', '/_test/echo', {
+      raw: '[]',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(expectErrorBody(list, 400).message).to.equal('body must be object');
   });
 
   it('answers an unknown query parameter with 400 naming it', async () => {
