@@ -3,7 +3,7 @@ import type Router from '@koa/router';
 import type { Knex } from 'knex';
 import ipaddr from 'ipaddr.js';
 import { TooManyRequestsError } from '../../common/errors';
-import { BUCKETS, PLANS, REQUEST_BUDGETS } from '../../domain/plans/plans';
+import { BUCKET_LABELS, BUCKETS, PLANS, REQUEST_BUDGETS } from '../../domain/plans/plans';
 import type { AppContext } from '../context';
 import { identifyCaller, type CallerIdentity } from '../callers';
 import { findRoute, type RouteSpec } from '../routing';
@@ -134,7 +134,7 @@ export function rateLimit(router: Router, counters: RequestCounters) {
     if (!decision.allowed) {
       throw new TooManyRequestsError(
         spec?.bucket
-          ? `too many requests: the ${spec.bucket} limit is ${decision.limit} per minute`
+          ? `too many requests: the ${BUCKET_LABELS[spec.bucket]} limit is ${decision.limit} per minute`
           : `request budget of ${decision.limit} per minute used`,
         decision.resetSeconds,
       );

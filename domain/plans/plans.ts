@@ -104,3 +104,12 @@ export const BUCKETS = {
   plan: 10,
 } as const;
 export type BucketName = keyof typeof BUCKETS;
+
+/** What each bucket covers, as a 429's message names it ("the sign-in limit is 10 per minute"). */
+export const BUCKET_LABELS: Record<BucketName, string> = {
+  signIn: 'sign-in',
+  register: 'registration, password reset, invitation and activation',
+  forgotPassword: 'forgot-password and resend-activation',
+  demo: 'demo opening',
+  plan: 'plan change',
+};

@@ -278,7 +278,7 @@ describe('request budgets and buckets', () => {
       expect(answers.map((a) => a.status)).to.deep.equal([...Array(5).fill(202), 429]);
       answers.forEach((a) => expectHeaders(a, 5));
       expect(expectErrorBody(answers[5], 429).message).to.equal(
-        'too many requests: the forgotPassword limit is 5 per minute',
+        'too many requests: the forgot-password and resend-activation limit is 5 per minute',
       );
     });
 
@@ -300,7 +300,7 @@ describe('request budgets and buckets', () => {
       attempts.forEach((a) => expectHeaders(a, 10));
       expect(limits(attempts[9]).remaining).to.equal(0);
       expect(expectErrorBody(attempts[10], 429).message).to.equal(
-        'too many requests: the signIn limit is 10 per minute',
+        'too many requests: the sign-in limit is 10 per minute',
       );
       expect(attempts[10].headers.get('retry-after')).to.equal(attempts[10].headers.get('x-ratelimit-reset'));
       const after = limits(await call('GET', '/health', { ip }));

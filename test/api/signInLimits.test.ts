@@ -69,7 +69,7 @@ describe('sign-in limits (issue 10, item 3)', () => {
           json: { email: unknownAddress(), password: 'wrong guess' },
         });
         expect(expectErrorBody(res, 429).message).to.equal(
-          'too many requests: the signIn limit is 10 per minute',
+          'too many requests: the sign-in limit is 10 per minute',
         );
         expect(rateHeaders(res)).to.include({ limit: '10', remaining: '0' });
       }
