@@ -69,7 +69,11 @@ export function auditLogOf(reader: AuditReader, db: Knex | Knex.Transaction, fil
   if (filters.resourceType) void query.where('auditLog.resourceType', filters.resourceType);
   if (filters.resourceId) void query.where('auditLog.resourceId', filters.resourceId);
   // as instants: PostgreSQL never parses the text itself (years it refuses, leap seconds)
-  if (filters.from) void query.where('auditLog.createdAt', '>=', instant('from', filters.from));
-  if (filters.to) void query.where('auditLog.createdAt', '<', instant('to', filters.to));
+  const from = filters.from ? instant('from', filters.from) : undefined;
+  const to = filters.to ? instant('to', filters.to) : undefined;
+  // as GET /analytics: a window that ends before it begins is a mistake, not an empty list
+  if (from && to && from > to) throw new BadRequestError('query.from must not be after query.to');
+  if (from) void query.where('auditLog.createdAt', '>=', from);
+  if (to) void query.where('auditLog.createdAt', '<', to);
   return query;
 }
