@@ -361,7 +361,9 @@ describe('audit completeness over the route table', function () {
       expect(entries.length, `${name} wrote no audit entry`).to.be.greaterThan(0);
       for (const e of entries) {
         expect(e.outcome).to.equal('success');
-        expect(e.clientAddress, 'the client address').to.be.a('string');
+        // a demo visitor's entries withhold it: every visitor reads the demo company's audit log
+        if (name === 'POST /demo/sessions') expect(e.clientAddress, 'no client address').to.equal(null);
+        else expect(e.clientAddress, 'the client address').to.be.a('string');
         if (keyId) {
           expect(e, `${name}: the key that did it`).to.include({ actorApiKeyId: keyId, actorType: 'apiKey' });
           expect(e.actorKeyPrefix).to.match(/^svc_live_/);
