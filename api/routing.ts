@@ -102,10 +102,23 @@ function validateParameters(
   raw: Record<string, unknown>,
 ): { values: Record<string, unknown>; problems: string[] } {
   const nul = nulProblems(where, raw);
-  const values = coerceParameters(schema, raw);
+  // no parameter takes several values: one written twice (?limit=1&limit=2) is said so, and its first value is
+  // what the schema checks
+  const repeated = Object.keys(raw).filter((name) => Array.isArray(raw[name]));
+  const single = Object.fromEntries(
+    Object.entries(raw).map(([name, v]) => [name, Array.isArray(v) ? (v as unknown[])[0] : v]),
+  );
+  const values = coerceParameters(schema, single);
   const validate = compile(queryAjv, schema);
   const problems = validate(values) ? [] : describeErrors(where, validate.errors ?? []);
-  return { values, problems: [...nul, ...problems] };
+  return {
+    values,
+    problems: [
+      ...repeated.map((name) => `${where} parameter "${name}" is given more than once`),
+      ...nul,
+      ...problems,
+    ],
+  };
 }
 
 function validateBody(spec: RouteSpec, body: unknown): string[] {

@@ -45,6 +45,17 @@ describe('API error body and request handling', () => {
     expect(expectErrorBody(res, 400).message).to.equal('unknown query parameter "verbose"');
   });
 
+  it('answers a query parameter given twice with 400 saying so', async () => {
+    const res = await call('POST', '/_test/echo?verbose=true&verbose=false', { json: { name: 'a' } });
+    expect(expectErrorBody(res, 400).message).to.equal('query parameter "verbose" is given more than once');
+    // with another mistake, both are listed
+    const two = await call('POST', '/_test/echo?verbose=1&verbose=2', { json: { name: 'a' } });
+    expect(expectErrorBody(two, 400).message).to.deep.equal([
+      'query parameter "verbose" is given more than once',
+      'query.verbose must be boolean',
+    ]);
+  });
+
   it('answers a query parameter named __proto__ or constructor with 400 too', async () => {
     for (const name of ['__proto__', 'constructor']) {
       const res = await call('GET', `/health?${name}=1`);
