@@ -28,11 +28,11 @@ describe('comparison: a workbook refused before it is read', function () {
     }
     expect(await failure({ maxRows: 2 })).to.include({
       reason: 'too_many_rows',
-      message: 'the sheet has 3 rows; at most 2 are accepted',
+      message: 'the base version (1): the sheet has 3 rows; at most 2 are accepted',
     });
     expect(await failure({ maxColumns: 2 })).to.include({
       reason: 'too_many_columns',
-      message: 'the sheet has 3 columns; at most 2 are accepted',
+      message: 'the base version (1): the sheet has 3 columns; at most 2 are accepted',
     });
     expect(await failure({ xlsxMaxEntries: 2 })).to.include({ reason: 'unsafe_workbook' });
   });
