@@ -7,7 +7,8 @@ export const mochaHooks = {
     await setUpEnv();
   },
   async afterAll(this: Mocha.Context) {
-    this.timeout(60_000);
+    // the workers' shutdown, then the Temporal cleanup (at most 20 s, test/helpers/temporalCleanup.ts)
+    this.timeout(90_000);
     await tearDownEnv();
   },
 };

@@ -1,6 +1,8 @@
 /**
  * The test harness: one isolated database (created from the configured server, migrated, dropped at the
- * end), one S3 key prefix and one Temporal task queue per run, against the real local services.
+ * end), one S3 key prefix and one Temporal task queue per run (`test-<runId>`, with `-<suffix>` queues of its
+ * own for some tests; their Schedules and still-running workflows are removed at the end), against the real
+ * local services.
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -17,6 +19,7 @@ import { createLogger, type Logger } from '../../common/logger';
 import { createStorage, type Storage } from '../../common/storage';
 import { createMailer } from '../../common/mailer';
 import { startMailbox, stopMailbox } from './mailbox';
+import { cleanUpRunTemporal, cleanupSummary } from './temporalCleanup';
 import { createTemporalClient } from '../../common/temporal';
 import { createKnex, migrateLatest } from '../../db/knex';
 import { createApp } from '../../api/app';
@@ -126,6 +129,15 @@ export async function tearDownEnv(): Promise<void> {
   };
   for (const cleanup of cleanups.reverse()) await attempt(cleanup);
   await attempt(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+  // the workers have stopped: the run's Schedules and the workflows still running on its task queues go
+  // (bounded, never fails the run; what it could not do is written to stderr)
+  const temporalCleanup = await cleanUpRunTemporal(current.temporal, current.config.temporal.taskQueue, {
+    reason: `test run ${current.runId} ended`,
+  });
+  const summary = `Temporal cleanup of test run ${current.runId}: ${cleanupSummary(temporalCleanup)}`;
+  if (temporalCleanup.errors.length || temporalCleanup.capped || temporalCleanup.timedOut)
+    console.error(summary);
+  else current.logger.info(summary);
   await attempt(() => current.appKnex.destroy());
   await attempt(() => current.knex.destroy());
   await attempt(() => current.temporal.connection.close());
