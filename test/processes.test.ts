@@ -109,22 +109,30 @@ describe('processes', function () {
     >;
     expect(ready.duckdb).to.match(/^v\d+\.\d+/);
     expect(ready).to.include({ threads: 2 });
-    await waitForLine(lines, /worker running/, 60_000);
+    const running = JSON.parse(await waitForLine(lines, /worker running/, 60_000)) as Record<string, string>;
     child.kill('SIGTERM');
     expect(await exited).to.equal(0);
     await waitForLine(lines, /worker stopped/, 1000);
-    // its dispatcher workflow and its schedules belong to its task queue; remove them so they do not linger
+    // its dispatcher workflow and its Schedules (the ids its log line names) belong to its task queue: remove
+    // them, or the Schedules fire every hour for ever, each firing a workflow no worker will run (the end of
+    // the run would remove them too, test/helpers/temporalCleanup.ts; this checks the worker's own ids)
     const { temporal, config } = testEnv();
     const queue = `${config.temporal.taskQueue}-proc`;
+    expect(running).to.include({ taskQueue: queue, dispatcherId: `outbox-dispatcher:${queue}` });
     await temporal.workflow
-      .getHandle(`outbox-dispatcher:${queue}`)
+      .getHandle(running.dispatcherId)
       .terminate('test done')
       .catch(() => undefined);
-    for (const name of ['webhook-deliveries', 'file-orphans']) {
-      await temporal.schedule
-        .getHandle(`retention:${name}:${queue}`)
-        .delete()
-        .catch(() => undefined);
-    }
+    const scheduleIds = Object.entries(running)
+      .filter(([key]) => /ScheduleId$|RetentionId$/.test(key))
+      .map(([, id]) => id);
+    expect(scheduleIds).to.have.members([
+      `retention:webhook-deliveries:${queue}`,
+      `retention:file-orphans:${queue}`,
+      `billing:schedule:${queue}`,
+      `retention:notifications:${queue}`,
+      `retention:audit-log:${queue}`,
+    ]);
+    for (const id of scheduleIds) await temporal.schedule.getHandle(id).delete();
   });
 });
