@@ -8,11 +8,12 @@
  */
 import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
-import { BadRequestError } from '../../common/errors';
+import { AppError, BadRequestError, DomainError } from '../../common/errors';
 import { uuidv7 } from '../../common/ids';
 import { streamToObject } from '../../common/objectUpload';
 import { Company, Dataset, File, FileVersion, type Visibility } from '../../db/models';
 import { transact } from '../../db/transaction';
+import { withCompany } from '../../db/unitOfWork';
 import { PlanLimitError, requirePlan } from '../plans/errors';
 import { planLimits, type PlanName } from '../plans/plans';
 import { checkQuotaEarly, countUpload } from '../plans/quota';
@@ -255,7 +256,8 @@ async function writeRows(
 
 /**
  * Completes an upload whose bytes are stored: the XLSX checks that need the stored zip, then the one
- * transaction, then the report start. On any failure the object is removed and the error rethrown.
+ * transaction, then the report start. On any failure the object is removed and the error rethrown — unless
+ * the transaction committed although its COMMIT failed (`savedAfterAll`).
  */
 export async function completeUpload(
   deps: FilesDeps,
@@ -297,9 +299,49 @@ export async function completeUpload(
     );
     return result;
   } catch (err) {
+    const saved = await savedAfterAll(deps, slot, err);
+    if (saved) return saved;
     await discardUpload(deps, slot);
     throw err;
   }
+}
+
+/**
+ * The upload's rows when its transaction failed at COMMIT and committed all the same (the connection went
+ * away before the answer came back): the object is then the saved version's and stays, and the upload
+ * answers as saved (its report and comparison are started by the hourly file sweep). Undefined when the
+ * version is not saved — a refusal, or a failure the lookup confirms —, after which the object is removed.
+ * A lookup that fails too leaves the object to the orphan sweep rather than risk a version without it.
+ */
+async function savedAfterAll(
+  deps: Pick<FilesDeps, 'knex' | 'log'>,
+  slot: UploadSlot,
+  err: unknown,
+): Promise<UploadResult | undefined> {
+  // a refusal is thrown inside the transaction, which then rolls back
+  if (err instanceof AppError || err instanceof DomainError) return undefined;
+  const { companyId } = slot.actor;
+  let found: UploadResult | undefined;
+  try {
+    found = await withCompany(deps.knex, companyId, async (trx) => {
+      const version = await FileVersion.scoped(companyId, trx).findById(slot.versionId);
+      const file = version && (await File.scoped(companyId, trx).findById(slot.fileId));
+      return version && file ? { file, version } : undefined;
+    });
+  } catch (lookupErr) {
+    deps.log.error(
+      { err: lookupErr, objectKey: slot.objectKey },
+      'an upload failed and whether it was saved is unknown: its object is left to the orphan sweep',
+    );
+    throw err;
+  }
+  if (found) {
+    deps.log.warn(
+      { err, fileId: slot.fileId, versionId: slot.versionId },
+      'the upload was saved although its commit failed; the file sweep starts its report',
+    );
+  }
+  return found;
 }
 
 export interface UploadInput {

@@ -8,6 +8,7 @@ import type { Storage } from '../../common/storage';
 import { call, expectErrorBody } from '../helpers/http';
 import { testEnv } from '../helpers/env';
 import { createTeam } from '../helpers/factories';
+import { knexThrough, startPgProxy } from '../helpers/pgProxy';
 import { eventually } from '../helpers/temporal';
 import {
   CONTENT_TYPES_XML,
@@ -15,6 +16,7 @@ import {
   expectHiddenFrom,
   footprint,
   incompleteUploadsAt,
+  objectsOf,
   sheetXml,
   uploadFile,
   uploadTo,
@@ -32,9 +34,12 @@ const NOTHING = {
   objects: 0,
 };
 
-/** A copy of the API whose storage is `storage` (fault injection), listening on loopback. */
-async function appWith(storage: Storage): Promise<{ baseUrl: string; close(): Promise<void> }> {
-  const server = http.createServer(createApp({ ...testEnv().deps, storage }).callback());
+/** A copy of the API whose storage is `storage` (and database `knex`: fault injection), listening on loopback. */
+async function appWith(
+  storage: Storage,
+  knex = testEnv().deps.knex,
+): Promise<{ baseUrl: string; close(): Promise<void> }> {
+  const server = http.createServer(createApp({ ...testEnv().deps, storage, knex }).callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
@@ -349,6 +354,39 @@ describe('files: every upload is all or nothing', function () {
     expect((await call('GET', '/files', { token: a.adminToken })).body.data).to.deep.equal([]);
     // the same upload now succeeds
     expect((await uploadFile(csv(3), { token: a.adminToken })).status).to.equal(201);
+  });
+
+  it('the database commits but the answer to COMMIT is lost: 201, and the saved version keeps its object', async () => {
+    const a = await createTeam({ plan: 'free' });
+    const env = testEnv();
+    const proxy = await startPgProxy(env.config.databaseUrl);
+    const knex = knexThrough(proxy, { actAs: env.config.databaseAppRole });
+    const app = await appWith(env.storage, knex);
+    let res;
+    try {
+      proxy.cutAfterCommit(/insert into "file_versions"/);
+      res = await uploadFile(csv(3), { token: a.adminToken, baseUrl: app.baseUrl });
+      expect(proxy.cuts()).to.equal(1);
+    } finally {
+      await app.close();
+      await knex.destroy();
+      await proxy.close();
+    }
+    expect(res.status, res.text).to.equal(201);
+    expect(await footprint(a.company.id)).to.deep.equal({
+      files: 1,
+      versions: 1,
+      datasets: 1,
+      events: 1,
+      filesUsed: 1,
+      objects: 1,
+    });
+    const [version] = await env.knex('fileVersions').where({ companyId: a.company.id });
+    expect(res.body).to.deep.include({ id: version.fileId, currentVersion: 1 });
+    expect(res.body.version).to.deep.include({ id: version.id, version: 1, rowCount: 3 });
+    expect(await objectsOf(a.company.id)).to.deep.equal([version.objectKey]);
+    const preview = await call('GET', `/files/${version.fileId}/versions/1/preview`, { token: a.adminToken });
+    expect(preview.status, preview.text).to.equal(200);
   });
 
   it('a client that goes away mid-upload leaves nothing: the multipart upload is aborted', async () => {
