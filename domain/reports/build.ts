@@ -381,7 +381,12 @@ export async function runBuild(
     }
     return { status: 'ready', reportId: report.id };
   } catch (err) {
-    if (objectKey) await removeObject(storage, objectKey);
+    // the save's COMMIT may have failed after committing (the connection lost before its answer): the
+    // object stays when the row names it, or when that cannot be read (a leftover is harmless, a ready
+    // report without its result is not)
+    if (objectKey && !(await resultSaved(knex, req, report.id, objectKey))) {
+      await removeObject(storage, objectKey);
+    }
     throw err;
   } finally {
     await progress.stop();
@@ -391,6 +396,18 @@ export async function runBuild(
       () => undefined,
     );
     await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+/** Whether the report row names `objectKey` as its result; true when the row cannot be read. */
+async function resultSaved(knex: Knex, req: BuildRequest, reportId: string, objectKey: string) {
+  try {
+    const row = await withCompany(knex, req.companyId, async (trx) =>
+      reportQuery(trx, req.companyId).findById(reportId).select('reports.resultObjectKey'),
+    );
+    return row?.resultObjectKey === objectKey;
+  } catch {
+    return true;
   }
 }
 

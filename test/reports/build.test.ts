@@ -9,6 +9,8 @@ import { AnalysisFailure } from '../../domain/reports/engine';
 import { testEnv } from '../helpers/env';
 import { createTeam } from '../helpers/factories';
 import { hiddenSharedStringsWorkbook, uploadFile, xlsx } from '../helpers/files';
+import { call } from '../helpers/http';
+import { knexThrough, startPgProxy } from '../helpers/pgProxy';
 
 /** A version uploaded through the API whose build is prepared (build 1), for the runner to be called on. */
 async function preparedBuild(data: Buffer | string, name?: string) {
@@ -24,7 +26,7 @@ async function preparedBuild(data: Buffer | string, name?: string) {
     version: 1,
   };
   expect(await prepareBuild(knex, req, null)).to.include({ build: 1 });
-  return { req, version: version as { id: string; objectKey: string } };
+  return { req, version: version as { id: string; objectKey: string }, team };
 }
 
 describe('reports: the build runner', function () {
@@ -168,5 +170,38 @@ describe('reports: the build runner', function () {
     }>)
       if (item.name) left.push(item.name);
     expect(left).to.deep.equal([report!.resultObjectKey]);
+  });
+
+  it('a large result whose save committed although its COMMIT failed keeps its object: the retry finds it ready', async () => {
+    const { storage, config } = testEnv();
+    const header = Array.from({ length: 20 }, (_, i) => `column_${i}`).join(',');
+    const rows = Array.from({ length: 30 }, (_, r) => Array.from({ length: 20 }, (_, c) => r * c).join(','));
+    const { req, team } = await preparedBuild(`${header}\n${rows.join('\n')}\n`);
+    const small = { ...config, reports: { ...config.reports, inlineMaxBytes: 1024 } };
+    const proxy = await startPgProxy(config.databaseUrl);
+    const knex = knexThrough(proxy);
+    try {
+      // the save's transaction (the only one naming the result's object) commits; its answer is lost
+      proxy.cutAfterCommit(/"result_object_key"/);
+      let error: unknown;
+      try {
+        await runBuild({ knex, storage, config: small }, req);
+      } catch (err) {
+        error = err;
+      }
+      expect(proxy.cuts()).to.equal(1);
+      expect(String(error)).to.match(/COMMIT/);
+      // the activity's retry
+      expect(await runBuild({ knex, storage, config: small }, req)).to.include({ status: 'ready' });
+    } finally {
+      await knex.destroy();
+      await proxy.close();
+    }
+    const [row] = await testEnv().knex('reports').where({ fileVersionId: req.fileVersionId });
+    expect(row).to.include({ status: 'ready', result: null });
+    await storage.client.statObject(storage.bucket, row.resultObjectKey as string);
+    const res = await call('GET', `/files/${req.fileId}/versions/1/report`, { token: team.adminToken });
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body.profile.sheets[0]).to.include({ rows: 30, columns: 20 });
   });
 });
