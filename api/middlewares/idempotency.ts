@@ -231,17 +231,23 @@ async function runClaimed(
     const value = ctx.response.get(name);
     if (value) headers[name] = String(value);
   }
-  await records((q) =>
-    q.where({ scope, key, fingerprint }).patch({
-      fingerprint: streamed ? `${fingerprint}${SEPARATOR}${bodyFingerprint}` : fingerprint,
-      state: 'done',
-      responseStatus: ctx.status,
-      responseHeaders: headers,
-      // answers can carry secrets shown once (an API key, a webhook signing secret): kept encrypted
-      responseBody: body === null ? null : sealResponse(ctx, scope, key, body),
-      lockedUntil: null,
-    }),
-  );
+  try {
+    await records((q) =>
+      q.where({ scope, key, fingerprint }).patch({
+        fingerprint: streamed ? `${fingerprint}${SEPARATOR}${bodyFingerprint}` : fingerprint,
+        state: 'done',
+        responseStatus: ctx.status,
+        responseHeaders: headers,
+        // answers can carry secrets shown once (an API key, a webhook signing secret): kept encrypted
+        responseBody: body === null ? null : sealResponse(ctx, scope, key, body),
+        lockedUntil: null,
+      }),
+    );
+  } catch (err) {
+    // the work is done: the answer stays the handler's (an error in its place would invite a retry that, once
+    // the claim's lease is over, does the work again); the claim stays `running`, a retry gets 409 till then
+    ctx.state.log.error({ err }, 'the answer of an idempotent request could not be remembered');
+  }
 }
 
 function responseKey(ctx: AppContext): Buffer {

@@ -160,6 +160,47 @@ describe('Idempotency-Key', () => {
     expect(good.status).to.equal(201);
   });
 
+  it('the answer stands when its record cannot be written: the work is done once, the key stays claimed', async () => {
+    const team = await createTeam();
+    const { knex } = testEnv();
+    const api = apiClient({ token: team.adminToken });
+    const fn = `fail_idempotency_${team.company.id.replace(/-/g, '')}`;
+    // in this run's database only: recording this company's answers (and releasing its claims) fails
+    await knex.raw(`create function ${fn}() returns trigger language plpgsql as $$
+      begin
+        if old.company_id = '${team.company.id}' then raise exception 'injected: database failure'; end if;
+        return case when tg_op = 'DELETE' then old else new end;
+      end $$`);
+    await knex.raw(
+      `create trigger ${fn} before update or delete on idempotency_keys for each row execute function ${fn}()`,
+    );
+    const idempotencyKey = randomUUID();
+    try {
+      const first = await api.post('/api-keys', {
+        body: { name: 'once', scopes: ['files:read'] },
+        idempotencyKey,
+      });
+      expect(first.status, first.text).to.equal(201);
+      expect(first.body.name).to.equal('once');
+      // a refusal keeps its status too
+      const refused = await api.post('/api-keys', {
+        body: { name: 'x'.repeat(81), scopes: ['files:read'] },
+        idempotencyKey: randomUUID(),
+      });
+      expectErrorBody(refused, 400);
+    } finally {
+      await knex.raw(`drop trigger ${fn} on idempotency_keys`);
+      await knex.raw(`drop function ${fn}()`);
+    }
+    // the key is still claimed: a retry does not run the request again
+    const retry = await api.post('/api-keys', {
+      body: { name: 'once', scopes: ['files:read'] },
+      idempotencyKey,
+    });
+    expectErrorBody(retry, 409);
+    expect(await keysOf(team.company.id)).to.equal(1);
+  });
+
   it('a key is kept 24 hours; once expired it may be used again, and expired records are swept', async () => {
     const team = await createTeam();
     const { knex } = testEnv();
