@@ -1,5 +1,7 @@
 /** The real entry points: they start from configuration, log JSON, and stop cleanly on SIGTERM. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { ROOT, testEnv } from './helpers/env';
@@ -100,7 +102,17 @@ describe('processes', function () {
   });
 
   it('the worker starts polling and drains on SIGTERM, exiting 0', async () => {
-    const { child, lines } = start('worker/index.js', {});
+    // a work folder holding what a worker killed mid-build two hours ago left, and a build of now
+    const workDir = await mkdtemp(path.join(os.tmpdir(), 'worker-proc-'));
+    const stale = path.join(workDir, 'build-f-v1-b1-0000aaaa');
+    const fresh = path.join(workDir, 'compare-0000bbbb');
+    for (const folder of [stale, fresh]) {
+      await mkdir(path.join(folder, 'duckdb'), { recursive: true });
+      await writeFile(path.join(folder, 'load-x.raw'), 'a,b\n');
+    }
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+    await utimes(stale, twoHoursAgo, twoHoursAgo);
+    const { child, lines } = start('worker/index.js', { REPORT_WORK_DIR: workDir });
     const exited = exitOf(child);
     // its analysis engine checked first, with the version and settings in the log
     const ready = JSON.parse(await waitForLine(lines, /analysis engine ready/, 60_000)) as Record<
@@ -113,6 +125,10 @@ describe('processes', function () {
     child.kill('SIGTERM');
     expect(await exited).to.equal(0);
     await waitForLine(lines, /worker stopped/, 1000);
+    // the stale folder was removed at start; the fresh one, which may be a running build's, was not
+    const left = await readdir(workDir);
+    await rm(workDir, { recursive: true, force: true });
+    expect(left).to.deep.equal(['compare-0000bbbb']);
     // its dispatcher workflow and its Schedules (the ids its log line names) belong to its task queue: remove
     // them, or the Schedules fire every hour for ever, each firing a workflow no worker will run (the end of
     // the run would remove them too, test/helpers/temporalCleanup.ts; this checks the worker's own ids)

@@ -4,7 +4,7 @@ import { Client } from '@temporalio/client';
 import { loadConfig, ConfigError, serviceStartProblems } from '../common/config';
 import { createLogger } from '../common/logger';
 import { createKnex } from '../db/knex';
-import { checkEngine } from '../domain/reports/engine';
+import { checkEngine, removeStaleWorkFolders, STALE_WORK_FOLDER_MS } from '../domain/reports/engine';
 import {
   createWorker,
   ensureOutboxDispatcher,
@@ -33,6 +33,16 @@ async function main(): Promise<void> {
     },
     'analysis engine ready',
   );
+  // what builds of a worker that died left in the work folder, now and hourly
+  const sweepWorkDir = () =>
+    removeStaleWorkFolders(config.reports.workDir).then(
+      (removed) => {
+        if (removed.length > 0) logger.info({ removed }, 'stale work folders removed');
+      },
+      (err: unknown) => logger.warn({ err }, 'stale work folders could not be removed'),
+    );
+  await sweepWorkDir();
+  const workDirSweep = setInterval(() => void sweepWorkDir(), STALE_WORK_FOLDER_MS).unref();
   const knex = createKnex(config.databaseUrl, config.databasePoolMax, { actAs: config.databaseAppRole });
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   // one client on the worker's connection, for the activities and for the system workflows below
@@ -63,6 +73,7 @@ async function main(): Promise<void> {
   try {
     await running;
   } finally {
+    clearInterval(workDirSweep);
     await connection.close();
     await knex.destroy();
     logger.info('worker stopped');

@@ -1,4 +1,4 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { installMacros } from './sql';
@@ -99,4 +99,42 @@ export async function checkEngine(settings: Omit<EngineSettings, 'tempDirectory'
     // a folder that could not be made cannot be removed either: the error above says why
     await rm(tempDirectory, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+/** The folders builds, comparisons and engine checks make in the work folder (each removes its own when it ends). */
+const WORK_FOLDER = /^(?:build|compare|engine-check)-/;
+
+/**
+ * Older than this, a work folder belongs to no run: a build or comparison attempt is cut after 20 minutes
+ * (its start-to-close timeout; the run, heartbeating every second, is cancelled at once), an engine check
+ * takes seconds.
+ */
+export const STALE_WORK_FOLDER_MS = 3_600_000;
+
+/**
+ * Removes the work folders a process that died left behind (a worker killed mid-build cannot remove its
+ * folder: the download, the copy DuckDB reads and its spill files), those not changed for `olderThanMs`.
+ * Run by the worker at start and hourly. Returns the names removed.
+ */
+export async function removeStaleWorkFolders(
+  workDir: string,
+  { olderThanMs = STALE_WORK_FOLDER_MS, now = Date.now() } = {},
+): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(workDir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!WORK_FOLDER.test(name)) continue;
+    const folder = path.join(workDir, name);
+    const info = await stat(folder).catch(() => undefined);
+    if (!info?.isDirectory() || now - info.mtimeMs < olderThanMs) continue;
+    await rm(folder, { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
 }

@@ -1,6 +1,13 @@
 /** The analysis engine: read ./types.ts first (the contract the rules and comparison steps build on). */
 export * from './types';
-export { checkEngine, openEngine, type Engine, type EngineSettings } from './duckdb';
+export {
+  checkEngine,
+  openEngine,
+  removeStaleWorkFolders,
+  STALE_WORK_FOLDER_MS,
+  type Engine,
+  type EngineSettings,
+} from './duckdb';
 export {
   loadVersion,
   downloadText,
