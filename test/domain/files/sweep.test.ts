@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { startMissingAnalyses } from '../../../domain/files/reportStarts';
 import { sweepOrphanObjects } from '../../../domain/files/sweep';
+import { actingAs } from '../../../db/unitOfWork';
 import { uuidv7 } from '../../../common/ids';
 import { startWorker, testEnv } from '../../helpers/env';
 import { ensureFileOrphanSweepSchedule } from '../../../worker/worker';
@@ -33,6 +35,55 @@ describe('orphan sweep (real MinIO and PostgreSQL)', function () {
     expect(left).to.have.lengthOf(1);
     const version = await knex('fileVersions').where({ fileId: saved.body.id }).first();
     expect(left[0]).to.equal(version.objectKey);
+  });
+
+  it('removes large report results no report names (a deleted file’s, a replaced one), keeps the one named', async () => {
+    const { knex, storage } = testEnv();
+    const a = await createTeam({ plan: 'premium' });
+    const kept = await uploadFile(csv(2), { token: a.adminToken });
+    const gone = await uploadFile(csv(3), { token: a.adminToken });
+    const version = await knex('fileVersions').where({ fileId: kept.body.id }).first();
+    const reportId = randomUUID();
+    const resultKey = (fileId: string, id: string, build: number) =>
+      storage.key('reports', a.company.id, fileId, `${id}-b${build}.json`);
+    // a ready report whose result lives in MinIO, and its build 1 a rebuild replaced
+    const named = resultKey(kept.body.id, reportId, 2);
+    const replaced = resultKey(kept.body.id, reportId, 1);
+    await knex('reports').insert({
+      id: reportId,
+      companyId: a.company.id,
+      fileId: kept.body.id,
+      fileVersionId: version.id,
+      version: 1,
+      status: 'ready',
+      build: 2,
+      resultObjectKey: named,
+    });
+    // what a delete leaves when MinIO fails after its commit: the rows are gone, the result object is not
+    const deleted = resultKey(gone.body.id, randomUUID(), 1);
+    expect((await call('DELETE', `/files/${gone.body.id}`, { token: a.adminToken })).status).to.equal(204);
+    const json = Buffer.from('{"profile":{}}');
+    for (const key of [named, replaced, deleted]) await storage.client.putObject(storage.bucket, key, json);
+    const results = async () => {
+      const names: string[] = [];
+      const listing = storage.client.listObjectsV2(
+        storage.bucket,
+        storage.key('reports', a.company.id) + '/',
+        true,
+      );
+      for await (const item of listing as AsyncIterable<{ name?: string }>)
+        if (item.name) names.push(item.name);
+      return names.sort();
+    };
+    // as the worker runs it: the application role, as the system task file-sweep (row-level security)
+    const sweep = (options: { now?: number } = {}) =>
+      actingAs({ system: 'file-sweep' }, () => sweepOrphanObjects(testEnv().appKnex, storage, options));
+    // young objects are left alone (a build writes its result just before saving the row that names it)
+    await sweep();
+    expect(await results()).to.deep.equal([named, replaced, deleted].sort());
+    const swept = await sweep({ now: Date.now() + 2 * 3600_000 });
+    expect(swept.objectsRemoved).to.be.at.least(2);
+    expect(await results()).to.deep.equal([named]);
   });
 
   it('starts the report workflow again for a version left without a report (its start after upload failed)', async () => {
