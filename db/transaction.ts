@@ -47,7 +47,19 @@ export interface TransactOptions {
   onAfterCommitError?: (err: unknown) => void;
   /** Where the default `onAfterCommitError` logs; a module-level logger when not given. */
   log?: Logger;
+  /** How long transact waits for its after-commit hooks in all (AFTER_COMMIT_WAIT_MS when not given). */
+  afterCommitWaitMs?: number;
 }
+
+/**
+ * How long `transact` waits for its after-commit hooks, all of them together, before it returns: the change
+ * is saved by then, and what follows it (a workflow start or cancellation, a mail, an object removal) must
+ * not hold the caller's answer while a dependency hangs — a Temporal server that accepts connections and
+ * does not answer held POST /comparisons or a rebuild for minutes, while the client retried. A hook still
+ * running goes on in the background (its failure logged as always); what it was to do is repaired as when it
+ * fails (the file sweep starts reports and comparisons still queued, the outbox dispatcher deliveries).
+ */
+export const AFTER_COMMIT_WAIT_MS = 5_000;
 
 let fallbackLog: Logger | undefined;
 function defaultLog(): Logger {
@@ -86,17 +98,34 @@ export async function transact<T>(
     };
     return work(uow);
   });
-  // committed: every hook runs, and none of their errors turns the saved change into a failure
+  // committed: every hook runs, in order, and none of their errors turns the saved change into a failure;
+  // past the wait, the hooks left run without being waited for
+  const report = (err: unknown) => {
+    if (options.onAfterCommitError) options.onAfterCommitError(err);
+    else
+      (options.log ?? defaultLog()).error(
+        { err, correlationId: options.correlationId },
+        'after-commit hook failed; the change is saved',
+      );
+  };
+  const deadline = Date.now() + (options.afterCommitWaitMs ?? AFTER_COMMIT_WAIT_MS);
   for (const hook of hooks) {
-    try {
-      await hook();
-    } catch (err) {
-      if (options.onAfterCommitError) options.onAfterCommitError(err);
-      else
-        (options.log ?? defaultLog()).error(
-          { err, correlationId: options.correlationId },
-          'after-commit hook failed; the change is saved',
-        );
+    const running = (async () => hook())().catch(report);
+    const left = deadline - Date.now();
+    if (left <= 0) continue;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = await Promise.race([
+      running.then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), left);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!waited) {
+      (options.log ?? defaultLog()).warn(
+        { correlationId: options.correlationId },
+        'an after-commit hook still runs; not waiting for it',
+      );
     }
   }
   return result;

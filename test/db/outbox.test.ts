@@ -77,6 +77,37 @@ describe('transactional outbox', () => {
     expect(logged).to.have.lengthOf(1);
     expect((logged[0] as { err: Error }).err.message).to.equal('temporal unreachable');
   });
+
+  it('a hook that never ends holds the return for the wait only; the next hook runs, a later failure is logged', async () => {
+    const { knex } = testEnv();
+    const company = await newCompany();
+    const logged: unknown[] = [];
+    const log = {
+      error: (obj: unknown) => logged.push(obj),
+      warn: () => undefined,
+    } as unknown as Logger;
+    let fail: (err: Error) => void = () => undefined;
+    let nextHookRan = false;
+    const started = Date.now();
+    const eventId = await transact(
+      knex,
+      async ({ emit, afterCommit }) => {
+        // e.g. a workflow start against a Temporal server that accepts connections and never answers
+        afterCommit(() => new Promise<void>((_, reject) => (fail = reject)));
+        afterCommit(() => {
+          nextHookRan = true;
+        });
+        return emit({ companyId: company.id, type: 'quota.threshold', data: { threshold: 80 } });
+      },
+      { log, afterCommitWaitMs: 300 },
+    );
+    expect(Date.now() - started).to.be.below(3000);
+    expect(await OutboxEvent.query(knex).findById(eventId)).to.exist;
+    expect(nextHookRan).to.equal(true);
+    fail(new Error('deadline exceeded'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((logged[0] as { err: Error }).err.message).to.equal('deadline exceeded');
+  });
 });
 
 describe('tenant scoping', () => {
