@@ -91,7 +91,9 @@ describe('comparison failures: no text of the files in what a failed attempt let
       expect(done.status).to.equal('ready');
       expect(done.result).to.deep.include({ changed: 1, unchanged: 1 });
       // the first attempt's failure, as Temporal keeps it: the started event of a retried activity carries
-      // the last failure (read from the history, so no poll has to catch the short wait before the retry)
+      // the last failure (read from the history, so no poll has to catch the short wait before the retry).
+      // That event is written when the attempt completes, after its save: the workflow's end comes after it
+      await handle.result();
       const events = (await handle.fetchHistory()).events ?? [];
       const failure = retriedFailure(events);
       expect(failure, 'a retried attempt with its last failure').to.be.a('string');

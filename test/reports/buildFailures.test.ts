@@ -48,8 +48,10 @@ describe('report build failures: no text of the file in what a failed attempt le
         { what: 'the build retried', timeoutMs: 60_000 },
       );
       expect(done.status).to.equal('ready');
-      const events =
-        (await testEnv().temporal.workflow.getHandle(`report:${id}:v1`).fetchHistory()).events ?? [];
+      // the retried attempt's started event is written when it completes, after its save: wait for the end
+      const handle = testEnv().temporal.workflow.getHandle(`report:${id}:v1`);
+      await handle.result();
+      const events = (await handle.fetchHistory()).events ?? [];
       const failure = retriedFailure(events);
       expect(failure, 'a retried attempt with its last failure').to.be.a('string');
       expect(failure).to.include('the report build failed (Error)');
