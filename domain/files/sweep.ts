@@ -7,8 +7,11 @@ export interface SweepResult {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-/** A large report result's object name: `<reportId>-b<build>.json` (domain/reports/build.ts) */
-const RESULT = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-b\d+\.json$/;
+/**
+ * A large report result's object name: `<reportId>-b<build>-<attempt>.json` (domain/reports/build.ts), or
+ * `<reportId>-b<build>.json` as builds named it before attempts were
+ */
+const RESULT = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-b\d+(?:-[0-9a-f]{8})?\.json$/;
 
 /**
  * Removes what an upload that never committed left in the object store: objects under `files/` whose key
@@ -17,7 +20,7 @@ const RESULT = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-
  * store lists them by prefix (S3 does; MinIO lists them only per exact key and expires stale ones itself,
  * MINIO_API_STALE_UPLOADS_EXPIRY, 24 h by default; on S3 a lifecycle rule AbortIncompleteMultipartUpload
  * does the same). Also catches objects of deleted files whose removal failed after commit, and large report
- * results (`reports/…/<reportId>-b<build>.json`) no report row names any more: a deleted file's, or one
+ * results (`reports/…/<reportId>-b<build>-<attempt>.json`) no report row names any more: a deleted file's, or one
  * replaced by a rebuild, whose removal failed (MinIO unavailable at that moment), or one written by a build
  * that then failed. Idempotent.
  */

@@ -44,11 +44,14 @@ describe('orphan sweep (real MinIO and PostgreSQL)', function () {
     const gone = await uploadFile(csv(3), { token: a.adminToken });
     const version = await knex('fileVersions').where({ fileId: kept.body.id }).first();
     const reportId = randomUUID();
-    const resultKey = (fileId: string, id: string, build: number) =>
-      storage.key('reports', a.company.id, fileId, `${id}-b${build}.json`);
-    // a ready report whose result lives in MinIO, and its build 1 a rebuild replaced
-    const named = resultKey(kept.body.id, reportId, 2);
+    // as builds name them (`-<attempt>`), and as they did before attempts were named
+    const resultKey = (fileId: string, id: string, build: number, attempt = '') =>
+      storage.key('reports', a.company.id, fileId, `${id}-b${build}${attempt}.json`);
+    // a ready report whose result lives in MinIO, its build 1 a rebuild replaced, and another attempt of
+    // build 2 that did not save
+    const named = resultKey(kept.body.id, reportId, 2, '-0a1b2c3d');
     const replaced = resultKey(kept.body.id, reportId, 1);
+    const otherAttempt = resultKey(kept.body.id, reportId, 2, '-9f8e7d6c');
     await knex('reports').insert({
       id: reportId,
       companyId: a.company.id,
@@ -63,7 +66,8 @@ describe('orphan sweep (real MinIO and PostgreSQL)', function () {
     const deleted = resultKey(gone.body.id, randomUUID(), 1);
     expect((await call('DELETE', `/files/${gone.body.id}`, { token: a.adminToken })).status).to.equal(204);
     const json = Buffer.from('{"profile":{}}');
-    for (const key of [named, replaced, deleted]) await storage.client.putObject(storage.bucket, key, json);
+    for (const key of [named, replaced, otherAttempt, deleted])
+      await storage.client.putObject(storage.bucket, key, json);
     const results = async () => {
       const names: string[] = [];
       const listing = storage.client.listObjectsV2(
@@ -80,9 +84,9 @@ describe('orphan sweep (real MinIO and PostgreSQL)', function () {
       actingAs({ system: 'file-sweep' }, () => sweepOrphanObjects(testEnv().appKnex, storage, options));
     // young objects are left alone (a build writes its result just before saving the row that names it)
     await sweep();
-    expect(await results()).to.deep.equal([named, replaced, deleted].sort());
+    expect(await results()).to.deep.equal([named, replaced, otherAttempt, deleted].sort());
     const swept = await sweep({ now: Date.now() + 2 * 3600_000 });
-    expect(swept.objectsRemoved).to.be.at.least(2);
+    expect(swept.objectsRemoved).to.be.at.least(3);
     expect(await results()).to.deep.equal([named]);
   });
 
