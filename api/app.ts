@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { AppContext, AppDeps, AppState } from './context';
+import { noStore } from './middlewares/cacheControl';
 import { clientAddress } from './middlewares/clientAddress';
 import { correlation } from './middlewares/correlation';
 import { errors } from './middlewares/errors';
@@ -40,6 +41,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): ServiceApp {
   const routeChain: RouteMiddlewareFactory[] = [authenticate, planGuard, ...(machinery ? [idempotency] : [])];
   mountRoutes(router, routeTable, routeChain);
 
+  app.use(noStore() as Koa.Middleware<AppState>);
   app.use(correlation() as Koa.Middleware<AppState>);
   app.use(errors() as Koa.Middleware<AppState>);
   app.use(clientAddress(deps.config.trustProxyHops) as Koa.Middleware<AppState>);

@@ -19,6 +19,31 @@ describe('API error body and request handling', () => {
     expect(body.message).to.equal('no route for GET /no-such-thing');
   });
 
+  it('answers Cache-Control: no-store (tokens, keys, profiles), errors included; the docs page files are cacheable', async () => {
+    const team = await createTeam({ plan: 'premium' });
+    const login = await call('POST', '/auth/login', {
+      json: { email: team.admin.email, password: team.admin.password },
+    });
+    expect(login.status, login.text).to.equal(200);
+    const key = await call('POST', '/api-keys', {
+      token: team.adminToken,
+      json: { name: 'k', scopes: ['files:read'] },
+    });
+    expect(key.status, key.text).to.equal(201);
+    const answers = [
+      login,
+      key,
+      await call('GET', '/files', { token: team.adminToken }),
+      await call('GET', '/no-such-thing'),
+      await call('GET', '/files'),
+    ];
+    for (const res of answers)
+      expect(res.headers.get('cache-control'), String(res.status)).to.equal('no-store');
+    const css = await call('GET', '/docs/swagger-ui.css');
+    expect(css.status).to.equal(200);
+    expect(css.headers.get('cache-control')).to.equal('public, max-age=3600');
+  });
+
   it('answers malformed JSON with 400', async () => {
     const res = await call('POST', '/_test/echo', {
       raw: '{"name": ',
