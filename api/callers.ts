@@ -15,7 +15,7 @@ import type { AppContext } from './context';
  */
 export type CallerIdentity =
   | { kind: 'key'; companyId: string; plan: PlanName | null }
-  | { kind: 'session'; personId: string; companyId: string }
+  | { kind: 'session'; personId: string; companyId: string; demo?: boolean }
   | { kind: 'anonymous' };
 
 const ANONYMOUS: CallerIdentity = { kind: 'anonymous' };
@@ -73,7 +73,9 @@ export async function identifyCaller(ctx: AppContext): Promise<CallerIdentity> {
 
   if (!isApiKeyToken(token)) {
     const claims = await accessClaimsFor(ctx, token);
-    return claims ? { kind: 'session', personId: claims.personId, companyId: claims.companyId } : ANONYMOUS;
+    return claims
+      ? { kind: 'session', personId: claims.personId, companyId: claims.companyId, demo: claims.demo }
+      : ANONYMOUS;
   }
 
   const key = await verifiedKeyFor(ctx, token);

@@ -91,7 +91,9 @@ export function chooseBudget(spec: RouteSpec | undefined, caller: CallerIdentity
       return {
         name: 'budget',
         limit: REQUEST_BUDGETS.sessionPerPerson,
-        subject: `person:${caller.personId}`,
+        // every demo visitor acts as the demo company's one person: one visitor must not spend the others'
+        // budget, so demo sessions are counted per client address
+        subject: caller.demo ? `demo-${addressSubject(address)}` : `person:${caller.personId}`,
       };
     default:
       return { name: 'budget', limit: REQUEST_BUDGETS.anonymousPerAddress, subject: addressSubject(address) };

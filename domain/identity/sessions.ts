@@ -26,6 +26,11 @@ export interface AccessClaims {
   personId: string;
   companyId: string;
   sessionId: string;
+  /**
+   * a demo session (claim `dmo`): every demo visitor is the demo company's one visitor person, so the request
+   * budget counts demo sessions per client address, not per person (api/middlewares/rateLimit.ts)
+   */
+  demo?: boolean;
 }
 
 export interface SessionKeys {
@@ -38,7 +43,7 @@ export function sessionKeys(secretKey: string): SessionKeys {
 }
 
 async function signAccessToken(keys: SessionKeys, claims: AccessClaims): Promise<string> {
-  return new SignJWT({ cid: claims.companyId, sid: claims.sessionId })
+  return new SignJWT({ cid: claims.companyId, sid: claims.sessionId, ...(claims.demo ? { dmo: true } : {}) })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(claims.personId)
     .setIssuer(ISSUER)
@@ -57,9 +62,9 @@ export async function verifyAccessToken(keys: SessionKeys, token: string): Promi
       audience: AUDIENCE,
       algorithms: ['HS256'],
     });
-    const { sub, cid, sid } = payload as { sub?: unknown; cid?: unknown; sid?: unknown };
+    const { sub, cid, sid, dmo } = payload as { sub?: unknown; cid?: unknown; sid?: unknown; dmo?: unknown };
     if (typeof sub !== 'string' || typeof cid !== 'string' || typeof sid !== 'string') return null;
-    return { personId: sub, companyId: cid, sessionId: sid };
+    return { personId: sub, companyId: cid, sessionId: sid, ...(dmo === true ? { demo: true } : {}) };
   } catch {
     return null;
   }
@@ -134,6 +139,7 @@ export async function startSession(
     personId: person.id,
     companyId: person.companyId,
     sessionId,
+    demo: options.demo ?? false,
   });
   return { accessToken, refreshToken, tokenType: 'Bearer', expiresIn: ACCESS_TOKEN_SECONDS };
 }
@@ -228,6 +234,7 @@ export async function rotateRefreshToken(
       personId: row.personId,
       companyId: row.companyId,
       sessionId: row.sessionId,
+      demo: row.demo,
     });
     return {
       ok: true,

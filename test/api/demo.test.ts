@@ -117,6 +117,35 @@ describe('demo: POST /demo/sessions', () => {
     expect(own).to.have.length(1);
   });
 
+  it("counts each visitor's requests per address: one visitor does not spend another's budget", async () => {
+    const [ip1, ip2] = ['198.51.100.11', '198.51.100.12'];
+    const open = async (ip: string) => {
+      const res = await call('POST', '/demo/sessions', { ip });
+      expect(res.status, res.text).to.equal(201);
+      return res.body as { accessToken: string; refreshToken: string };
+    };
+    const remaining = async (ip: string, token: string) => {
+      const res = await call('GET', '/files', { ip, token });
+      expect(res.status, res.text).to.equal(200);
+      expect(res.headers.get('x-ratelimit-limit')).to.equal('300');
+      return Number(res.headers.get('x-ratelimit-remaining'));
+    };
+    const a = await open(ip1);
+    const b = await open(ip2);
+    const a1 = await remaining(ip1, a.accessToken);
+    expect(await remaining(ip1, a.accessToken)).to.equal(a1 - 1);
+    const b1 = await remaining(ip2, b.accessToken);
+    expect(b1, "another visitor's budget").to.be.greaterThan(a1 - 1);
+    // a refreshed demo token is still counted per address
+    const refreshed = await call('POST', '/auth/refresh', {
+      ip: ip1,
+      json: { refreshToken: a.refreshToken },
+    });
+    expect(refreshed.status, refreshed.text).to.equal(200);
+    expect(await remaining(ip1, refreshed.body.accessToken)).to.equal(a1 - 2);
+    expect(await remaining(ip2, b.accessToken)).to.equal(b1 - 1);
+  });
+
   it('creates the demo company once under simultaneous first openings, then reuses it', async () => {
     // an operator's reset: the demo company and everything in it go; the next opening seeds afresh
     await testEnv().knex('companies').where({ isDemo: true }).delete();

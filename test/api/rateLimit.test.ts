@@ -66,6 +66,11 @@ describe('request budgets and buckets', () => {
         subject: 'address:192.0.2.1',
       });
       expect(chooseBudget(undefined, session, '192.0.2.1')).to.include({ limit: 300, subject: 'person:p1' });
+      // demo visitors all act as one person: counted per address
+      expect(chooseBudget(undefined, { ...session, demo: true }, '192.0.2.1')).to.include({
+        limit: 300,
+        subject: 'demo-address:192.0.2.1',
+      });
       expect(chooseBudget(undefined, key('free'), 'x').limit).to.equal(30);
       expect(chooseBudget(undefined, key('basic'), 'x').limit).to.equal(120);
       expect(chooseBudget(undefined, key('premium'), 'x')).to.include({ limit: 600, subject: 'company:c1' });
