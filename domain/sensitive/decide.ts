@@ -12,6 +12,9 @@
  *   alone reaches MIXED_SHARE (0.2) — a "contact" column of emails and phone numbers.
  * IPv4 has one more condition, against version strings shaped like addresses (1.2.0.4): the column's name
  * must not suggest a version, and at least 20% of the matched addresses must have a part of 32 or more.
+ * Phone has one too, against identifiers that happen to be valid US numbers (an invoice_id of 4155550100…):
+ * when every matched value is a bare run of digits (no `+`, space, dash, dot or parenthesis), the column's
+ * name must suggest a phone.
  */
 import { detectValue, ipv4Octets, SENSITIVE_KINDS, STRONG_KINDS, type SensitiveKind } from './detectors';
 
@@ -34,6 +37,7 @@ const HINTS: Partial<Record<SensitiveKind, RegExp>> = {
 export const SECRET_NAME =
   /secret|token|passw|passwd|pwd|api[_ -]?key|apikey|access[_ -]?key|private[_ -]?key|credential|auth|bearer|signing|salt|session/i;
 const SSN_NAME = /ssn|social[_ -]?sec/i;
+const BARE_DIGITS = /^\d+$/;
 const VERSION_NAME = /version|^ver$|[_ -]ver$|release|build|firmware|revision|semver/i;
 
 export interface KindShare {
@@ -61,11 +65,13 @@ export function decideColumn(column: ColumnValues): KindShare[] {
   const counts = new Map<SensitiveKind, number>();
   let anyKind = 0;
   let bigOctet = 0;
+  let formattedPhones = 0;
   for (const value of values) {
     const kinds = detectValue(value, ctx);
     if (kinds.length > 0) anyKind += 1;
     for (const kind of kinds) counts.set(kind, (counts.get(kind) ?? 0) + 1);
     if (kinds.includes('ipv4') && (ipv4Octets(value) ?? []).some((o) => o >= 32)) bigOctet += 1;
+    if (kinds.includes('phone') && !BARE_DIGITS.test(value)) formattedPhones += 1;
   }
   const total = values.length;
   const mixed = anyKind / total >= FLAG_SHARE;
@@ -81,6 +87,7 @@ export function decideColumn(column: ColumnValues): KindShare[] {
         (hinted || (kind === 'high_entropy_secret' && ctx.secretName) ? NAME_HINT_SHARE : FLAG_SHARE) ||
       (mixed && share >= MIXED_SHARE);
     if (flag && kind === 'ipv4') flag = !VERSION_NAME.test(column.name) && bigOctet / n >= 0.2;
+    if (flag && kind === 'phone' && formattedPhones === 0) flag = hinted;
     if (flag) flagged.push({ kind, share: round4(share) });
   }
   return flagged;

@@ -113,6 +113,9 @@ const phone = () =>
     () => `+61 4${R.digits(2)} ${R.digits(3)} ${R.digits(3)}`,
   ])();
 
+/** a US number as bare digits (4155550123): a phone only when the column's name says so */
+const barePhone = () => `${R.pick(US_AREAS)}${R.int(200, 989)}${R.digits(4)}`;
+
 function luhnDigit(body: string): string {
   for (let d = 0; d <= 9; d++) {
     const s = body + d;
@@ -286,6 +289,7 @@ export function evaluationSet(): LabelledColumn[] {
     col('Telephone', ['phone'], phone),
     col('contact_number', ['phone'], phone, 150, 'no hint'),
     { name: 'fax', kinds: ['phone'], values: withNoise(many(150, phone), 0.3, NOISE), note: 'hint, noise' },
+    col('phone_digits', ['phone'], barePhone, 150, 'bare digits, hint'),
     // payment card
     col('card_number', ['payment_card'], card),
     col('cc', ['payment_card'], card),
@@ -389,6 +393,8 @@ export function evaluationSet(): LabelledColumn[] {
     col('order_id', [], id16, 200, '16-digit ids (some pass Luhn by chance)'),
     col('transaction_ref', [], id16, 200, '16-digit ids'),
     col('part_number', [], partNumber, 200, 'shaped like phone numbers'),
+    col('invoice_id', [], barePhone, 200, 'ids that are valid US numbers as bare digits'),
+    col('account_ref', [], barePhone, 200, 'bare digits, valid US numbers, no phone name'),
     col('sku_code', [], partNumber, 200, 'shaped like phone numbers'),
     col('request_id', [], () => R.chars(HEX, 32), 150, 'hex ids'),
     col('commit', [], () => R.chars(HEX, 40), 150, 'hex ids'),
