@@ -11,6 +11,7 @@ import type { Logger } from '../../common/logger';
 import type { Storage } from '../../common/storage';
 import { auditActor, changeWithAudit, recordAudit } from '../audit/record';
 import { File, FileVersion, type Visibility } from '../../db/models';
+import { BadRequestError } from '../../common/errors';
 import type { UnitOfWork } from '../../db/transaction';
 import { fileToManage, visibleFile, visibleFiles, visibleVersion, type Db, type FileActor } from './access';
 import { downloadLink } from './downloads';
@@ -80,11 +81,16 @@ export interface VersionPreview extends Preview {
   fileId: string;
   version: number;
   format: FileFormat;
+  /** XLSX: the sheet shown (null when the workbook lists none); CSV/TSV: null */
+  sheet: string | null;
+  /** XLSX: the workbook's sheet names in order; CSV/TSV: null */
+  sheets: string[] | null;
 }
 
 /**
- * The first `rows` rows and the columns of a version (the first worksheet of an XLSX): at most 100 columns,
- * cells cut at 1000 characters.
+ * The first `rows` rows and the columns of a version (of an XLSX, the worksheet named `sheet`, else the first):
+ * at most 100 columns, cells cut at 1000 characters. `sheet` on a CSV/TSV, or a name the workbook does not
+ * list, is 400.
  */
 export async function previewVersion(
   deps: Pick<FilesDeps, 'knex' | 'storage' | 'config'>,
@@ -92,10 +98,14 @@ export async function previewVersion(
   fileId: string,
   versionNumber: number,
   rows: number,
+  sheet?: string,
 ): Promise<VersionPreview> {
   const version = await visibleVersion(actor, deps.knex, fileId, versionNumber);
   const { storage, config } = deps;
   const options = { rows, maxColumns: 100, maxCellChars: 1000 };
+  if (sheet !== undefined && version.format !== 'xlsx') {
+    throw new BadRequestError(`query.sheet: a ${version.format.toUpperCase()} version has no sheets`);
+  }
   const preview =
     version.format === 'xlsx'
       ? await previewStoredXlsx(
@@ -103,15 +113,19 @@ export async function previewVersion(
           storage.bucket,
           version.objectKey,
           Number(version.sizeBytes),
-          options,
+          { ...options, sheet },
           { maxEntries: config.files.xlsxMaxEntries },
         )
-      : await previewStream(
-          await storage.client.getObject(storage.bucket, version.objectKey),
-          version.format,
-          version.delimiter,
-          options,
-        );
+      : {
+          ...(await previewStream(
+            await storage.client.getObject(storage.bucket, version.objectKey),
+            version.format,
+            version.delimiter,
+            options,
+          )),
+          sheet: null,
+          sheets: null,
+        };
   return { fileId: version.fileId, version: version.version, format: version.format, ...preview };
 }
 

@@ -122,13 +122,38 @@ function partName(target: string): string {
 
 interface WorkbookMap {
   sheet: yauzl.Entry;
+  /** the name of `sheet` as the workbook lists it (null for a workbook that lists no sheets) */
+  sheetName: string | null;
+  /** the names of the workbook's sheets, in its order */
+  sheetNames: string[];
   sharedStrings?: yauzl.Entry;
   styles?: yauzl.Entry;
   date1904: boolean;
 }
 
-/** The first sheet of the workbook (by its relationships; else the first worksheet by name), strings and styles. */
-async function mapWorkbook(zip: yauzl.ZipFile, entries: yauzl.Entry[]): Promise<WorkbookMap> {
+/** An XML attribute's text with its character references decoded (sheet names: `R&amp;D` is `R&D`). */
+function xmlText(value: string): string {
+  return value.replace(
+    /&(?:#(\d{1,7})|#x([0-9a-f]{1,6})|(amp|lt|gt|quot|apos));/gi,
+    (whole, dec, hex, name) => {
+      if (name)
+        return { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }[(name as string).toLowerCase()] ?? whole;
+      const code = dec ? Number(dec) : parseInt(hex as string, 16);
+      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+    },
+  );
+}
+
+/**
+ * The sheet to preview — the one named `sheetName`, else the first (by the workbook's list and its
+ * relationships; else the first worksheet part by name) — with the workbook's sheet names, strings and styles.
+ * A name the workbook does not list is 400, naming the sheets it has.
+ */
+async function mapWorkbook(
+  zip: yauzl.ZipFile,
+  entries: yauzl.Entry[],
+  sheetName?: string,
+): Promise<WorkbookMap> {
   const byName = new Map(entries.map((e) => [e.fileName, e]));
   const workbook = (await smallPart(zip, byName.get('xl/workbook.xml'))) ?? '';
   const rels = (await smallPart(zip, byName.get('xl/_rels/workbook.xml.rels'))) ?? '';
@@ -138,13 +163,33 @@ async function mapWorkbook(zip: yauzl.ZipFile, entries: yauzl.Entry[]): Promise<
     const target = attr(m[0], 'Target');
     if (id && target) targets.set(id, { type: attr(m[0], 'Type') ?? '', target });
   }
-  const firstSheetTag = /<(?:\w+:)?sheet\b[^<>]*>/.exec(workbook)?.[0];
-  const firstSheetRel = firstSheetTag ? /\br:id="([^"]*)"/.exec(firstSheetTag)?.[1] : undefined;
-  const fromRels = firstSheetRel ? targets.get(firstSheetRel) : undefined;
+  // the workbook's list of sheets, in order: each tag's name and relationship id
+  const listed = [...elementContent(workbook, 'sheets').matchAll(/<(?:\w+:)?sheet\b[^<>]*>/g)].map((m) => ({
+    name: xmlText(attr(m[0], 'name') ?? ''),
+    rel: /\br:id="([^"]*)"/.exec(m[0])?.[1],
+  }));
+  const sheetNames = listed.map((s) => s.name);
+  let chosen = listed[0];
+  if (sheetName !== undefined) {
+    chosen = listed.find((s) => s.name === sheetName)!;
+    if (!chosen) {
+      const names = sheetNames.map((n) => JSON.stringify(n)).join(', ');
+      throw new BadRequestError(
+        `query.sheet: the workbook has no sheet named ${JSON.stringify(sheetName)} (its sheets: ${names || 'none listed'})`,
+      );
+    }
+  }
+  const fromRels = chosen?.rel ? targets.get(chosen.rel) : undefined;
   const worksheets = entries
     .filter((e) => /^xl\/worksheets\/[^/]+\.xml$/.test(e.fileName))
     .sort((a, b) => a.fileName.localeCompare(b.fileName, 'en', { numeric: true }));
-  const sheet = (fromRels && byName.get(partName(fromRels.target))) ?? worksheets[0];
+  const named = fromRels && byName.get(partName(fromRels.target));
+  if (sheetName !== undefined && !named) {
+    throw new UnreadableFileError(
+      `${CANNOT_READ}: its sheet ${JSON.stringify(sheetName)} has no worksheet part`,
+    );
+  }
+  const sheet = named ?? worksheets[0];
   if (!sheet) throw new UnreadableFileError(`${CANNOT_READ}: it has no worksheet`);
   const byType = (suffix: string) => {
     for (const rel of targets.values()) {
@@ -154,6 +199,8 @@ async function mapWorkbook(zip: yauzl.ZipFile, entries: yauzl.Entry[]): Promise<
   };
   return {
     sheet,
+    sheetName: named ? (chosen?.name ?? null) : null,
+    sheetNames,
     sharedStrings:
       byType('/sharedStrings') ??
       byName.get('xl/sharedStrings.xml') ??
@@ -360,9 +407,9 @@ export async function previewStoredXlsx(
   bucket: string,
   key: string,
   size: number,
-  options: PreviewOptions,
+  options: PreviewOptions & { sheet?: string },
   limits: Pick<XlsxLimits, 'maxEntries'>,
-): Promise<Preview> {
+): Promise<Preview & { sheet: string | null; sheets: string[] }> {
   const reader = new ObjectRangeReader(client, bucket, key, size);
   await reader.loadTail();
   let zip: yauzl.ZipFile;
@@ -380,7 +427,7 @@ export async function previewStoredXlsx(
       if (err instanceof BadRequestError) throw new UnreadableFileError(`${CANNOT_READ}: ${err.message}`);
       throw new UnreadableFileError(`${CANNOT_READ}: its zip structure is broken`);
     }
-    const book = await mapWorkbook(zip, entries);
+    const book = await mapWorkbook(zip, entries, options.sheet);
     const dates = await dateStyles(zip, book.styles);
     const raw = await readRows(
       zip,
@@ -403,7 +450,7 @@ export async function previewStoredXlsx(
     const table: CellValue[][] = shown.map((r) =>
       r.map((c) => (c !== null && typeof c === 'object' ? (strings.get(c.shared) ?? null) : c)),
     );
-    return shapePreview(table, options, moreRows);
+    return { ...shapePreview(table, options, moreRows), sheet: book.sheetName, sheets: book.sheetNames };
   } finally {
     zip.close();
   }

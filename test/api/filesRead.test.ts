@@ -29,6 +29,8 @@ describe('files: previews, download links and the report hook', function () {
       ],
       moreRows: true,
       moreColumns: false,
+      sheet: null,
+      sheets: null,
     });
     const all = await call('GET', `/files/${up.body.id}/versions/1/preview`, { token: a.adminToken });
     expect(all.body.rows).to.have.lengthOf(3);
@@ -52,6 +54,9 @@ describe('files: previews, download links and the report hook', function () {
     sheet.addRow(['Lyon', 522_000, new Date(Date.UTC(1900, 0, 1)), false]);
     sheet.addRow(['Nice', { formula: '340000+1', result: 340_001 }, null, true]);
     workbook.addWorksheet('Second').addRow(['ignored']);
+    const third = workbook.addWorksheet('R&D <2026>');
+    third.addRow(['project', 'budget']);
+    third.addRow(['atlas', 12]);
     const up = await uploadFile(Buffer.from(await workbook.xlsx.writeBuffer()), {
       token: a.adminToken,
       name: 'cities.xlsx',
@@ -65,6 +70,30 @@ describe('files: previews, download links and the report hook', function () {
       ['Lyon', 522000, '1900-01-01T00:00:00.000Z', false],
       ['Nice', 340001, null, true],
     ]);
+    expect(res.body).to.include({ sheet: 'First' });
+    expect(res.body.sheets).to.deep.equal(['First', 'Second', 'R&D <2026>']);
+
+    // another worksheet by its name (names with markup characters included); an unknown name is 400
+    const other = await call(
+      'GET',
+      `/files/${up.body.id}/versions/1/preview?sheet=${encodeURIComponent('R&D <2026>')}`,
+      { token: a.adminToken },
+    );
+    expect(other.status, other.text).to.equal(200);
+    expect(other.body).to.deep.include({
+      sheet: 'R&D <2026>',
+      columns: ['project', 'budget'],
+      rows: [['atlas', 12]],
+      moreRows: false,
+    });
+    expect(
+      expectErrorBody(
+        await call('GET', `/files/${up.body.id}/versions/1/preview?sheet=Third`, { token: a.adminToken }),
+        400,
+      ).message,
+    ).to.equal(
+      'query.sheet: the workbook has no sheet named "Third" (its sheets: "First", "Second", "R&D <2026>")',
+    );
 
     const wide = await uploadFile(csv(2, 120).replace(/,/g, '\t'), { token: a.adminToken, name: 'wide.tsv' });
     expect(wide.body.version.format).to.equal('tsv');
@@ -73,7 +102,13 @@ describe('files: previews, download links and the report hook', function () {
     });
     expect(widePreview.body.columns).to.have.lengthOf(100);
     expect(widePreview.body.rows[0]).to.have.lengthOf(100);
-    expect(widePreview.body).to.include({ moreColumns: true, moreRows: true });
+    expect(widePreview.body).to.include({ moreColumns: true, moreRows: true, sheet: null, sheets: null });
+    expect(
+      expectErrorBody(
+        await call('GET', `/files/${wide.body.id}/versions/1/preview?sheet=First`, { token: a.adminToken }),
+        400,
+      ).message,
+    ).to.equal('query.sheet: a TSV version has no sheets');
     await expectHiddenFrom(b.adminToken, [up.body.id, wide.body.id]);
     expectErrorBody(
       await call('GET', `/files/${up.body.id}/versions/1/preview`, { token: b.adminToken }),

@@ -233,14 +233,24 @@ export const filesRoutes = [
   route({
     method: 'get',
     path: '/files/:id/versions/:version/preview',
-    summary: 'The first rows and the columns of a version (first worksheet of an XLSX), as JSON',
+    summary:
+      'The first rows and the columns of a version (of an XLSX: the worksheet named by `sheet`, else the first), as JSON',
     tag: TAG,
     access: read,
     params: versionParams,
     query: {
       type: 'object',
       additionalProperties: false,
-      properties: { rows: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+      properties: {
+        rows: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+        sheet: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 255,
+          description:
+            'XLSX only: the name of the worksheet to preview (default: the first); 400 for CSV/TSV or an unknown name',
+        },
+      },
     },
     responses: {
       200: {
@@ -256,6 +266,12 @@ export const filesRoutes = [
             rows: { type: 'array', items: { type: 'array' } },
             moreRows: { type: 'boolean' },
             moreColumns: { type: 'boolean' },
+            sheet: { type: ['string', 'null'], description: 'XLSX: the worksheet shown; CSV/TSV: null' },
+            sheets: {
+              type: ['array', 'null'],
+              items: { type: 'string' },
+              description: "XLSX: the workbook's worksheet names, in order; CSV/TSV: null",
+            },
           },
         },
       },
@@ -267,10 +283,17 @@ export const filesRoutes = [
     },
     handler: async (
       ctx,
-      { params, query }: { params: { id: string; version: number }; query: { rows: number } },
+      { params, query }: { params: { id: string; version: number }; query: { rows: number; sheet?: string } },
     ) => {
       return {
-        body: await previewVersion(ctx.deps, principalOf(ctx), params.id, params.version, query.rows),
+        body: await previewVersion(
+          ctx.deps,
+          principalOf(ctx),
+          params.id,
+          params.version,
+          query.rows,
+          query.sheet,
+        ),
       };
     },
   }),
