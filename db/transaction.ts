@@ -98,19 +98,40 @@ export async function transact<T>(
     };
     return work(uow);
   });
-  // committed: every hook runs, in order, and none of their errors turns the saved change into a failure;
-  // past the wait, the hooks left run without being waited for
-  const report = (err: unknown) => {
-    if (options.onAfterCommitError) options.onAfterCommitError(err);
-    else
-      (options.log ?? defaultLog()).error(
-        { err, correlationId: options.correlationId },
-        'after-commit hook failed; the change is saved',
-      );
-  };
-  const deadline = Date.now() + (options.afterCommitWaitMs ?? AFTER_COMMIT_WAIT_MS);
+  // committed: every hook runs, and none of their errors turns the saved change into a failure; past the wait,
+  // the hooks left run without being waited for
+  await runAfterCommitHooks(hooks, {
+    waitMs: options.afterCommitWaitMs ?? AFTER_COMMIT_WAIT_MS,
+    onError: (err) => {
+      if (options.onAfterCommitError) options.onAfterCommitError(err);
+      else
+        (options.log ?? defaultLog()).error(
+          { err, correlationId: options.correlationId },
+          'after-commit hook failed; the change is saved',
+        );
+    },
+    onLeft: () =>
+      (options.log ?? defaultLog()).warn(
+        { correlationId: options.correlationId },
+        'an after-commit hook still runs; not waiting for it',
+      ),
+  });
+  return result;
+}
+
+/**
+ * Runs what a committed change left to do, each hook's failure given to `onError` (never thrown: the change is
+ * saved). Hooks start in their order, each waited for until `waitMs` (in all) has passed; past it, the hooks
+ * left start without being waited for — one hanging hook (a Temporal that does not answer) neither holds the
+ * caller nor keeps the next hooks from running — and `onLeft` is told. Used by `transact` and the demo's seeding.
+ */
+export async function runAfterCommitHooks(
+  hooks: ReadonlyArray<() => void | Promise<void>>,
+  options: { waitMs: number; onError: (err: unknown) => void; onLeft?: () => void },
+): Promise<void> {
+  const deadline = Date.now() + options.waitMs;
   for (const hook of hooks) {
-    const running = (async () => hook())().catch(report);
+    const running = (async () => hook())().catch(options.onError);
     const left = deadline - Date.now();
     if (left <= 0) continue;
     let timer: NodeJS.Timeout | undefined;
@@ -121,12 +142,6 @@ export async function transact<T>(
       }),
     ]);
     clearTimeout(timer);
-    if (!waited) {
-      (options.log ?? defaultLog()).warn(
-        { correlationId: options.correlationId },
-        'an after-commit hook still runs; not waiting for it',
-      );
-    }
+    if (!waited) options.onLeft?.();
   }
-  return result;
 }

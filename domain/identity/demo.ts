@@ -7,6 +7,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { AFTER_COMMIT_WAIT_MS, runAfterCommitHooks } from '../../db/transaction';
 import { unitOfWork } from '../../db/unitOfWork';
 import { ForbiddenError, NotFoundError } from '../../common/errors';
 import { keysOf } from './keys';
@@ -304,13 +305,9 @@ export async function seedDemoCompany(
     }
     return demo;
   });
-  for (const hook of hooks) {
-    try {
-      await hook();
-    } catch {
-      // the seeding is saved; a report build that did not start is started by the hourly sweep
-    }
-  }
+  // the seeding is saved; a report build that did not start is started by the hourly sweep. Bounded as
+  // transact's hooks are: a Temporal that does not answer does not hold the first visitor's opening
+  await runAfterCommitHooks(hooks, { waitMs: AFTER_COMMIT_WAIT_MS, onError: () => undefined });
   return demo;
 }
 

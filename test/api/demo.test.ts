@@ -196,6 +196,32 @@ describe('demo: POST /demo/sessions', () => {
     expect(runs).to.equal(1);
   });
 
+  it('a seeding whose after-commit work hangs (a Temporal that does not answer) returns after the wait', async () => {
+    await openDemo();
+    let hookStarted = false;
+    let nextHookRan = false;
+    const hanging: DemoSeedStep = {
+      name: `hanging-hook-${Date.now()}`,
+      async run(ctx) {
+        // e.g. a report's workflow start against a server that accepts connections and never answers
+        ctx.afterCommit(() => {
+          hookStarted = true;
+          return new Promise<void>(() => undefined);
+        });
+        ctx.afterCommit(async () => {
+          nextHookRan = true;
+        });
+      },
+    };
+    const { knex, config } = testEnv();
+    const started = Date.now();
+    const seeded = await seedDemoCompany(knex, config.secretKey, [...DEMO_SEED_STEPS, hanging]);
+    expect(Date.now() - started, 'returned after the wait (5 s), not never').to.be.below(9_000);
+    expect(seeded.companyId).to.be.a('string');
+    expect(hookStarted).to.equal(true);
+    expect(nextHookRan, 'the hook after it still runs').to.equal(true);
+  });
+
   it('is isolated from other companies in both directions', async () => {
     const pair = await openDemo();
     const [demo] = await demoCompanies();
