@@ -9,6 +9,7 @@ import { WebhookEndpoint } from '../../db/models';
 import { transact } from '../../db/transaction';
 import { createApiKey, createTeam, createTeamAndOther, type Team } from '../helpers/factories';
 import { testEnv } from '../helpers/env';
+import { untilLockWaiters } from '../helpers/locks';
 import { call, expectErrorBody } from '../helpers/http';
 import { REFUSED_HOSTS } from '../helpers/refusedTargets';
 import { eventually } from '../helpers/temporal';
@@ -294,15 +295,7 @@ describe('outgoing webhooks API', function () {
       asked = call('POST', `/outgoing-webhooks/${body.id}/ping`, { token: team.adminToken }).then(
         (r) => ((answered = true), r),
       );
-      const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline && !answered) {
-        const { rows } = (await knex.raw(
-          `select count(*)::int as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock'`,
-        )) as { rows: Array<{ n: number }> };
-        if (rows[0].n > 0) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await untilLockWaiters(knex, 1, () => answered);
       await trx.commit();
     } catch (err) {
       await trx.rollback();

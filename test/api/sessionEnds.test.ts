@@ -4,24 +4,12 @@ import { endSessionsOf } from '../../domain/identity/sessions';
 import { voidOneTimeTokens } from '../../domain/identity/oneTimeTokens';
 import { createApiKey, createCompany, createPerson, createTeam, signIn } from '../helpers/factories';
 import { testEnv } from '../helpers/env';
+import { untilLockWaiters } from '../helpers/locks';
 import { call, expectErrorBody } from '../helpers/http';
 import { mailsTo, tokenFromMail } from '../helpers/mailbox';
 
 const patchPerson = (adminToken: string, id: string, json: Record<string, string>) =>
   call('PATCH', `/employees/${id}`, { token: adminToken, json });
-
-/** Waits (bounded) until some backend of this database waits on a lock, i.e. the request is parked on one. */
-async function untilLockWait(knex: Knex, done: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline && !done()) {
-    const { rows } = (await knex.raw(
-      `select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock'`,
-    )) as { rows: Array<{ n: number }> };
-    if (rows[0].n > 0) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /**
  * Signs `person` in while `hold` (a change of the person, left uncommitted) holds its locks: waits (bounded)
@@ -43,7 +31,7 @@ async function signInDuring(
         return r;
       },
     );
-    await untilLockWait(knex, () => answered);
+    await untilLockWaiters(knex, 1, () => answered);
     await trx.commit();
   } catch (err) {
     await trx.rollback();
@@ -133,7 +121,7 @@ describe('sessions end when a person loses access (issue 10, item 11)', () => {
         answered = true;
         return r;
       });
-      await untilLockWait(knex, () => answered);
+      await untilLockWaiters(knex, 1, () => answered);
       await trx.commit();
     } catch (err) {
       await trx.rollback();
@@ -174,15 +162,7 @@ describe('sessions end when a person loses access (issue 10, item 11)', () => {
         });
       answers = Promise.all([ask(), ask()]);
       // bounded: both parked on a lock (the fix) or both answered (the defect)
-      const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline && answered < 2) {
-        const { rows } = (await knex.raw(
-          `select count(*)::int as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock'`,
-        )) as { rows: Array<{ n: number }> };
-        if (rows[0].n >= 2) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await untilLockWaiters(knex, 2, () => answered >= 2);
       await trx.commit();
     } catch (err) {
       await trx.rollback();
@@ -199,18 +179,6 @@ describe('sessions end when a person loses access (issue 10, item 11)', () => {
     const { knex } = testEnv();
     const team = await createTeam({ plan: 'basic' });
     const pair = await signIn(team.employee);
-    /** bounded: until `n` backends of this database wait on a lock, or `done` */
-    const untilWaiting = async (n: number, done: () => boolean) => {
-      const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline && !done()) {
-        const { rows } = (await knex.raw(
-          `select count(*)::int as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock'`,
-        )) as { rows: Array<{ n: number }> };
-        if (rows[0].n >= n) return;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    };
     // A share lock on refresh_tokens parks the refresh once it has read (and locked) its token, before it
     // rotates it: where a refresh is when the removal starts, now and then. The removal (DELETE
     // /employees/{id}) then runs; released, the two go on from there.
@@ -222,9 +190,9 @@ describe('sessions end when a person loses access (issue 10, item 11)', () => {
     try {
       await trx.raw('lock table refresh_tokens in share mode');
       refresh = count(call('POST', '/auth/refresh', { json: { refreshToken: pair.refreshToken } }));
-      await untilWaiting(1, () => answered > 0);
+      await untilLockWaiters(knex, 1, () => answered > 0);
       removal = count(call('DELETE', `/employees/${team.employee.id}`, { token: team.adminToken }));
-      await untilWaiting(2, () => answered > 1);
+      await untilLockWaiters(knex, 2, () => answered > 1);
       await trx.commit();
     } catch (err) {
       await trx.rollback();

@@ -7,6 +7,7 @@
 import { readdir } from 'node:fs/promises';
 import { expect } from 'chai';
 import { testEnv, startWorker } from '../helpers/env';
+import { untilLockWaiters } from '../helpers/locks';
 import { createTeam } from '../helpers/factories';
 import { call, expectErrorBody } from '../helpers/http';
 import { uploadFile, uploadTo } from '../helpers/files';
@@ -484,15 +485,7 @@ describe('comparisons: automatic and requested, end to end', function () {
         token: team.adminToken,
         json: { base: { fileId: id, version: 1 }, target: { fileId: id, version: 2 } },
       }).then((r) => ((answered = true), r));
-      const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline && !answered) {
-        const { rows } = (await knex.raw(
-          `select count(*)::int as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock'`,
-        )) as { rows: Array<{ n: number }> };
-        if (rows[0].n > 0) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await untilLockWaiters(knex, 1, () => answered);
       await trx.commit();
     } catch (err) {
       await trx.rollback();

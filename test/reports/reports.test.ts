@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { COMPANY_ID } from '../../workflows/shared';
 import type { AnalysisStep } from '../../domain/reports/engine';
 import { testEnv, startWorker } from '../helpers/env';
+import { untilLockWaiters } from '../helpers/locks';
 import { createTeam } from '../helpers/factories';
 import { call, expectErrorBody } from '../helpers/http';
 import { uploadFile, uploadTo, xlsx } from '../helpers/files';
@@ -287,15 +288,7 @@ describe('reports: builds, the report resource, rebuilds and cancellation', func
       await trx('files').where({ id }).delete();
       let answered = false;
       asked = call('POST', `${path}/rebuild`, { token: team.adminToken }).then((r) => ((answered = true), r));
-      const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline && !answered) {
-        const { rows } = (await knex.raw(
-          `select count(*)::int as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock'`,
-        )) as { rows: Array<{ n: number }> };
-        if (rows[0].n > 0) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await untilLockWaiters(knex, 1, () => answered);
       await trx.commit();
     } catch (err) {
       await trx.rollback();
