@@ -130,6 +130,44 @@ describe('comparison engine', function () {
     ]);
   });
 
+  it('blank rows (separator lines) do not stop a key being inferred: they pair with each other', async () => {
+    const b = await load({
+      header: ['id', 'name', 'qty'],
+      rows: [
+        ['1', 'apple', '3'],
+        ['', '', ''],
+        ['2', 'pear', '5'],
+        ['', '', ''],
+        ['3', 'plum', '1'],
+      ],
+    });
+    const t = await load({
+      header: ['id', 'name', 'qty'],
+      rows: [
+        ['2', 'pear', '6'],
+        ['', '', ''],
+        ['1', 'apple', '3'],
+        ['4', 'fig', '2'],
+      ],
+    });
+    const { summary, changes } = await compare(b, t);
+    const s = summary.sheets[0];
+    expect(s.matching).to.equal('inferred_key');
+    expect(s.keyColumns).to.deep.equal(['id']);
+    expect(s.duplicateKeys).to.equal(0);
+    // base 5 rows = removed 2 (plum, a blank row) + changed 1 (pear) + unchanged 2 (apple, a blank row)
+    expect([s.added, s.removed, s.changed, s.unchanged]).to.deep.equal([1, 2, 1, 2]);
+    expect(changes.map((c) => [c.kind, c.key, c.baseRow, c.targetRow])).to.deep.members([
+      ['changed', { id: '2' }, 4, 2],
+      ['added', { id: '4' }, null, 5],
+      ['removed', { id: null }, 5, null],
+      ['removed', { id: '3' }, 6, null],
+    ]);
+    expect(changes.find((c) => c.kind === 'changed')?.columns).to.deep.equal([
+      { column: 'qty', old: '5', new: '6' },
+    ]);
+  });
+
   it('fails with MissingKeyColumn when a named key column is missing in either version', async () => {
     const b = await load({ header: ['id', 'a'], rows: [['1', 'x']] });
     const t = await load({ header: ['key', 'a'], rows: [['1', 'x']] });

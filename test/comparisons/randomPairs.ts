@@ -1,7 +1,7 @@
 /**
  * Random pairs of small tables for the comparison engine's tests (./engine.test.ts on loaded tables,
  * ./engineLazy.test.ts on the lazy CSV path), checked against the reference (./reference.ts): shuffled rows,
- * reordered / added / removed / retyped columns, duplicates, nulls, keyed and keyless. Seeded, so a failing pair
+ * reordered / added / removed / retyped columns, duplicates, nulls, blank rows, keyed and keyless. Seeded, so a failing pair
  * can be replayed.
  */
 import type { Cell, Table } from './reference';
@@ -59,10 +59,20 @@ function cell(r: Rng, kind: string, rowIndex: number): Cell {
   return r.pick(VOCAB[kind]);
 }
 
-function noBlankRows(r: Rng, t: Table): void {
-  for (const row of t.rows) {
-    if (row.every((c) => c === '' || c === null)) (row as Cell[])[r.int(row.length)] = 'NA';
+/**
+ * Blank rows (every cell empty) inside the table, sometimes one more: they are rows, with no key. The last row
+ * is never blank (blank lines at the end of a file are no rows).
+ */
+function blankRowsInside(r: Rng, t: Table): void {
+  if (t.rows.length > 0 && t.header.length > 0 && r.chance(0.25)) {
+    t.rows.splice(
+      r.int(t.rows.length),
+      0,
+      t.header.map(() => ''),
+    );
   }
+  const last = t.rows[t.rows.length - 1];
+  if (last && last.every((c) => c === '' || c === null)) (last as Cell[])[r.int(last.length)] = 'NA';
 }
 
 export function shuffle<T>(r: Rng, xs: T[]): T[] {
@@ -87,7 +97,7 @@ export function randomPair(seed: number): { base: Table; target: Table; keyColum
   // duplicates in base
   if (!clean && n > 0 && r.chance(0.45)) base.rows.push([...base.rows[r.int(n)]]);
   if (clean) base.rows.forEach((row, i) => (row[base.header.indexOf('id')] = String(i + 1)));
-  noBlankRows(r, base);
+  blankRowsInside(r, base);
   // target: copy, then mutate
   let tHeader = [...base.header];
   let tRows = base.rows.map((row) => [...row]);
@@ -141,7 +151,7 @@ export function randomPair(seed: number): { base: Table; target: Table; keyColum
   // shuffle rows
   shuffle(r, tRows);
   const target: Table = { header: tHeader, rows: tRows };
-  noBlankRows(r, target);
+  blankRowsInside(r, target);
   let keyColumns: string[] | undefined;
   const shared = tHeader.filter((h) => base.header.includes(h));
   if (shared.length > 0 && r.chance(0.3)) keyColumns = [r.pick(shared)];

@@ -149,12 +149,15 @@ export function compareRef(base: Table, target: Table, keyColumns?: string[]): R
     matching = 'key';
     keys = keyColumns;
   } else if (base.rows.length > 0 && target.rows.length > 0) {
-    const unique = (rows: Array<Map<string, string | null>>, h: string) => {
-      const vs = rows.map((r) => r.get(h));
-      return vs.every((v) => v !== null) && new Set(vs).size === vs.length;
+    // blank rows (every cell empty) have no key and do not count against one
+    const blank = (t: Table) => t.rows.map((r) => r.every((c) => c === null || c === ''));
+    const [bBlank, tBlank] = [blank(base), blank(target)];
+    const unique = (rows: Array<Map<string, string | null>>, isBlank: boolean[], h: string) => {
+      const vs = rows.filter((_, i) => !isBlank[i]).map((r) => r.get(h));
+      return vs.length > 0 && vs.every((v) => v !== null) && new Set(vs).size === vs.length;
     };
     const candidates = shared
-      .filter((h) => unique(bNorm, h) && unique(tNorm, h))
+      .filter((h) => unique(bNorm, bBlank, h) && unique(tNorm, tBlank, h))
       .map((h) => ({ h, rank: keyRankRef(h), pos: target.header.indexOf(h) }))
       .sort((a, b) => a.rank - b.rank || a.pos - b.pos);
     if (candidates.length > 0) {

@@ -19,7 +19,8 @@
  *   text: the exact text (a trailing space IS a change; `a` vs `A` is a change). Every null form (empty,
  *   `null`, `NA`, `n/a`, `#N/A`, `NaN`, spaces only) equals every other.
  * - Matching: `keyColumns` when given; else an inferred key: the first shared column that is non-null and
- *   unique (under its comparison type) in both versions, both non-empty, candidates ordered: named `id`;
+ *   unique (under its comparison type) in both versions, blank rows (every cell empty) left out, both with
+ *   rows that are not blank, candidates ordered: named `id`;
  *   then names ending in id/uuid/guid/key/code (`customer_id`, `orderId`, `SKU code`); then the others;
  *   ties by position in the target. Else whole-row matching as multisets over the shared columns (`changed`
  *   is 0). Rows with the same key (or identical whole rows) pair in row-number order: the 1st occurrence in
@@ -305,6 +306,8 @@ async function compareSheet(
     // the key
     let matching: Matching = 'multiset';
     let keyIdx: number[] = [];
+    /** blank rows of each version (counted when a key is inferred) */
+    let blankRows = { base: 0, target: 0 };
     if (opts.keyColumns && opts.keyColumns.length > 0) {
       matching = 'key';
       keyIdx = opts.keyColumns.map((k) => {
@@ -316,24 +319,30 @@ async function compareSheet(
       });
     } else if (shared.length > 0 && bs.rowCount !== 0 && ts.rowCount !== 0) {
       // a column unique under its comparison type is unique as raw text too (the typed value can only
-      // merge texts): a cheap scan of the raw texts first (counting the rows too), then the typed check of
-      // the candidates in order
-      const rawStats = (side: 'base' | 'target') =>
-        shared.map((s, j) => `, count(DISTINCT ${identOf(s, side)}) AS d${j}`).join('');
+      // merge texts): a cheap scan of the raw texts first (counting the rows, and the blank rows, too), then
+      // the typed check of the candidates in order. Blank rows (every cell empty: kept as rows so that row
+      // numbers do not shift) do not count against a key: they have none, and pair with each other
+      const rawStats = (sheet: LoadedSheet, side: 'base' | 'target') =>
+        shared.map((s, j) => `, count(DISTINCT ${identOf(s, side)}) AS d${j}`).join('') +
+        `, count(*) FILTER (WHERE ${sheet.columns.map((c) => `${c.ident} IS NULL`).join(' AND ') || 'false'}) AS blank`;
       const [[b], [t]] = await both(
-        checked(bs, 'base', (c) => rows(c, `SELECT count(*) AS n${rawStats('base')} FROM ${unnumbered(bs)}`)),
+        checked(bs, 'base', (c) =>
+          rows(c, `SELECT count(*) AS n${rawStats(bs, 'base')} FROM ${unnumbered(bs)}`),
+        ),
         checked(ts, 'target', (c) =>
-          rows(c, `SELECT count(*) AS n${rawStats('target')} FROM ${unnumbered(ts)}`),
+          rows(c, `SELECT count(*) AS n${rawStats(ts, 'target')} FROM ${unnumbered(ts)}`),
         ),
       );
       counted(bs, num(b.n));
       counted(ts, num(t.n));
-      // no key is inferred when either version is empty (now counted)
-      const bothHaveRows = bs.rowCount > 0 && ts.rowCount > 0;
+      blankRows = { base: num(b.blank), target: num(t.blank) };
+      const keyedRows = { base: bs.rowCount - blankRows.base, target: ts.rowCount - blankRows.target };
+      // no key is inferred when either version has no row but blank ones (now counted)
+      const bothHaveRows = keyedRows.base > 0 && keyedRows.target > 0;
       const candidates = bothHaveRows
         ? shared
             .map((s, j) => ({ j, rank: keyRank(s.name), position: s.target.position }))
-            .filter(({ j }) => num(b[`d${j}`]) === bs.rowCount && num(t[`d${j}`]) === ts.rowCount)
+            .filter(({ j }) => num(b[`d${j}`]) === keyedRows.base && num(t[`d${j}`]) === keyedRows.target)
             .sort((x, y) => x.rank - y.rank || x.position - y.position)
         : [];
       for (const { j } of candidates) {
@@ -347,10 +356,10 @@ async function compareSheet(
           (c) => check(c, 'target', unnumbered(ts)),
         );
         if (
-          num(cb.n) === bs.rowCount &&
-          num(cb.d) === bs.rowCount &&
-          num(ct.n) === ts.rowCount &&
-          num(ct.d) === ts.rowCount
+          num(cb.n) === keyedRows.base &&
+          num(cb.d) === keyedRows.base &&
+          num(ct.n) === keyedRows.target &&
+          num(ct.d) === keyedRows.target
         ) {
           matching = 'inferred_key';
           keyIdx = [j];
@@ -385,10 +394,11 @@ async function compareSheet(
     const keyed = matching !== 'multiset';
     const keyCols = keyed ? keyIdx : shared.map((_, j) => j);
     const valueCols = keyed ? shared.map((_, j) => j).filter((j) => !keyIdx.includes(j)) : [];
-    // A single non-null key unique in both versions (always so for an inferred key) pairs by plain
-    // equality. Otherwise each row gets its occurrence number among the rows with the same key (the whole
-    // row for multisets), by row number, and rows pair by (key, occurrence); nulls are equal to nulls.
-    let unique = matching === 'inferred_key';
+    // A single non-null key unique in both versions (so for an inferred key, unless blank rows have none)
+    // pairs by plain equality. Otherwise each row gets its occurrence number among the rows with the same key
+    // (the whole row for multisets), by row number, and rows pair by (key, occurrence); nulls are equal to
+    // nulls (blank rows pair with blank rows).
+    let unique = matching === 'inferred_key' && blankRows.base === 0 && blankRows.target === 0;
     // one query per version, both at once: its rows counted (a version loaded unchecked) and a single given
     // key's values counted
     const keyStats =
@@ -543,7 +553,8 @@ async function compareSheet(
        FROM ${pairs}`,
     );
     let duplicateKeys = 0;
-    if (keyed && !unique) {
+    // an inferred key's values are unique (blank rows, paired by occurrence above, have none)
+    if (keyed && !unique && matching === 'key') {
       const keys = keyCols.map((j) => `v${j}`).join(', ');
       const [d] = await rows(
         conn,
