@@ -22,6 +22,8 @@ export interface AppOptions {
    * never in a served process).
    */
   withoutPlatformMachinery?: boolean;
+  /** Idempotency-Key claims' lease in seconds (tests only; default IDEMPOTENCY_LEASE_SECONDS). */
+  idempotencyLeaseSeconds?: number;
 }
 
 export type ServiceApp = Koa<AppState> & { router: Router<AppState> };
@@ -38,7 +40,13 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): ServiceApp {
   // The chain every route runs, in this order, before validation and its handler:
   // authenticate and authorize (route table `access`), the plan guard (`needsPlan`), then Idempotency-Key.
   // The request budget is counted earlier, at app level (below), so that every answer carries its headers.
-  const routeChain: RouteMiddlewareFactory[] = [authenticate, planGuard, ...(machinery ? [idempotency] : [])];
+  const idempotencyOf: RouteMiddlewareFactory = (spec) =>
+    idempotency(spec, { leaseSeconds: options.idempotencyLeaseSeconds });
+  const routeChain: RouteMiddlewareFactory[] = [
+    authenticate,
+    planGuard,
+    ...(machinery ? [idempotencyOf] : []),
+  ];
   mountRoutes(router, routeTable, routeChain);
 
   app.use(noStore() as Koa.Middleware<AppState>);

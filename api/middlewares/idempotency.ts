@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { Next } from 'koa';
 import type { Knex } from 'knex';
+import { raw } from 'objection';
 import { deriveKey, openBox, sealBox } from '../../common/secrets';
 import { AppError, BadRequestError, UnprocessableError } from '../../common/errors';
 import type { AppContext } from '../context';
@@ -11,7 +12,10 @@ import { IdempotencyRecord } from '../../db/models';
 
 /** How long a key is remembered after its first request. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
-/** A claim left 'running' longer than this (its process died) may be taken over by a retry. */
+/**
+ * A claim not renewed for this long (its process died) may be taken over by a retry. A request still being
+ * served renews its claim every third of it, however long it runs (a large upload on a slow link).
+ */
 export const IDEMPOTENCY_LEASE_SECONDS = 300;
 /** Expired records removed per claim (lazy cleanup; no scheduler needed). */
 const CLEANUP_BATCH = 100;
@@ -97,7 +101,8 @@ function bodyText(body: unknown): string | null {
  * fingerprint. A later request with the key whose head matches a finished record reads its own body only
  * to fingerprint it (nothing is stored), then replays the answer or gives 422.
  */
-export function idempotency(spec: RouteSpec) {
+export function idempotency(spec: RouteSpec, options: { leaseSeconds?: number } = {}) {
+  const lease = options.leaseSeconds ?? IDEMPOTENCY_LEASE_SECONDS;
   if (!spec.idempotent) {
     return async (_ctx: AppContext, next: Next) => {
       await next();
@@ -147,7 +152,7 @@ export function idempotency(spec: RouteSpec) {
             key,
             companyId,
             fingerprint,
-            lease: IDEMPOTENCY_LEASE_SECONDS,
+            lease,
             ttl: IDEMPOTENCY_TTL_SECONDS,
           },
         ),
@@ -158,6 +163,7 @@ export function idempotency(spec: RouteSpec) {
           key,
           fingerprint,
           streamed,
+          lease,
         });
         return;
       }
@@ -205,16 +211,30 @@ async function runClaimed(
   ctx: AppContext,
   next: Next,
   records: <T>(fn: (query: ReturnType<typeof recordsOf>) => PromiseLike<T>) => Promise<T>,
-  claim: { scope: string; key: string; fingerprint: string; streamed: boolean },
+  claim: { scope: string; key: string; fingerprint: string; streamed: boolean; lease: number },
 ): Promise<void> {
-  const { scope, key, fingerprint, streamed } = claim;
-  const release = () => records((q) => q.where({ scope, key, fingerprint, state: 'running' }).delete());
+  const { scope, key, fingerprint, streamed, lease } = claim;
+  const running = { scope, key, fingerprint, state: 'running' };
+  const release = () => records((q) => q.where(running).delete());
+  // the claim is renewed while the request runs, so a retry gets 409 however long the first one takes; a
+  // renewal that fails is logged (the claim then lasts until its lease ends, as it would without renewal)
+  const renewal = setInterval(
+    () => {
+      records((q) =>
+        q.where(running).patch({ lockedUntil: raw('now() + make_interval(secs => ?)', [lease]) }),
+      ).catch((e: unknown) => ctx.state.log.warn({ err: e }, 'idempotency claim renewal failed'));
+    },
+    (lease * 1000) / 3,
+  );
+  renewal.unref();
   try {
     await next();
   } catch (err) {
+    clearInterval(renewal);
     await release().catch((e: unknown) => ctx.state.log.warn({ err: e }, 'idempotency release failed'));
     throw err;
   }
+  clearInterval(renewal);
   const body = bodyText(ctx.body);
   const bodyFingerprint = ctx.state.bodyFingerprint;
   if (

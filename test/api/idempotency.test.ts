@@ -233,6 +233,27 @@ describe('Idempotency-Key', () => {
     expect(await knex('idempotencyKeys').where({ key: otherKey }).first()).to.equal(undefined);
   });
 
+  it('a request that runs longer than the lease keeps its claim: a retry still gets 409, the work is done once', async () => {
+    // a lease of 2 s (renewed every 2/3 s while the request runs), as the 5 minutes of a slow upload
+    const short = (await startApp({ extraRoutes: platformTestRoutes, idempotencyLeaseSeconds: 2 })).baseUrl;
+    const team = await createTeam();
+    const api = apiClient<PlatformTestRoutes>({ token: team.adminToken, baseUrl: short });
+    const idempotencyKey = randomUUID();
+    gate.close();
+    const callsBefore = gate.calls;
+    const first = api.post('/_test/things', { body: { name: 'slow' }, idempotencyKey });
+    await eventually(async () => gate.calls > callsBefore, { what: 'the first request to start' });
+    await new Promise((resolve) => setTimeout(resolve, 3500)); // past the lease
+    const retry = api.post('/_test/things', { body: { name: 'slow' }, idempotencyKey });
+    const early = await Promise.race([retry, new Promise((resolve) => setTimeout(resolve, 2000, null))]);
+    gate.open();
+    const [done, again] = await Promise.all([first, retry]);
+    expect(early, 'the retry was answered at once').to.not.equal(null);
+    expect(done.status).to.equal(201);
+    expectErrorBody(again, 409);
+    expect(gate.calls - callsBefore).to.equal(1);
+  });
+
   it('a claim abandoned by a crashed process is taken over after its lease', async () => {
     const team = await createTeam();
     const { knex } = testEnv();
