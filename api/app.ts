@@ -10,7 +10,7 @@ import { jsonBody } from './middlewares/body';
 import { methodNotAllowed } from './middlewares/methods';
 import { authenticate } from './middlewares/authenticate';
 import { planGuard } from './middlewares/plan';
-import { rateLimit, RequestCounters } from './middlewares/rateLimit';
+import { countBucket, rateLimit, RequestCounters } from './middlewares/rateLimit';
 import { findRoute, mountRoutes, type RouteMiddlewareFactory, type RouteSpec } from './routing';
 import { routes as allRoutes } from './routes';
 
@@ -38,12 +38,14 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): ServiceApp {
 
   const router = new Router<AppState>();
   // The chain every route runs, in this order, before validation and its handler:
-  // authenticate and authorize (route table `access`), the plan guard (`needsPlan`), then Idempotency-Key.
-  // The request budget is counted earlier, at app level (below), so that every answer carries its headers.
+  // authenticate and authorize (route table `access`), a signed-in route's bucket (counted once the caller is
+  // allowed), the plan guard (`needsPlan`), then Idempotency-Key. The request budget is counted earlier, at
+  // app level (below), so that every answer carries its headers.
   const idempotencyOf: RouteMiddlewareFactory = (spec) =>
     idempotency(spec, { leaseSeconds: options.idempotencyLeaseSeconds });
   const routeChain: RouteMiddlewareFactory[] = [
     authenticate,
+    countBucket,
     planGuard,
     ...(machinery ? [idempotencyOf] : []),
   ];

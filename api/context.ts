@@ -47,6 +47,11 @@ export interface AppState {
    * name and content sha256), so Idempotency-Key can tell a retry from another request.
    */
   bodyFingerprint?: string;
+  /**
+   * counts the request against its route's bucket, once the caller is authorized (a signed-in route's bucket:
+   * api/middlewares/rateLimit.ts)
+   */
+  countBucket?: () => Promise<void>;
 }
 
 export type AppContext = Koa.ParameterizedContext<AppState> & {

@@ -106,10 +106,25 @@ export function setRateLimitHeaders(ctx: AppContext, d: Decision): void {
   ctx.set('X-RateLimit-Reset', String(d.resetSeconds));
 }
 
+/** 429 for a request over its budget or bucket. */
+function overLimit(spec: RouteSpec | undefined, budget: Budget, decision: Decision): TooManyRequestsError {
+  return new TooManyRequestsError(
+    budget.name.startsWith('bucket:') && spec?.bucket
+      ? `too many requests: the ${BUCKET_LABELS[spec.bucket]} limit is ${decision.limit} per minute`
+      : `request budget of ${decision.limit} per minute used`,
+    decision.resetSeconds,
+  );
+}
+
 /**
  * App-level middleware, before body parsing and routing, so every answer (unknown routes, 401s of
  * authentication, body errors, 5xx) is counted once and carries the X-RateLimit-* headers. The caller is
  * identified cheaply here (api/callers.ts); authentication proper still runs in the route chain.
+ *
+ * The bucket of a signed-in route (choosing a plan, counted per company) is counted once the caller is
+ * authorized (`countBucket`, in the route chain after authentication): a caller the route refuses (an
+ * employee, a key without the right) would otherwise spend the company's bucket and keep its admins from
+ * choosing a plan. A request that does not get that far is counted against its caller's own budget.
  */
 export function rateLimit(router: Router, counters: RequestCounters) {
   return async (ctx: AppContext, next: Next) => {
@@ -118,29 +133,47 @@ export function rateLimit(router: Router, counters: RequestCounters) {
     // which needs the same read, answers the failure)
     const caller = await identifyCaller(ctx).catch((): CallerIdentity => ({ kind: 'anonymous' }));
     const budget = chooseBudget(spec, caller, ctx.state.clientIp);
-    let decision: Decision;
+    const count = async (b: Budget) => {
+      let decision: Decision;
+      try {
+        decision = await counters.consume(b);
+      } catch (err) {
+        // Fail open: the counters live in the PostgreSQL every route needs, so while it is unreachable there
+        // is nothing to protect, and /health (liveness) must still answer. The request is not counted.
+        ctx.state.log.warn({ err }, 'request budget store unavailable: request not counted');
+        decision = { allowed: true, limit: b.limit, remaining: b.limit, resetSeconds: WINDOW_SECONDS };
+      }
+      setRateLimitHeaders(ctx, decision);
+      if (!decision.allowed) throw overLimit(spec, b, decision);
+    };
+    if (!spec?.bucket || spec.access.public || caller.kind === 'anonymous') {
+      await count(budget);
+      await next();
+      return;
+    }
+    let counted = false;
+    ctx.state.countBucket = async () => {
+      counted = true;
+      await count(budget);
+    };
     try {
-      decision = await counters.consume(budget);
+      await next();
     } catch (err) {
-      // Fail open: the counters live in the PostgreSQL every route needs, so while it is unreachable there
-      // is nothing to protect, and /health (liveness) must still answer. The request is not counted.
-      ctx.state.log.warn({ err }, 'request budget store unavailable: request not counted');
-      decision = {
-        allowed: true,
-        limit: budget.limit,
-        remaining: budget.limit,
-        resetSeconds: WINDOW_SECONDS,
-      };
+      // refused before the bucket (authentication, authorization, the body): the caller's own budget
+      if (!counted) await count(chooseBudget(undefined, caller, ctx.state.clientIp));
+      throw err;
     }
-    setRateLimitHeaders(ctx, decision);
-    if (!decision.allowed) {
-      throw new TooManyRequestsError(
-        spec?.bucket
-          ? `too many requests: the ${BUCKET_LABELS[spec.bucket]} limit is ${decision.limit} per minute`
-          : `request budget of ${decision.limit} per minute used`,
-        decision.resetSeconds,
-      );
-    }
+    if (!counted) await count(chooseBudget(undefined, caller, ctx.state.clientIp));
+  };
+}
+
+/**
+ * Route chain, after authentication: counts a signed-in route's bucket now that the caller is known to be
+ * allowed (see `rateLimit`); nothing on other routes.
+ */
+export function countBucket() {
+  return async (ctx: AppContext, next: Next) => {
+    await ctx.state.countBucket?.();
     await next();
   };
 }

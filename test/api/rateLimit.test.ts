@@ -342,6 +342,29 @@ describe('request budgets and buckets', () => {
       });
       expect(otherRes.status).to.equal(200);
     });
+    it("a caller the route refuses spends its own budget, not the company's plan bucket", async () => {
+      const team = await createTeam({ plan: null });
+      const employee = apiClient({ token: team.employeeToken });
+      for (let i = 0; i < 12; i++) {
+        const refused = await employee.patch('/subscriptions/me', { body: { plan: 'premium' } });
+        expectErrorBody(refused, 403);
+        // counted against the employee's own budget (300 a minute), the company's bucket untouched
+        expect(expectHeaders(refused, 300).remaining).to.equal(299 - i);
+      }
+      const chosen = await apiClient({ token: team.adminToken }).patch('/subscriptions/me', {
+        body: { plan: 'basic' },
+      });
+      expect(chosen.status).to.equal(200);
+      expect(expectHeaders(chosen, 10).remaining).to.equal(9);
+      // a request refused before authentication (a body that is not JSON) is counted too: the caller's budget
+      const malformed = await call('PATCH', '/subscriptions/me', {
+        token: team.employeeToken,
+        headers: { 'content-type': 'application/json' },
+        raw: '{',
+      });
+      expectErrorBody(malformed, 400);
+      expect(expectHeaders(malformed, 300).remaining).to.equal(287);
+    });
   });
 
   describe('client address', () => {
