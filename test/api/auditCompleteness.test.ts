@@ -14,7 +14,7 @@ import { call, type HttpResponse } from '../helpers/http';
 import { csv, uploadFile, uploadTo } from '../helpers/files';
 import { tokenFromMail } from '../helpers/mailbox';
 import { auditOf, keyWithId } from '../helpers/collab';
-import { insertSucceededDelivery } from '../helpers/webhooks';
+import { insertDelivery } from '../helpers/webhooks';
 
 type Team = Awaited<ReturnType<typeof createTeam>>;
 interface Run {
@@ -270,7 +270,7 @@ const SCENARIOS: Record<string, (team: Team) => Promise<Run>> = {
   }),
   'POST /outgoing-webhooks/deliveries/:deliveryId/redeliver': async (team) => {
     const endpointId = await endpoint(team);
-    const deliveryId = await insertSucceededDelivery(team.company.id, endpointId);
+    const deliveryId = await insertDelivery(team.company.id, endpointId, 'succeeded');
     return {
       res: await call('POST', `/outgoing-webhooks/deliveries/${deliveryId}/redeliver`, {
         token: team.adminToken,

@@ -13,7 +13,7 @@ import { createApiKey, createTeam } from '../helpers/factories';
 import { testEnv } from '../helpers/env';
 import { call, expectErrorBody } from '../helpers/http';
 import { csv, uploadFile } from '../helpers/files';
-import { insertSucceededDelivery } from '../helpers/webhooks';
+import { insertDelivery } from '../helpers/webhooks';
 
 type Team = Awaited<ReturnType<typeof createTeam>>;
 
@@ -176,7 +176,7 @@ const otherCompanyResource: Record<
   'GET /outgoing-webhooks/:id/deliveries': async (other) => ({ params: { id: await otherEndpoint(other) } }),
   'POST /outgoing-webhooks/deliveries/:deliveryId/redeliver': async (other) => {
     const endpointId = await otherEndpoint(other);
-    const deliveryId = await insertSucceededDelivery(other.company.id, endpointId);
+    const deliveryId = await insertDelivery(other.company.id, endpointId, 'succeeded');
     return { params: { deliveryId } };
   },
 };

@@ -339,9 +339,20 @@ export async function startEventsReceiver(name: string, events: string[]) {
   }
 }
 
-/** Inserts a succeeded `ping` delivery of the endpoint directly (something to redeliver); its id. */
-export async function insertSucceededDelivery(companyId: string, endpointId: string): Promise<string> {
+/**
+ * A delivery to the endpoint written straight to the database; its id. `pending`: a `file.uploaded` delivery as
+ * fan-out writes it (no workflow yet); `succeeded`: a finished `ping` delivery (something to redeliver).
+ */
+export async function insertDelivery(
+  companyId: string,
+  endpointId: string,
+  status: 'pending' | 'succeeded',
+): Promise<string> {
   const deliveryId = randomUUID();
+  const event =
+    status === 'pending'
+      ? { eventType: 'file.uploaded', eventData: JSON.stringify({ fileId: randomUUID(), version: 1 }) }
+      : { eventType: 'ping', eventData: JSON.stringify({ endpointId }) };
   await testEnv()
     .knex('webhookDeliveries')
     .insert({
@@ -349,12 +360,10 @@ export async function insertSucceededDelivery(companyId: string, endpointId: str
       companyId,
       endpointId,
       eventId: randomUUID(),
-      eventType: 'ping',
-      eventData: JSON.stringify({ endpointId }),
+      ...event,
       eventCreatedAt: new Date(),
-      status: 'succeeded',
-      completedAt: new Date(),
-      workflowStartedAt: new Date(),
+      status,
+      ...(status === 'succeeded' ? { completedAt: new Date(), workflowStartedAt: new Date() } : {}),
     });
   return deliveryId;
 }

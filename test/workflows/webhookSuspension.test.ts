@@ -24,6 +24,7 @@ import {
   deliveriesOf,
   deliveriesSettled,
   finishedDeliveries,
+  insertDelivery,
   insertEndpoint,
   newCompany,
   startReceiver,
@@ -54,24 +55,6 @@ async function timers(workflowId: string): Promise<{ count: number; lastMs: numb
   const last = started.at(-1)?.startToFireTimeout;
   const lastMs = last ? Number(String(last.seconds ?? 0)) * 1000 + Math.round((last.nanos ?? 0) / 1e6) : 0;
   return { count: started.length, lastMs };
-}
-
-/** A pending delivery to the endpoint written straight to the database, as fan-out writes it; its id. */
-async function insertPendingDelivery(companyId: string, endpointId: string): Promise<string> {
-  const deliveryId = randomUUID();
-  await testEnv()
-    .knex('webhookDeliveries')
-    .insert({
-      id: deliveryId,
-      companyId,
-      endpointId,
-      eventId: randomUUID(),
-      eventType: 'file.uploaded',
-      eventData: JSON.stringify({ fileId: randomUUID(), version: 1 }),
-      eventCreatedAt: new Date(),
-      status: 'pending',
-    });
-  return deliveryId;
 }
 
 describe('webhooks of a suspended company', function () {
@@ -150,7 +133,7 @@ describe('webhooks of a suspended company', function () {
     receiver.secrets = [secret];
     // a delivery handed to its batch after the suspension (its event was dispatched just before)
     await setStatus(company.id, 'suspended');
-    const deliveryId = await insertPendingDelivery(company.id, endpoint.id);
+    const deliveryId = await insertDelivery(company.id, endpoint.id, 'pending');
     const { errors } = await startDeliveryBatches(testEnv().temporal, testEnv().knex, running.config, [
       { id: deliveryId, companyId: company.id },
     ]);
@@ -257,7 +240,7 @@ describe('held webhook deliveries woken at reactivation', function () {
     const { endpoint, secret } = await insertEndpoint(running.config, company.id, { url: receiver.url });
     receiver.secrets = [secret];
     await setStatus(company.id, 'suspended');
-    const deliveryId = await insertPendingDelivery(company.id, endpoint.id);
+    const deliveryId = await insertDelivery(company.id, endpoint.id, 'pending');
     const { errors } = await startDeliveryBatches(testEnv().temporal, testEnv().knex, longHold, [
       { id: deliveryId, companyId: company.id },
     ]);
@@ -289,7 +272,7 @@ describe('held webhook deliveries woken at reactivation', function () {
     });
     const { endpoint, secret } = await insertEndpoint(running.config, company.id, { url: receiver.url });
     receiver.secrets = [secret];
-    const deliveryId = await insertPendingDelivery(company.id, endpoint.id);
+    const deliveryId = await insertDelivery(company.id, endpoint.id, 'pending');
     const { errors } = await startDeliveryBatches(testEnv().temporal, testEnv().knex, running.config, [
       { id: deliveryId, companyId: company.id },
     ]);
@@ -322,7 +305,7 @@ describe('held webhook deliveries woken at reactivation', function () {
     receiver.secrets = [secret];
     await setStatus(company.id, 'suspended');
     // a redelivery's own workflow (all 5 attempts there), started with 10-minute holds
-    const deliveryId = await insertPendingDelivery(company.id, endpoint.id);
+    const deliveryId = await insertDelivery(company.id, endpoint.id, 'pending');
     const { errors } = await startDeliveryWorkflows(testEnv().temporal, testEnv().knex, longHold, [
       { id: deliveryId, companyId: company.id },
     ]);
