@@ -250,6 +250,34 @@ describe('reports: the analysis engine', () => {
     expectNumeric(v, [1.5, -1, 1000]);
   });
 
+  it('datetimes without seconds are datetimes with Z, an offset or spaces after them too', async () => {
+    const csv =
+      'at\n' +
+      '2024-01-02T10:00Z\n' +
+      '2024-01-02T12:00+02:00\n' +
+      '2024-01-02 09:30-0100\n' +
+      '2024-01-02 10:45 \n' +
+      '2024-01-02T11:00:00Z\n';
+    const { profile } = await analyse(csv, 'csv');
+    const [at] = profile.sheets[0].columnProfiles;
+    expect(at.shares).to.include({ datetime: 1, text: 0 });
+    expect(at).to.include({
+      inferredType: 'datetime',
+      min: '2024-01-02T10:00:00.000Z',
+      max: '2024-01-02T11:00:00.000Z',
+    });
+    // the typed value the rules and comparisons read: in UTC, the offset applied
+    expect(
+      await column(`SELECT (${typedSql('c1', 'datetime')})::VARCHAR FROM sheet_0 ORDER BY row_number`),
+    ).to.deep.equal([
+      '2024-01-02 10:00:00',
+      '2024-01-02 10:00:00',
+      '2024-01-02 10:30:00',
+      '2024-01-02 10:45:00',
+      '2024-01-02 11:00:00',
+    ]);
+  });
+
   it('columns of few distinct values (summed from their grouped values) give the statistics of every row', async () => {
     // 400 rows; n, d, day, at and flag repeat few values (at most a quarter of the rows: the grouped path), id
     // is a key (the scan). Several texts of one number ('7', '007', '7 ') must count as that number

@@ -68,6 +68,10 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
   // a null word or a cell of spaces starts with '' (the empty cell), #, n or N, or a space: codes 2, 4, 5
   await conn.run(`CREATE OR REPLACE TEMP MACRO ds_is_null(v) AS (
     v IS NULL OR (ds_first(v) IN (2, 4, 5) AND regexp_full_match(v, ${NULL_RE})))`);
+  // a datetime's trimmed text with ':00' seconds when it has none: DuckDB's casts read `HH:MM` alone but
+  // refuse it followed by Z, an offset or spaces (the 16 characters `YYYY-MM-DD HH:MM`, then no ':')
+  await conn.run(`CREATE OR REPLACE TEMP MACRO ds_seconds(t) AS (
+    CASE WHEN length(t) <= 16 OR substr(t, 17, 1) = ':' THEN t ELSE concat(left(t, 16), ':00', substr(t, 17)) END)`);
   // numbers, dates and datetimes; v starts with a digit, a sign or a point (trailing spaces allowed)
   // a value with '-' at positions 5 and 8 (YYYY-MM-…) can only be a date or a datetime (an integer has no
   // '-' after its first character, a decimal at most one, in its exponent): its patterns are tried first,
@@ -81,7 +85,7 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
         CASE
           WHEN regexp_full_match(v, ${DATE_RE}) AND TRY_CAST(v AS DATE) IS NOT NULL THEN 4
           WHEN regexp_full_match(v, ${DATETIME_RE})
-            AND (TRY_CAST(v AS TIMESTAMP) IS NOT NULL OR TRY_CAST(v AS TIMESTAMPTZ) IS NOT NULL) THEN 5
+            AND (TRY_CAST(v AS TIMESTAMP) IS NOT NULL OR TRY_CAST(ds_seconds(trim(v)) AS TIMESTAMPTZ) IS NOT NULL) THEN 5
           ELSE 6
         END
       WHEN TRY_CAST(v AS BIGINT) IS NOT NULL AND regexp_full_match(v, ${INTEGER_RE}) THEN 1
@@ -91,12 +95,13 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
   // a datetime as UTC: an offset is applied, a time without one (or with Z) is taken as UTC. DuckDB's
   // TIMESTAMP cast reads Z as UTC but drops any other offset, so a value with one goes through TIMESTAMPTZ.
   // An offset starts with + or with a '-' after the date: only such values try the offset's pattern. The
-  // cast refuses a date with spaces after it: only then is the value trimmed (a copy of every value costs)
+  // cast refuses a date with spaces after it: only then is the value trimmed (a copy of every value costs),
+  // and given seconds when it has none (ds_seconds)
   await conn.run(`CREATE OR REPLACE TEMP MACRO ds_datetime(v) AS (
     CASE
       WHEN (contains(v, '+') OR v LIKE '__________%-%')
-        AND regexp_matches(v, '[0-9][+-][0-9]{2}:?[0-9]{2} *$') THEN timezone('UTC', TRY_CAST(trim(v) AS TIMESTAMPTZ))
-      ELSE coalesce(TRY_CAST(v AS TIMESTAMP), TRY_CAST(trim(v) AS TIMESTAMP))
+        AND regexp_matches(v, '[0-9][+-][0-9]{2}:?[0-9]{2} *$') THEN timezone('UTC', TRY_CAST(ds_seconds(trim(v)) AS TIMESTAMPTZ))
+      ELSE coalesce(TRY_CAST(v AS TIMESTAMP), TRY_CAST(ds_seconds(trim(v)) AS TIMESTAMP))
     END)`);
   // a NULL cell has no first character: the lookup gives NULL, as it does past the table (code points
   // from 128: text)
