@@ -625,6 +625,41 @@ describe('reports: the analysis engine', () => {
     ]);
   });
 
+  it("a date-formatted formula's cached result is a date, as a date-formatted cell is (1900 and 1904 workbooks)", async () => {
+    for (const date1904 of [false, true]) {
+      const workbook = new ExcelJS.Workbook();
+      workbook.properties.date1904 = date1904;
+      const sheet = workbook.addWorksheet('Invoices');
+      sheet.addRow(['issued', 'due', 'reminder', 'days']);
+      for (const [i, day] of [1, 15].entries()) {
+        const r = i + 2;
+        const row = sheet.addRow([
+          new Date(Date.UTC(2024, 0, day)),
+          { formula: `A${r}+30`, result: new Date(Date.UTC(2024, 0, day + 30)) },
+          { formula: `B${r}+0.4375`, result: new Date(Date.UTC(2024, 0, day + 30, 10, 30)) },
+          { formula: `B${r}-A${r}`, result: 30 },
+        ]);
+        row.getCell(1).numFmt = 'yyyy-mm-dd';
+        row.getCell(2).numFmt = 'dd/mm/yyyy';
+        row.getCell(3).numFmt = '[$-409]yyyy-mm-dd hh:mm;@';
+        row.getCell(4).numFmt = '0" days"';
+      }
+      const { profile, loaded } = await analyse(Buffer.from(await workbook.xlsx.writeBuffer()), 'xlsx');
+      const [, due, reminder, days] = profile.sheets[0].columnProfiles;
+      expect(
+        [due, reminder, days].map((c) => [c.inferredType, c.min, c.max]),
+        `date1904: ${date1904}`,
+      ).to.deep.equal([
+        ['date', '2024-01-31', '2024-02-14'],
+        ['datetime', '2024-01-31T10:30:00.000Z', '2024-02-14T10:30:00.000Z'],
+        ['integer', 30, 30],
+      ]);
+      expect(
+        await column(`SELECT c1 || ' ' || c2 FROM ${loaded.sheets[0].table} ORDER BY row_number`),
+      ).to.deep.equal(['2024-01-01 2024-01-31', '2024-01-15 2024-02-14']);
+    }
+  });
+
   it('an XLSX cell whose text is empty is null, as an empty CSV cell: blank rows, duplicates, not_null', async () => {
     const workbook = new ExcelJS.Workbook();
     const sheet = workbook.addWorksheet('Empty texts');

@@ -658,7 +658,29 @@ class SheetWriter {
 interface SheetRow {
   number: number;
   values: unknown;
-  getCell(column: number): { result?: unknown };
+  getCell(column: number): { result?: unknown; numFmt?: string };
+}
+
+/**
+ * A date number format, by the rule ExcelJS applies to a plain number cell (a day, month, year, hour or
+ * second code outside quoted text and brackets such as `[Red]`, `[$-409]`).
+ */
+function isDateFormat(format: string | undefined): boolean {
+  return format !== undefined && /[ymdhMsb]/.test(format.replace(/\[[^\]]*]/g, '').replace(/"[^"]*"/g, ''));
+}
+
+/**
+ * A formula cell's cached number as the date its format shows: ExcelJS makes a date of a date-formatted
+ * number cell but leaves a formula's result the serial day number (=A2+30 read as 45322). Other values as
+ * they are.
+ */
+function formulaDate(row: SheetRow, column: number, value: unknown, date1904: boolean): unknown {
+  if (typeof value !== 'object' || value === null || !('result' in value)) return value;
+  if (!('formula' in value) && !('sharedFormula' in value)) return value;
+  const { result } = value as { result: unknown };
+  if (typeof result !== 'number' || !isDateFormat(row.getCell(column).numFmt)) return value;
+  // days since 1899-12-30 (1904-01-01 in a 1904 workbook); 25569 of them before 1970-01-01
+  return new Date(Math.round((result - 25569 + (date1904 ? 1462 : 0)) * 86_400_000));
 }
 
 /**
@@ -712,6 +734,10 @@ async function loadXlsx(
   try {
     for await (const worksheet of reader) {
       if (opts.signal?.aborted) throw opts.signal.reason;
+      // the workbook's date system (workbook.xml, which ExcelJS reads before it emits a worksheet)
+      const date1904 =
+        (reader as unknown as { properties?: { model?: { date1904?: boolean } } }).properties?.model
+          ?.date1904 === true;
       const index = sheets.length;
       const writer = new SheetWriter(
         conn,
@@ -728,7 +754,7 @@ async function loadXlsx(
           const unreadableBefore = writer.unreadable;
           const cells: Array<string | null> = new Array<string | null>(Math.max(0, values.length - 1));
           for (let c = 1; c < values.length; c++) {
-            let text = fastCellText(values[c]);
+            let text = fastCellText(formulaDate(row, c, values[c], date1904));
             if (text === UNREADABLE) text = formulaResultText(row, c, values[c]);
             if (text === UNREADABLE) {
               writer.unreadable++;
