@@ -124,7 +124,8 @@ const CLASSES_OF: Record<InferredType, number[]> = {
 
 /**
  * SQL: true when a non-null value breaks the rule; `t` is the value's text with surrounding spaces trimmed
- * (the raw column when no cell of it has any). Each expression reads `t` once per row.
+ * (the raw column when no cell of it has any). Each expression reads `t` once per row (`range` twice: its
+ * class, then its number).
  */
 function failsSql(rule: BuildRule, t: string): string {
   const p = rule.params as {
@@ -141,9 +142,10 @@ function failsSql(rule: BuildRule, t: string): string {
   };
   switch (rule.kind) {
     case 'range':
-      // a number as DuckDB reads it (no thousands separators); anything else (NaN, infinity too) fails
+      // a number as the report classes one (integer or decimal); anything else fails — infinity and `1_000`
+      // too, which DuckDB's cast alone would read as numbers
       return outside(
-        `TRY_CAST(${t} AS DOUBLE)`,
+        `CASE WHEN ${classSql(t)} IN (1, 2) THEN TRY_CAST(${t} AS DOUBLE) END`,
         p.min !== undefined ? numberSql(p.min) : undefined,
         p.max !== undefined ? numberSql(p.max) : undefined,
       );

@@ -98,6 +98,17 @@ describe('quality rules: evaluation in the report pass (DuckDB)', () => {
     expect(q.failedErrorRules).to.equal(0);
   });
 
+  it('range: only a value the report counts as a number passes (infinity and 1_000 are not numbers)', async () => {
+    const q = await quality('price\n12\n 7.5 \ninf\n-Infinity\n1_000\n1e3\n+5\n', [
+      rule('range', 'price', { min: 0 }),
+      rule('range', 'price', { max: 2000 }),
+      rule('range', 'price', { min: -1e9, max: 1e9 }),
+    ]);
+    // rows 4–6 are text in the profile (the column is text), so they fail each rule whatever its bounds
+    const fails = { status: 'failed', evaluatedUnits: 7, failedUnits: 3, failingRows: [4, 5, 6] };
+    expect(q.rules.map(pick)).to.deep.equal([fails, fails, fails]);
+  });
+
   it('a column of nulls only: not_null fails every row, other column rules are not applicable', async () => {
     const q = await quality('a,b\n1,\n2,\n', [rule('not_null', 'b'), rule('length', 'b', { max: 3 })]);
     expect(q.rules.map(pick)).to.deep.equal([
