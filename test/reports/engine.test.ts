@@ -417,6 +417,8 @@ describe('reports: the analysis engine', () => {
       'id,amount,name\n1,2.5,"a\nb"\n2,3,"c,d"\n',
       // short rows padded with nulls
       'id,amount,name\n1\n2,3\n',
+      // empty cells beyond the header (trailing delimiters, an empty quoted cell): no cell to keep
+      'id,amount,name\n1,2.5,a,\n2,,b,,""\n3,-1,a\n',
     ];
     for (const content of contents) {
       const fast = await analyse(content, 'csv');

@@ -23,11 +23,14 @@ export interface TextFacts {
   header: string[];
   /** records after the header, blank ones in between included, blank ones at the end excluded */
   dataRows: number;
-  /** the most fields any record has (header included) */
+  /**
+   * the widest record (header included): the header's fields, a data record's fields up to its last one that
+   * holds text — empty cells after it (trailing delimiters) are no cells, as DuckDB's reader drops them
+   */
   maxFields: number;
   /** blank lines before the header (the header's row number is this + 1) */
   leadingBlankRows: number;
-  /** records (header excluded) with more fields than the header */
+  /** records (header excluded) with a cell that holds text beyond the header's fields */
   widerRows: number;
   /** ends inside a quoted field */
   unterminatedQuote: boolean;
@@ -88,6 +91,7 @@ export async function normalizeText(
 
   let state = FIELD_START;
   let fields = 1;
+  let filled = 0; // the last field of the current record that holds text (1-based; 0: none)
   let content = false; // the current record has a byte other than its line ending
   let records = 0; // non-blank records seen (header included)
   let pendingBlank = 0; // blank lines not yet written (they become rows only if a record follows)
@@ -109,15 +113,17 @@ export async function normalizeText(
       if (records === 0) leadingBlank++;
       else pendingBlank++;
     } else {
+      const width = records === 0 ? fields : filled;
       if (records === 0) headerFields = fields;
       else {
         dataRows += 1;
-        if (fields > headerFields) widerRows++;
+        if (filled > headerFields) widerRows++;
       }
-      if (fields > maxFields) maxFields = fields;
+      if (width > maxFields) maxFields = width;
       records++;
     }
     fields = 1;
+    filled = 0;
     content = false;
     state = FIELD_START;
   };
@@ -159,11 +165,14 @@ export async function normalizeText(
       }
       if (state === QUOTED) {
         if (b === QUOTE) state = QUOTE_IN_QUOTED;
+        else filled = fields;
         continue;
       }
       if (state === QUOTE_IN_QUOTED) {
         if (b === QUOTE) {
+          // an escaped quote: text
           state = QUOTED;
+          filled = fields;
           continue;
         }
         state = UNQUOTED; // the quoted field closed; this byte is read as outside quotes
@@ -223,6 +232,7 @@ export async function normalizeText(
         state = QUOTED;
       } else {
         state = UNQUOTED;
+        filled = fields;
       }
     }
     // still in the header (a long or multi-line header): keep its bytes so far
