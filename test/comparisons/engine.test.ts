@@ -41,7 +41,7 @@ async function load(
   const bytes = Buffer.isBuffer(t) ? t : Buffer.from(csv(t));
   await writeFile(file, bytes);
   return loadVersion(conn, fileSource(file, { format, delimiter: null, sizeBytes: bytes.length }), {
-    maxColumns: 100,
+    maxColumns: 1024,
     maxRows: 100_000,
     workDir,
     tablePrefix: `v${n}_`,
@@ -165,6 +165,29 @@ describe('comparison engine', function () {
     ]);
     expect(changes.find((c) => c.kind === 'changed')?.columns).to.deep.equal([
       { column: 'qty', old: '5', new: '6' },
+    ]);
+  });
+
+  it('infers the key of a 300-column sheet: its last column, the only one unique (key candidates scanned in batches)', async () => {
+    // 299 columns of repeated values, then `ref`, unique: every column is a key candidate. Counted all at once
+    // (one hash table per count(DISTINCT)), 300 columns ran out of the 256 MB memory limit before any row
+    const width = 300;
+    const header = [...Array.from({ length: width - 1 }, (_, i) => `c${i + 1}`), 'ref'];
+    const row = (i: number) => [...Array.from({ length: width - 1 }, (_, j) => String((i + j) % 3)), `r${i}`];
+    const baseRows = Array.from({ length: 20 }, (_, i) => row(i));
+    const targetRows = baseRows.map((r) => [...r]).reverse();
+    targetRows[4][7] = 'x';
+    targetRows.push(row(20));
+    const b = await load({ header, rows: baseRows });
+    const t = await load({ header, rows: targetRows });
+    const { summary, changes } = await compare(b, t);
+    const s = summary.sheets[0];
+    expect(s.matching).to.equal('inferred_key');
+    expect(s.keyColumns).to.deep.equal(['ref']);
+    expect([s.added, s.removed, s.changed, s.unchanged]).to.deep.equal([1, 0, 1, 19]);
+    expect(changes.map((c) => [c.kind, c.key, c.baseRow, c.targetRow, c.columns])).to.deep.equal([
+      ['changed', { ref: 'r15' }, 17, 6, [{ column: 'c8', old: String((15 + 7) % 3), new: 'x' }]],
+      ['added', { ref: 'r20' }, null, 22, null],
     ]);
   });
 

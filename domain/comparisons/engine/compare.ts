@@ -250,6 +250,9 @@ export function checkKeyColumns(base: LoadedVersion, target: LoadedVersion, keyC
 
 let tableSeq = 0;
 
+/** The key candidates whose raw texts one scan counts (see compareSheet). */
+const KEY_SCAN_COLUMNS = 16;
+
 async function compareSheet(
   conn: DuckDBConnection,
   bs: LoadedSheet,
@@ -321,49 +324,56 @@ async function compareSheet(
       // a column unique under its comparison type is unique as raw text too (the typed value can only
       // merge texts): a cheap scan of the raw texts first (counting the rows, and the blank rows, too), then
       // the typed check of the candidates in order. Blank rows (every cell empty: kept as rows so that row
-      // numbers do not shift) do not count against a key: they have none, and pair with each other
-      const rawStats = (sheet: LoadedSheet, side: 'base' | 'target') =>
-        shared.map((s, j) => `, count(DISTINCT ${identOf(s, side)}) AS d${j}`).join('') +
-        `, count(*) FILTER (WHERE ${sheet.columns.map((c) => `${c.ident} IS NULL`).join(' AND ') || 'false'}) AS blank`;
-      const [[b], [t]] = await both(
-        checked(bs, 'base', (c) =>
-          rows(c, `SELECT count(*) AS n${rawStats(bs, 'base')} FROM ${unnumbered(bs)}`),
-        ),
-        checked(ts, 'target', (c) =>
-          rows(c, `SELECT count(*) AS n${rawStats(ts, 'target')} FROM ${unnumbered(ts)}`),
-        ),
-      );
-      counted(bs, num(b.n));
-      counted(ts, num(t.n));
-      blankRows = { base: num(b.blank), target: num(t.blank) };
-      const keyedRows = { base: bs.rowCount - blankRows.base, target: ts.rowCount - blankRows.target };
-      // no key is inferred when either version has no row but blank ones (now counted)
-      const bothHaveRows = keyedRows.base > 0 && keyedRows.target > 0;
-      const candidates = bothHaveRows
-        ? shared
-            .map((s, j) => ({ j, rank: keyRank(s.name), position: s.target.position }))
-            .filter(({ j }) => num(b[`d${j}`]) === keyedRows.base && num(t[`d${j}`]) === keyedRows.target)
-            .sort((x, y) => x.rank - y.rank || x.position - y.position)
-        : [];
-      for (const { j } of candidates) {
-        const check = (c: DuckDBConnection, side: 'base' | 'target', table: string) =>
-          rows(
-            c,
-            `SELECT count(v) AS n, count(DISTINCT v) AS d FROM (SELECT ${normSql(identOf(shared[j], side), shared[j].type)} AS v FROM ${table})`,
-          );
-        const [[cb], [ct]] = await both(
-          (c) => check(c, 'base', unnumbered(bs)),
-          (c) => check(c, 'target', unnumbered(ts)),
+      // numbers do not shift) do not count against a key: they have none, and pair with each other. The
+      // candidates' order comes from their names: their raw texts are counted KEY_SCAN_COLUMNS at a time, in
+      // that order, until one is the key (each count(DISTINCT) holds a hash table of its own, ~2 MB before
+      // any row: measured, 128 columns at once on both connections exceeded a 512 MB memory_limit)
+      const ordered = shared
+        .map((s, j) => ({ j, rank: keyRank(s.name), position: s.target.position }))
+        .sort((x, y) => x.rank - y.rank || x.position - y.position)
+        .map(({ j }) => j);
+      for (let from = 0; from < ordered.length && matching === 'multiset'; from += KEY_SCAN_COLUMNS) {
+        const batch = ordered.slice(from, from + KEY_SCAN_COLUMNS);
+        const rawStats = (sheet: LoadedSheet, side: 'base' | 'target') =>
+          batch.map((j) => `, count(DISTINCT ${identOf(shared[j], side)}) AS d${j}`).join('') +
+          `, count(*) FILTER (WHERE ${sheet.columns.map((c) => `${c.ident} IS NULL`).join(' AND ') || 'false'}) AS blank`;
+        const [[b], [t]] = await both(
+          checked(bs, 'base', (c) =>
+            rows(c, `SELECT count(*) AS n${rawStats(bs, 'base')} FROM ${unnumbered(bs)}`),
+          ),
+          checked(ts, 'target', (c) =>
+            rows(c, `SELECT count(*) AS n${rawStats(ts, 'target')} FROM ${unnumbered(ts)}`),
+          ),
         );
-        if (
-          num(cb.n) === keyedRows.base &&
-          num(cb.d) === keyedRows.base &&
-          num(ct.n) === keyedRows.target &&
-          num(ct.d) === keyedRows.target
-        ) {
-          matching = 'inferred_key';
-          keyIdx = [j];
-          break;
+        counted(bs, num(b.n));
+        counted(ts, num(t.n));
+        blankRows = { base: num(b.blank), target: num(t.blank) };
+        const keyedRows = { base: bs.rowCount - blankRows.base, target: ts.rowCount - blankRows.target };
+        // no key is inferred when either version has no row but blank ones (now counted)
+        if (keyedRows.base === 0 || keyedRows.target === 0) break;
+        const candidates = batch.filter(
+          (j) => num(b[`d${j}`]) === keyedRows.base && num(t[`d${j}`]) === keyedRows.target,
+        );
+        for (const j of candidates) {
+          const check = (c: DuckDBConnection, side: 'base' | 'target', table: string) =>
+            rows(
+              c,
+              `SELECT count(v) AS n, count(DISTINCT v) AS d FROM (SELECT ${normSql(identOf(shared[j], side), shared[j].type)} AS v FROM ${table})`,
+            );
+          const [[cb], [ct]] = await both(
+            (c) => check(c, 'base', unnumbered(bs)),
+            (c) => check(c, 'target', unnumbered(ts)),
+          );
+          if (
+            num(cb.n) === keyedRows.base &&
+            num(cb.d) === keyedRows.base &&
+            num(ct.n) === keyedRows.target &&
+            num(ct.d) === keyedRows.target
+          ) {
+            matching = 'inferred_key';
+            keyIdx = [j];
+            break;
+          }
         }
       }
     }
