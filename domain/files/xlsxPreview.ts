@@ -15,11 +15,10 @@ import {
   readEntries,
   type XlsxLimits,
 } from './xlsx';
+import { BUILTIN_DATE_FORMATS, isDateFormat, serialDate } from './xlsxDates';
 
 /** Small parts (workbook, relationships, styles) read whole; a larger one is ignored as if absent. */
 const SMALL_PART_BYTES = 8 * 1024 * 1024;
-/** Number formats Excel builds in that show dates and times. */
-const BUILTIN_DATE_FORMATS = new Set([14, 15, 16, 17, 18, 19, 20, 21, 22, 45, 46, 47]);
 /** Set when a reader has seen all it needs: the stream is left there. */
 class Enough extends Error {}
 
@@ -210,12 +209,6 @@ async function mapWorkbook(
   };
 }
 
-/** Excel's rule for a custom number format that shows a date or time (quoted text and [..] sections left out). */
-function isDateFormat(code: string): boolean {
-  const bare = code.replace(/\[[^[\]]*]/g, '').replace(/"[^"]*"/g, '');
-  return /[ymdhsb]/i.test(bare);
-}
-
 /**
  * The content of the first `<name …>…</name>` element (any namespace prefix), or '' when it has none or is
  * never closed. The opening tag and then its close tag are each searched for once, forward: linear in the part,
@@ -301,9 +294,9 @@ async function readRows(
         const n = Number(c.v);
         if (!Number.isFinite(n)) return clip(c.v);
         if (!dates.has(c.style)) return n;
-        // exceljs's conversion, so previews match what the report engine reads; a serial beyond the dates
-        // JavaScript can hold is shown as the number
-        const date = new Date(Math.round((n - 25569 + (date1904 ? 1462 : 0)) * 86_400_000));
+        // the report engine's rule and conversion (./xlsxDates.ts); a serial beyond the dates JavaScript can
+        // hold is shown as the number
+        const date = serialDate(n, date1904);
         return Number.isNaN(date.getTime()) ? n : date.toISOString();
       }
     }

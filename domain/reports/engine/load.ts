@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import { isMissingObject } from '../../../common/storage';
 import { headerNames, type HeaderCell } from '../../files/headerNames';
+import { isDateFormat, serialDate } from '../../files/xlsxDates';
 import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
 import { classSql, literal } from './sql';
 import {
@@ -662,14 +663,6 @@ interface SheetRow {
 }
 
 /**
- * A date number format, by the rule ExcelJS applies to a plain number cell (a day, month, year, hour or
- * second code outside quoted text and brackets such as `[Red]`, `[$-409]`).
- */
-function isDateFormat(format: string | undefined): boolean {
-  return format !== undefined && /[ymdhMsb]/.test(format.replace(/\[[^\]]*]/g, '').replace(/"[^"]*"/g, ''));
-}
-
-/**
  * A formula cell's cached number as the date its format shows: ExcelJS makes a date of a date-formatted
  * number cell but leaves a formula's result the serial day number (=A2+30 read as 45322). Other values as
  * they are.
@@ -679,8 +672,7 @@ function formulaDate(row: SheetRow, column: number, value: unknown, date1904: bo
   if (!('formula' in value) && !('sharedFormula' in value)) return value;
   const { result } = value as { result: unknown };
   if (typeof result !== 'number' || !isDateFormat(row.getCell(column).numFmt)) return value;
-  // days since 1899-12-30 (1904-01-01 in a 1904 workbook); 25569 of them before 1970-01-01
-  return new Date(Math.round((result - 25569 + (date1904 ? 1462 : 0)) * 86_400_000));
+  return serialDate(result, date1904);
 }
 
 /**

@@ -1,0 +1,29 @@
+/**
+ * Which XLSX cells are dates, and which date a serial day number is: one rule for the preview and the report
+ * engine's loader, so that both read the same cells as dates. The report reads a plain number cell through
+ * ExcelJS, which judges it by its own rule, so this is ExcelJS's rule (utils.isDateFmt, excelToDate).
+ */
+
+/** The built-in number formats (`numFmtId` without a `<numFmt>`) whose codes in ExcelJS's table are dates. */
+export const BUILTIN_DATE_FORMATS: ReadonlySet<number> = new Set([
+  14, 15, 16, 17, 18, 19, 20, 21, 22, 45, 46, 47,
+]);
+
+/**
+ * A date number format: a year, month, day, hour, second or Buddhist-year code outside quoted text and
+ * brackets such as `[Red]`, `[$-409]`, in ExcelJS's letters (lower case, and M), so `YYYY` alone is no date,
+ * as the report reads it. A bracket is `[` up to the next `[` or `]` (ExcelJS's runs to the next `]`; they differ
+ * only for a `[` inside brackets): linear in the code, whatever it holds.
+ */
+export function isDateFormat(format: string | undefined): boolean {
+  if (format === undefined) return false;
+  return /[ymdhMsb]/.test(format.replace(/\[[^[\]]*]/g, '').replace(/"[^"]*"/g, ''));
+}
+
+/**
+ * A serial day number as a date (UTC): days since 1899-12-30, or since 1904-01-01 in a 1904 workbook; 25569
+ * of them before 1970-01-01. An Invalid Date beyond the dates JavaScript can hold.
+ */
+export function serialDate(serial: number, date1904: boolean): Date {
+  return new Date(Math.round((serial - 25569 + (date1904 ? 1462 : 0)) * 86_400_000));
+}
