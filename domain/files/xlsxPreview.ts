@@ -236,8 +236,9 @@ async function dateStyles(zip: yauzl.ZipFile, styles: yauzl.Entry | undefined): 
   const custom = new Map<number, string>();
   for (const m of xml.matchAll(/<(?:\w+:)?numFmt\b[^<>]*>/g)) {
     const id = Number(attr(m[0], 'numFmtId'));
+    // the code as written, its quotes and brackets decoded (`0&quot; days&quot;` is `0" days"`, no date)
     const code = attr(m[0], 'formatCode');
-    if (Number.isInteger(id) && code !== undefined) custom.set(id, code);
+    if (Number.isInteger(id) && code !== undefined) custom.set(id, xmlText(code));
   }
   const cellXfs = elementContent(xml, 'cellXfs');
   let index = 0;

@@ -47,4 +47,16 @@ describe('XLSX previews: dates as the report engine reads them (real MinIO)', fu
       ]);
     }
   });
+
+  it('a number format with quoted text (written &quot;…&quot; in the styles part) is no date for its letters', async () => {
+    const workbook = new ExcelJS.Workbook();
+    const sheet = workbook.addWorksheet('Stock');
+    sheet.addRow(['item', 'lead time', 'stock', 'price']);
+    const row = sheet.addRow(['bolt', 30, 40, 3]);
+    row.getCell(2).numFmt = '0" days"';
+    row.getCell(3).numFmt = '#,##0" items"';
+    row.getCell(4).numFmt = '"$"#,##0.00_);[Red]("$"#,##0.00)';
+    const preview = await previewOf('units.xlsx', workbook);
+    expect(preview.rows).to.deep.equal([['bolt', 30, 40, 3]]);
+  });
 });
