@@ -568,6 +568,39 @@ describe('reports: the analysis engine', () => {
     expect(tables.getRowsJS()).to.deep.equal([[loaded.sheets[0].table]]);
   });
 
+  it("an XLSX's non-ASCII text loads whole where a part's chunks split its bytes (shared and inline strings)", async () => {
+    // 20,000 rows of three-byte characters: the unpacked parts come in many chunks, and some split a character
+    const rows = 20_000;
+    const ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"';
+    const strings = Array.from({ length: rows }, (_, i) => `<si><t>東京${i}</t></si>`).join('');
+    const sheetRows = Array.from(
+      { length: rows },
+      (_, i) =>
+        `<row r="${i + 1}"><c r="A${i + 1}" t="s"><v>${i}</v></c>` +
+        `<c r="B${i + 1}" t="inlineStr"><is><t>大阪${i}</t></is></c></row>`,
+    ).join('');
+    const buffer = zip([
+      { name: '[Content_Types].xml', data: '<Types/>' },
+      {
+        name: 'xl/workbook.xml',
+        data: `<workbook ${ns}><sheets><sheet name="Cities" sheetId="1"/></sheets></workbook>`,
+      },
+      { name: 'xl/sharedStrings.xml', data: `<sst ${ns}>${strings}</sst>` },
+      {
+        name: 'xl/worksheets/sheet1.xml',
+        data: `<worksheet ${ns}><sheetData>${sheetRows}</sheetData></worksheet>`,
+      },
+    ]);
+    const { loaded } = await analyse(buffer, 'xlsx');
+    const table = loaded.sheets[0].table;
+    // row n holds 東京(n-1) and 大阪(n-1); the header is row 1
+    expect(
+      await column(
+        `SELECT count(*) FILTER (WHERE c1 = '東京' || (row_number - 1) AND c2 = '大阪' || (row_number - 1)) FROM ${table}`,
+      ),
+    ).to.deep.equal([BigInt(rows - 1)]);
+  });
+
   it('rows of an XLSX sheet that hold no value (a height, a style) are rows only when a row with values follows', async () => {
     const workbook = new ExcelJS.Workbook();
     const sheet = workbook.addWorksheet('Styled');

@@ -20,6 +20,7 @@ import {
   type LoadSource,
   type LoadWarning,
 } from './types';
+import { readPartsAsText } from './xlsxParts';
 
 export const ROW_NUMBER_COLUMN = 'row_number';
 /**
@@ -721,6 +722,7 @@ async function loadXlsx(
     styles: 'cache', // number formats tell dates from numbers
     entries: 'ignore',
   });
+  readPartsAsText(reader);
   const sheets: LoadedSheet[] = [];
   const writers: SheetWriter[] = [];
   try {
