@@ -601,6 +601,48 @@ describe('reports: the analysis engine', () => {
     ).to.deep.equal([BigInt(rows - 1)]);
   });
 
+  it('an inline rich-text string of an XLSX loads as all its runs, without phonetic text', async () => {
+    const ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"';
+    const inline = (ref: string, content: string) => `<c r="${ref}" t="inlineStr"><is>${content}</is></c>`;
+    // 5,000 rows, so that some strings are split between the part's chunks
+    const rows = 5_000;
+    const sheetRows = Array.from({ length: rows }, (_, i) => {
+      const r = i + 2;
+      return (
+        `<row r="${r}">` +
+        inline(`A${r}`, `<r><t xml:space="preserve">Hello ${i} </t></r><r><rPr><b/></rPr><t>world</t></r>`) +
+        inline(`B${r}`, '<t>東京</t><rPh sb="0" eb="2"><t>トウキョウ</t></rPh><phoneticPr fontId="1"/>') +
+        inline(`C${r}`, '<t>plain</t>') +
+        `</row>`
+      );
+    }).join('');
+    const buffer = zip([
+      { name: '[Content_Types].xml', data: '<Types/>' },
+      {
+        name: 'xl/workbook.xml',
+        data: `<workbook ${ns}><sheets><sheet name="Notes" sheetId="1"/></sheets></workbook>`,
+      },
+      {
+        name: 'xl/worksheets/sheet1.xml',
+        data:
+          `<worksheet ${ns}><sheetData><row r="1">` +
+          `${inline('A1', '<r><t>greet</t></r><r><t>ing</t></r>')}${inline('B1', '<t>city</t>')}${inline('C1', '<t>note</t>')}` +
+          `</row>${sheetRows}</sheetData></worksheet>`,
+      },
+    ]);
+    const { profile, loaded } = await analyse(buffer, 'xlsx');
+    expect(profile.sheets[0].columnProfiles.map((c) => c.name)).to.deep.equal(['greeting', 'city', 'note']);
+    const table = loaded.sheets[0].table;
+    expect(
+      await column(`SELECT c1 || '|' || c2 || '|' || c3 FROM ${table} WHERE row_number IN (2, ${rows + 1})`),
+    ).to.deep.equal(['Hello 0 world|東京|plain', `Hello ${rows - 1} world|東京|plain`]);
+    expect(
+      await column(
+        `SELECT count(*) FILTER (WHERE c1 = 'Hello ' || (row_number - 2) || ' world' AND c2 = '東京' AND c3 = 'plain') FROM ${table}`,
+      ),
+    ).to.deep.equal([BigInt(rows)]);
+  });
+
   it('rows of an XLSX sheet that hold no value (a height, a style) are rows only when a row with values follows', async () => {
     const workbook = new ExcelJS.Workbook();
     const sheet = workbook.addWorksheet('Styled');

@@ -31,8 +31,70 @@ async function* partText(chunks: AsyncIterable<Buffer | string>): AsyncGenerator
 }
 
 /**
+ * A string item's content as ExcelJS should read it. ExcelJS's worksheet reader starts an inline string's text
+ * anew at each `<t>`, so of `<is><r><t>Hello </t></r><r><t>world</t></r></is>` it kept the last run, 'world'.
+ * An item with runs (or phonetic text, `<rPh>`) becomes one `<t>` holding the text of its `<t>` elements outside
+ * `<rPh>`, in order (as the preview reads it); other items stay as they are. Linear in the item: each tag and
+ * close tag is searched for once, forward.
+ */
+function itemXml(content: string): string {
+  if (!content.includes('<r')) return content;
+  let text = '';
+  const tags = /<(t|rPh)\b[^<>]*>/g;
+  for (let m = tags.exec(content); m; m = tags.exec(content)) {
+    if (m[0].endsWith('/>')) continue;
+    const end = content.indexOf(m[1] === 't' ? '</t>' : '</rPh>', tags.lastIndex);
+    if (end < 0) break;
+    if (m[1] === 't') text += content.slice(tags.lastIndex, end);
+    tags.lastIndex = end;
+  }
+  return `<t xml:space="preserve">${text}</t>`;
+}
+
+/**
+ * The text with the content of each `<name>` element (`is`: an inline string) rewritten by `itemXml`. An element
+ * still open at a chunk's end is held until its close tag comes; the part's end inside one leaves it as it was
+ * (the XML parser then tells what is wrong).
+ */
+async function* plainItems(texts: AsyncIterable<string>, name: string): AsyncGenerator<string> {
+  const open = `<${name}>`;
+  const close = `</${name}>`;
+  let item: string[] | undefined; // the content so far of an element not closed yet
+  let carry = ''; // the last characters of a chunk, which may start the tag looked for
+  for await (const chunk of texts) {
+    const text = carry + chunk;
+    carry = '';
+    let out = '';
+    let at = 0;
+    for (;;) {
+      const tag = item ? close : open;
+      const found = text.indexOf(tag, at);
+      if (found < 0) {
+        const keep = Math.max(at, text.length - tag.length + 1);
+        if (item) item.push(text.slice(at, keep));
+        else out += text.slice(at, keep);
+        carry = text.slice(keep);
+        break;
+      }
+      if (item) {
+        item.push(text.slice(at, found));
+        out += open + itemXml(item.join('')) + close;
+        item = undefined;
+      } else {
+        out += text.slice(at, found);
+        item = [];
+      }
+      at = found + tag.length;
+    }
+    if (out !== '') yield out;
+  }
+  const rest = (item ? open + item.join('') : '') + carry;
+  if (rest !== '') yield rest;
+}
+
+/**
  * Makes `reader` (a WorkbookReader not started yet) read its shared strings and worksheets through
- * `partText`. Throws when the reader has no such hooks (another ExcelJS version): a load would misread text.
+ * `partText`, and a worksheet's inline strings through `plainItems`. Throws when the reader has no such hooks (another ExcelJS version): a load would misread text.
  */
 export function readPartsAsText(reader: object): void {
   const hooks = reader as PartHooks;
@@ -44,5 +106,6 @@ export function readPartsAsText(reader: object): void {
     );
   }
   hooks._parseSharedStrings = (entry) => sharedStrings.call(reader, Readable.from(partText(entry)));
-  hooks._parseWorksheet = (chunks, sheetNo) => worksheet.call(reader, partText(chunks), sheetNo);
+  hooks._parseWorksheet = (chunks, sheetNo) =>
+    worksheet.call(reader, plainItems(partText(chunks), 'is'), sheetNo);
 }
