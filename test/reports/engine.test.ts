@@ -643,6 +643,44 @@ describe('reports: the analysis engine', () => {
     ).to.deep.equal([BigInt(rows)]);
   });
 
+  it('a shared string of an XLSX with a phonetic guide loads as its text, not the guide', async () => {
+    const ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"';
+    // 5,000 strings with guides, so that some are split between the part's chunks, then one in runs
+    const count = 5_000;
+    const strings =
+      '<si><t>city</t></si>' +
+      Array.from(
+        { length: count },
+        (_, i) =>
+          `<si><t>東京${i}</t><rPh sb="0" eb="2"><t>トウキョウ</t></rPh><phoneticPr fontId="1"/></si>`,
+      ).join('') +
+      '<si><r><t xml:space="preserve">大阪 </t></r><r><rPr><b/></rPr><t>北区</t></r><rPh sb="0" eb="2"><t>オオサカ</t></rPh></si>';
+    const cell = (r: number, index: number) => `<row r="${r}"><c r="A${r}" t="s"><v>${index}</v></c></row>`;
+    const sheetRows = Array.from({ length: count + 2 }, (_, i) => cell(i + 1, i)).join('');
+    const buffer = zip([
+      { name: '[Content_Types].xml', data: '<Types/>' },
+      {
+        name: 'xl/workbook.xml',
+        data: `<workbook ${ns}><sheets><sheet name="Cities" sheetId="1"/></sheets></workbook>`,
+      },
+      { name: 'xl/sharedStrings.xml', data: `<sst ${ns}>${strings}</sst>` },
+      {
+        name: 'xl/worksheets/sheet1.xml',
+        data: `<worksheet ${ns}><sheetData>${sheetRows}</sheetData></worksheet>`,
+      },
+    ]);
+    const { loaded } = await analyse(buffer, 'xlsx');
+    const table = loaded.sheets[0].table;
+    expect(
+      await column(
+        `SELECT c1 FROM ${table} WHERE row_number IN (2, ${count + 1}, ${count + 2}) ORDER BY row_number`,
+      ),
+    ).to.deep.equal(['東京0', `東京${count - 1}`, '大阪 北区']);
+    expect(
+      await column(`SELECT count(*) FILTER (WHERE c1 = '東京' || (row_number - 2)) FROM ${table}`),
+    ).to.deep.equal([BigInt(count)]);
+  });
+
   it('rows of an XLSX sheet that hold no value (a height, a style) are rows only when a row with values follows', async () => {
     const workbook = new ExcelJS.Workbook();
     const sheet = workbook.addWorksheet('Styled');

@@ -32,8 +32,9 @@ async function* partText(chunks: AsyncIterable<Buffer | string>): AsyncGenerator
 
 /**
  * A string item's content as ExcelJS should read it. ExcelJS's worksheet reader starts an inline string's text
- * anew at each `<t>`, so of `<is><r><t>Hello </t></r><r><t>world</t></r></is>` it kept the last run, 'world'.
- * An item with runs (or phonetic text, `<rPh>`) becomes one `<t>` holding the text of its `<t>` elements outside
+ * anew at each `<t>`, so of `<is><r><t>Hello </t></r><r><t>world</t></r></is>` it kept the last run, 'world';
+ * its shared strings reader does so for a string item's phonetic guide, so of `<si><t>東京</t><rPh sb="0"
+ * eb="2"><t>トウキョウ</t></rPh></si>` it kept the guide, 'トウキョウ'. An item with runs (or phonetic text, `<rPh>`) becomes one `<t>` holding the text of its `<t>` elements outside
  * `<rPh>`, in order (as the preview reads it); other items stay as they are. Linear in the item: each tag and
  * close tag is searched for once, forward.
  */
@@ -52,7 +53,8 @@ function itemXml(content: string): string {
 }
 
 /**
- * The text with the content of each `<name>` element (`is`: an inline string) rewritten by `itemXml`. An element
+ * The text with the content of each `<name>` element (`si`: a shared string, `is`: an inline string) rewritten
+ * by `itemXml`. An element
  * still open at a chunk's end is held until its close tag comes; the part's end inside one leaves it as it was
  * (the XML parser then tells what is wrong).
  */
@@ -94,7 +96,7 @@ async function* plainItems(texts: AsyncIterable<string>, name: string): AsyncGen
 
 /**
  * Makes `reader` (a WorkbookReader not started yet) read its shared strings and worksheets through
- * `partText`, and a worksheet's inline strings through `plainItems`. Throws when the reader has no such hooks (another ExcelJS version): a load would misread text.
+ * `partText`, and their string items through `plainItems`. Throws when the reader has no such hooks (another ExcelJS version): a load would misread text.
  */
 export function readPartsAsText(reader: object): void {
   const hooks = reader as PartHooks;
@@ -105,7 +107,8 @@ export function readPartsAsText(reader: object): void {
       "ExcelJS's WorkbookReader has no _parseSharedStrings/_parseWorksheet to read parts through",
     );
   }
-  hooks._parseSharedStrings = (entry) => sharedStrings.call(reader, Readable.from(partText(entry)));
+  hooks._parseSharedStrings = (entry) =>
+    sharedStrings.call(reader, Readable.from(plainItems(partText(entry), 'si')));
   hooks._parseWorksheet = (chunks, sheetNo) =>
     worksheet.call(reader, plainItems(partText(chunks), 'is'), sheetNo);
 }
