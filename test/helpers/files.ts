@@ -314,3 +314,33 @@ export async function storeObject(
   await storage.client.putObject(storage.bucket, key, data, data.length);
   return { key, size: data.length };
 }
+
+/**
+ * Invoices of two rows, in a 1900 or a 1904 workbook: an issue date, a due date (`=A+30`, formatted as a
+ * date), a reminder (`=B+0.4375`, formatted as a date and time), and a fourth column given by the test (its
+ * header, its value for the row, its number format): what the preview and the report engine must both read
+ * as dates.
+ */
+export function invoiceWorkbook(
+  date1904: boolean,
+  fourth: { header: string; value: (row: number) => ExcelJS.CellValue; numFmt: string },
+): ExcelJS.Workbook {
+  const workbook = new ExcelJS.Workbook();
+  workbook.properties.date1904 = date1904;
+  const sheet = workbook.addWorksheet('Invoices');
+  sheet.addRow(['issued', 'due', 'reminder', fourth.header]);
+  for (const [i, day] of [1, 15].entries()) {
+    const r = i + 2;
+    const row = sheet.addRow([
+      new Date(Date.UTC(2024, 0, day)),
+      { formula: `A${r}+30`, result: new Date(Date.UTC(2024, 0, day + 30)) },
+      { formula: `B${r}+0.4375`, result: new Date(Date.UTC(2024, 0, day + 30, 10, 30)) },
+      fourth.value(r),
+    ]);
+    row.getCell(1).numFmt = 'yyyy-mm-dd';
+    row.getCell(2).numFmt = 'dd/mm/yyyy';
+    row.getCell(3).numFmt = '[$-409]yyyy-mm-dd hh:mm;@';
+    row.getCell(4).numFmt = fourth.numFmt;
+  }
+  return workbook;
+}

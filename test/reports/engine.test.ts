@@ -20,7 +20,7 @@ import {
 } from '../../domain/reports/engine';
 import { rulesStep, type BuildRule, type QualitySection } from '../../domain/rules/evaluate';
 import type { FileFormat } from '../../domain/files/formats';
-import { zip } from '../helpers/files';
+import { invoiceWorkbook, zip } from '../helpers/files';
 
 const workDir = path.join(os.tmpdir(), `engine-test-${process.pid}`);
 
@@ -97,6 +97,26 @@ async function withSheetXml(workbook: ExcelJS.Workbook, edit: (xml: string) => s
 
 let engine: Engine | undefined;
 let counter = 0;
+
+const SPREADSHEET_NS = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"';
+
+/** A one-sheet workbook written part by part: its sheet data's XML and, when given, its shared strings' items. */
+function workbookOf(sheetName: string, sheetData: string, sharedStrings?: string): Buffer {
+  return zip([
+    { name: '[Content_Types].xml', data: '<Types/>' },
+    {
+      name: 'xl/workbook.xml',
+      data: `<workbook ${SPREADSHEET_NS}><sheets><sheet name="${sheetName}" sheetId="1"/></sheets></workbook>`,
+    },
+    ...(sharedStrings === undefined
+      ? []
+      : [{ name: 'xl/sharedStrings.xml', data: `<sst ${SPREADSHEET_NS}>${sharedStrings}</sst>` }]),
+    {
+      name: 'xl/worksheets/sheet1.xml',
+      data: `<worksheet ${SPREADSHEET_NS}><sheetData>${sheetData}</sheetData></worksheet>`,
+    },
+  ]);
+}
 
 async function analyse(
   content: string | Buffer,
@@ -571,7 +591,6 @@ describe('reports: the analysis engine', () => {
   it("an XLSX's non-ASCII text loads whole where a part's chunks split its bytes (shared and inline strings)", async () => {
     // 20,000 rows of three-byte characters: the unpacked parts come in many chunks, and some split a character
     const rows = 20_000;
-    const ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"';
     const strings = Array.from({ length: rows }, (_, i) => `<si><t>東京${i}</t></si>`).join('');
     const sheetRows = Array.from(
       { length: rows },
@@ -579,18 +598,7 @@ describe('reports: the analysis engine', () => {
         `<row r="${i + 1}"><c r="A${i + 1}" t="s"><v>${i}</v></c>` +
         `<c r="B${i + 1}" t="inlineStr"><is><t>大阪${i}</t></is></c></row>`,
     ).join('');
-    const buffer = zip([
-      { name: '[Content_Types].xml', data: '<Types/>' },
-      {
-        name: 'xl/workbook.xml',
-        data: `<workbook ${ns}><sheets><sheet name="Cities" sheetId="1"/></sheets></workbook>`,
-      },
-      { name: 'xl/sharedStrings.xml', data: `<sst ${ns}>${strings}</sst>` },
-      {
-        name: 'xl/worksheets/sheet1.xml',
-        data: `<worksheet ${ns}><sheetData>${sheetRows}</sheetData></worksheet>`,
-      },
-    ]);
+    const buffer = workbookOf('Cities', sheetRows, strings);
     const { loaded } = await analyse(buffer, 'xlsx');
     const table = loaded.sheets[0].table;
     // row n holds 東京(n-1) and 大阪(n-1); the header is row 1
@@ -602,7 +610,6 @@ describe('reports: the analysis engine', () => {
   });
 
   it('an inline rich-text string of an XLSX loads as all its runs, without phonetic text', async () => {
-    const ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"';
     const inline = (ref: string, content: string) => `<c r="${ref}" t="inlineStr"><is>${content}</is></c>`;
     // 5,000 rows, so that some strings are split between the part's chunks
     const rows = 5_000;
@@ -616,20 +623,11 @@ describe('reports: the analysis engine', () => {
         `</row>`
       );
     }).join('');
-    const buffer = zip([
-      { name: '[Content_Types].xml', data: '<Types/>' },
-      {
-        name: 'xl/workbook.xml',
-        data: `<workbook ${ns}><sheets><sheet name="Notes" sheetId="1"/></sheets></workbook>`,
-      },
-      {
-        name: 'xl/worksheets/sheet1.xml',
-        data:
-          `<worksheet ${ns}><sheetData><row r="1">` +
-          `${inline('A1', '<r><t>greet</t></r><r><t>ing</t></r>')}${inline('B1', '<t>city</t>')}${inline('C1', '<t>note</t>')}` +
-          `</row>${sheetRows}</sheetData></worksheet>`,
-      },
-    ]);
+    const buffer = workbookOf(
+      'Notes',
+      `<row r="1">${inline('A1', '<r><t>greet</t></r><r><t>ing</t></r>')}${inline('B1', '<t>city</t>')}` +
+        `${inline('C1', '<t>note</t>')}</row>${sheetRows}`,
+    );
     const { profile, loaded } = await analyse(buffer, 'xlsx');
     expect(profile.sheets[0].columnProfiles.map((c) => c.name)).to.deep.equal(['greeting', 'city', 'note']);
     const table = loaded.sheets[0].table;
@@ -644,7 +642,6 @@ describe('reports: the analysis engine', () => {
   });
 
   it('a shared string of an XLSX with a phonetic guide loads as its text, not the guide', async () => {
-    const ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"';
     // 5,000 strings with guides, so that some are split between the part's chunks, then one in runs
     const count = 5_000;
     const strings =
@@ -657,18 +654,7 @@ describe('reports: the analysis engine', () => {
       '<si><r><t xml:space="preserve">大阪 </t></r><r><rPr><b/></rPr><t>北区</t></r><rPh sb="0" eb="2"><t>オオサカ</t></rPh></si>';
     const cell = (r: number, index: number) => `<row r="${r}"><c r="A${r}" t="s"><v>${index}</v></c></row>`;
     const sheetRows = Array.from({ length: count + 2 }, (_, i) => cell(i + 1, i)).join('');
-    const buffer = zip([
-      { name: '[Content_Types].xml', data: '<Types/>' },
-      {
-        name: 'xl/workbook.xml',
-        data: `<workbook ${ns}><sheets><sheet name="Cities" sheetId="1"/></sheets></workbook>`,
-      },
-      { name: 'xl/sharedStrings.xml', data: `<sst ${ns}>${strings}</sst>` },
-      {
-        name: 'xl/worksheets/sheet1.xml',
-        data: `<worksheet ${ns}><sheetData>${sheetRows}</sheetData></worksheet>`,
-      },
-    ]);
+    const buffer = workbookOf('Cities', sheetRows, strings);
     const { loaded } = await analyse(buffer, 'xlsx');
     const table = loaded.sheets[0].table;
     expect(
@@ -742,23 +728,11 @@ describe('reports: the analysis engine', () => {
 
   it("a date-formatted formula's cached result is a date, as a date-formatted cell is (1900 and 1904 workbooks)", async () => {
     for (const date1904 of [false, true]) {
-      const workbook = new ExcelJS.Workbook();
-      workbook.properties.date1904 = date1904;
-      const sheet = workbook.addWorksheet('Invoices');
-      sheet.addRow(['issued', 'due', 'reminder', 'days']);
-      for (const [i, day] of [1, 15].entries()) {
-        const r = i + 2;
-        const row = sheet.addRow([
-          new Date(Date.UTC(2024, 0, day)),
-          { formula: `A${r}+30`, result: new Date(Date.UTC(2024, 0, day + 30)) },
-          { formula: `B${r}+0.4375`, result: new Date(Date.UTC(2024, 0, day + 30, 10, 30)) },
-          { formula: `B${r}-A${r}`, result: 30 },
-        ]);
-        row.getCell(1).numFmt = 'yyyy-mm-dd';
-        row.getCell(2).numFmt = 'dd/mm/yyyy';
-        row.getCell(3).numFmt = '[$-409]yyyy-mm-dd hh:mm;@';
-        row.getCell(4).numFmt = '0" days"';
-      }
+      const workbook = invoiceWorkbook(date1904, {
+        header: 'days',
+        value: (r) => ({ formula: `B${r}-A${r}`, result: 30 }),
+        numFmt: '0" days"',
+      });
       const { profile, loaded } = await analyse(Buffer.from(await workbook.xlsx.writeBuffer()), 'xlsx');
       const [, due, reminder, days] = profile.sheets[0].columnProfiles;
       expect(

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import ExcelJS from 'exceljs';
 import { previewStoredXlsx } from '../../../domain/files/xlsxPreview';
 import { testEnv } from '../../helpers/env';
-import { storeObject, XLSX_TEST_LIMITS } from '../../helpers/files';
+import { invoiceWorkbook, storeObject, XLSX_TEST_LIMITS } from '../../helpers/files';
 
 const previewOptions = { rows: 5, maxColumns: 100, maxCellChars: 1000 };
 
@@ -22,24 +22,8 @@ describe('XLSX previews: dates as the report engine reads them (real MinIO)', fu
 
   it("a date-formatted formula's result is a date; a format the report reads as no date (YYYY) is a number", async () => {
     for (const date1904 of [false, true]) {
-      const workbook = new ExcelJS.Workbook();
-      workbook.properties.date1904 = date1904;
-      const sheet = workbook.addWorksheet('Invoices');
-      sheet.addRow(['issued', 'due', 'reminder', 'year']);
-      for (const [i, day] of [1, 15].entries()) {
-        const r = i + 2;
-        const row = sheet.addRow([
-          new Date(Date.UTC(2024, 0, day)),
-          { formula: `A${r}+30`, result: new Date(Date.UTC(2024, 0, day + 30)) },
-          { formula: `B${r}+0.4375`, result: new Date(Date.UTC(2024, 0, day + 30, 10, 30)) },
-          45292,
-        ]);
-        row.getCell(1).numFmt = 'yyyy-mm-dd';
-        row.getCell(2).numFmt = 'dd/mm/yyyy';
-        row.getCell(3).numFmt = '[$-409]yyyy-mm-dd hh:mm;@';
-        // Excel would show the year, but the report (ExcelJS's rule: lower-case letters and M) reads 45292
-        row.getCell(4).numFmt = 'YYYY';
-      }
+      // Excel would show the year, but the report (ExcelJS's rule: lower-case letters and M) reads 45292
+      const workbook = invoiceWorkbook(date1904, { header: 'year', value: () => 45292, numFmt: 'YYYY' });
       const preview = await previewOf(`dates-${date1904}.xlsx`, workbook);
       expect(preview.rows, `date1904: ${date1904}`).to.deep.equal([
         ['2024-01-01T00:00:00.000Z', '2024-01-31T00:00:00.000Z', '2024-01-31T10:30:00.000Z', 45292],
