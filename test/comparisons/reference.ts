@@ -61,7 +61,10 @@ function instant(v: string): number | null {
   if (zone && zone !== 'Z') {
     const sign = zone[0] === '-' ? -1 : 1;
     const digits = zone.slice(1).replace(':', '');
-    ms -= sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2))) * 60_000;
+    const minutes = Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2));
+    // an offset within ±18:00, its minutes below 60
+    if (Number(digits.slice(2)) > 59 || minutes > 18 * 60) return null;
+    ms -= sign * minutes * 60_000;
   }
   return ms;
 }

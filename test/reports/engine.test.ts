@@ -298,6 +298,26 @@ describe('reports: the analysis engine', () => {
     ]);
   });
 
+  it('a time past 23:59:59 or an offset beyond ±18:00 is text, not a datetime DuckDB would shift', async () => {
+    // DuckDB's casts take 24:00:00 (the next day) and any two-digit offset (+25:00, +02:60)
+    const csv =
+      'ok,bad\n' +
+      '2024-01-02T23:59:59,2024-01-02T24:00:00\n' +
+      '2024-01-02 10:00+18:00,2024-01-02 10:00+25:00\n' +
+      '2024-01-02 10:00-1759,2024-01-02 10:00:00+02:60\n' +
+      '2024-01-02 10:00:00-18:00,2024-01-02 10:00:00+18:01\n';
+    const { profile } = await analyse(csv, 'csv');
+    const [ok, bad] = profile.sheets[0].columnProfiles;
+    expect(ok).to.include({
+      inferredType: 'datetime',
+      min: '2024-01-01T16:00:00.000Z',
+      max: '2024-01-03T04:00:00.000Z',
+    });
+    expect(ok.shares).to.include({ datetime: 1 });
+    expect(bad.inferredType).to.equal('text');
+    expect(bad.shares).to.include({ datetime: 0, text: 1 });
+  });
+
   it('columns of few distinct values (summed from their grouped values) give the statistics of every row', async () => {
     // 400 rows; n, d, day, at and flag repeat few values (at most a quarter of the rows: the grouped path), id
     // is a key (the scan). Several texts of one number ('7', '007', '7 ') must count as that number

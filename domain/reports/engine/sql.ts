@@ -10,7 +10,8 @@
  *            (no thousands separators, no decimal comma);
  *   boolean  true, false, yes, no (any case);
  *   date     `YYYY-MM-DD`, a real calendar date;
- *   datetime `YYYY-MM-DD[T ]HH:MM[:SS[.fff]]`, optionally with `Z` or an offset `±HH[:]MM` (read as UTC);
+ *   datetime `YYYY-MM-DD[T ]HH:MM[:SS[.fff]]` (hours 00–23), optionally with `Z` or an offset `±HH[:]MM` from
+ *   −18:00 to +18:00 (read as UTC);
  *   text     anything else.
  * - A column's inferred type is the narrowest class that holds every non-null value: integer, then
  *   decimal (integers and decimals), boolean, date, datetime (dates and datetimes), else text. A column
@@ -34,7 +35,9 @@ export const CLASS_CODES: Record<InferredType | 'null', number> = {
 const INTEGER_RE = `'[+-]?[0-9]+ *'`;
 const DECIMAL_RE = `'[+-]?([0-9]+\\.[0-9]*|\\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)? *'`;
 const DATE_RE = `'[0-9]{4}-[0-9]{2}-[0-9]{2} *'`;
-const DATETIME_RE = `'[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})? *'`;
+// hours 00–23, minutes and seconds 00–59 (DuckDB's casts also take 24:00:00, as the next day), an offset
+// from −18:00 to +18:00 (DuckDB's TIMESTAMPTZ cast takes any two digits, +25:00 or +02:60 too)
+const DATETIME_RE = `'[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]+)?)?(Z|[+-]((0[0-9]|1[0-7]):?[0-5][0-9]|18:?00))? *'`;
 
 /** null words with spaces around them (any case), and a cell of spaces only */
 const NULL_RE = `'(?i) *(${NULL_STRINGS.filter((w) => w !== '').join('|')})? *'`;
