@@ -27,3 +27,15 @@ export function isDateFormat(format: string | undefined): boolean {
 export function serialDate(serial: number, date1904: boolean): Date {
   return new Date(Math.round((serial - 25569 + (date1904 ? 1462 : 0)) * 86_400_000));
 }
+
+/**
+ * The value of an ISO 8601 date cell (`t="d"`, `<v>2024-01-02T10:00:00</v>`): a date and time without a zone
+ * is read as UTC, as a serial day number is (a spreadsheet's dates have no zone; `new Date` would read them in
+ * the process's own zone). An Invalid Date when the text is no date.
+ */
+export function isoCellDate(text: string): Date {
+  const t = text.trim();
+  // a date alone is read as UTC already; a time after it without Z or an offset gets Z
+  if (!/^\d{4}-\d{2}-\d{2}[T ]\d/.test(t) || /(Z|[+-]\d{2}(:?\d{2})?)$/i.test(t)) return new Date(t);
+  return new Date(`${t.slice(0, 10)}T${t.slice(11)}Z`);
+}

@@ -15,7 +15,7 @@ import {
   readEntries,
   type XlsxLimits,
 } from './xlsx';
-import { BUILTIN_DATE_FORMATS, isDateFormat, serialDate } from './xlsxDates';
+import { BUILTIN_DATE_FORMATS, isDateFormat, isoCellDate, serialDate } from './xlsxDates';
 
 /** Small parts (workbook, relationships, styles) read whole; a larger one is ignored as if absent. */
 const SMALL_PART_BYTES = 8 * 1024 * 1024;
@@ -287,7 +287,7 @@ async function readRows(
       case 'd': {
         if (c.v === '') return null;
         // a date cell whose text is no date is shown as its text (an Invalid Date has no ISO form)
-        const date = new Date(c.v);
+        const date = isoCellDate(c.v);
         return Number.isNaN(date.getTime()) ? clip(c.v) : plainCell(date, maxChars);
       }
       default: {

@@ -83,18 +83,28 @@ describe('files: an XLSX that cannot be read answers 422 on preview and on POST 
       workbook(
         `<row r="1">${inline('A1', 'when')}${inline('B1', 'serial')}</row>` +
           '<row r="2"><c r="A2" t="d"><v>not a date</v></c><c r="B2" s="1"><v>1e20</v></c></row>' +
-          '<row r="3"><c r="A3" t="d"><v>2024-01-02T00:00:00Z</v></c><c r="B3" s="1"><v>45000</v></c></row>',
+          '<row r="3"><c r="A3" t="d"><v>2024-01-02T00:00:00Z</v></c><c r="B3" s="1"><v>45000</v></c></row>' +
+          // an ISO date cell's time without a zone is UTC, whatever the process's zone
+          '<row r="4"><c r="A4" t="d"><v>2024-01-02T10:00:00</v></c></row>',
         [{ name: 'xl/styles.xml', data: styles }],
       ),
       { token: a.adminToken, name: 'dates.xlsx' },
     );
     expect(up.status, up.text).to.equal(201);
-    const res = await call('GET', `/files/${up.body.id}/versions/1/preview`, { token: a.adminToken });
-    expect(res.status, res.text).to.equal(200);
-    expect(res.body.rows).to.deep.equal([
-      ['not a date', 1e20],
-      ['2024-01-02T00:00:00.000Z', '2023-03-15T00:00:00.000Z'],
-    ]);
+    const zone = process.env.TZ;
+    process.env.TZ = 'America/New_York';
+    try {
+      const res = await call('GET', `/files/${up.body.id}/versions/1/preview`, { token: a.adminToken });
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.rows).to.deep.equal([
+        ['not a date', 1e20],
+        ['2024-01-02T00:00:00.000Z', '2023-03-15T00:00:00.000Z'],
+        ['2024-01-02T10:00:00.000Z', null],
+      ]);
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
   });
 
   it('POST /comparisons with key columns whose header cannot be read: 422 naming the version, nothing kept', async () => {

@@ -661,6 +661,63 @@ describe('reports: the analysis engine', () => {
     ).to.deep.equal([BigInt(rows)]);
   });
 
+  it('an XLSX boolean formula loads as true/false and an ISO date cell as its date, not as numbers', async () => {
+    // ExcelJS reads a boolean formula's cached result as 1/0 and a t="d" cell's text as a number (2024).
+    // 3,000 rows, so that some cells are split between the part's chunks; both quote styles
+    const rows = 3_000;
+    const cell = (ref: string, attrs: string, inner: string) => `<c r="${ref}" ${attrs}>${inner}</c>`;
+    const sheetRows = Array.from({ length: rows }, (_, i) => {
+      const r = i + 2;
+      const day = `2024-01-${String(1 + (i % 28)).padStart(2, '0')}`;
+      return (
+        `<row r="${r}">` +
+        cell(`A${r}`, 't="b"', `<f>A${r}&gt;0</f><v>${i % 2}</v>`) +
+        cell(`B${r}`, "t='b'", `<v>${i % 2}</v>`) +
+        cell(`C${r}`, 't="d"', `<v>${day}T00:00:00</v>`) +
+        cell(`D${r}`, 's="0" t=\'d\'', `<f>TODAY()</f><v>${day}T10:30:00Z</v>`) +
+        cell(`E${r}`, 't="d"', `<v>${i === 0 ? 'soon' : `${day}T10:30:00+02:00`}</v>`) +
+        `<c r="F${r}" t="b"/>` +
+        cell(`G${r}`, 't="n"', `<f>1+1</f><v>2</v>`) +
+        `</row>`
+      );
+    }).join('');
+    const header = ['flag', 'plain', 'day', 'at', 'mixed', 'none', 'n']
+      .map((h, i) => `<c r="${String.fromCharCode(65 + i)}1" t="inlineStr"><is><t>${h}</t></is></c>`)
+      .join('');
+    const { profile, loaded } = await analyse(
+      workbookOf('Cells', `<row r="1">${header}</row>${sheetRows}`),
+      'xlsx',
+    );
+    const byName = Object.fromEntries(profile.sheets[0].columnProfiles.map((c) => [c.name, c]));
+    expect(byName.flag).to.include({ inferredType: 'boolean', nonNull: rows, min: false, max: true });
+    expect(byName.plain).to.include({ inferredType: 'boolean', nonNull: rows });
+    expect(byName.day).to.include({
+      inferredType: 'date',
+      nonNull: rows,
+      min: '2024-01-01',
+      max: '2024-01-28',
+    });
+    expect(byName.at).to.include({
+      inferredType: 'datetime',
+      min: '2024-01-01T10:30:00.000Z',
+      max: '2024-01-28T10:30:00.000Z',
+    });
+    // the offset applied when loaded; a t="d" cell that is no date stays its text
+    expect(byName.mixed).to.include({ inferredType: 'text', nonNull: rows });
+    expect(byName.mixed.shares).to.include({ datetime: (rows - 1) / rows, text: 1 / rows });
+    expect(byName.none).to.include({ nulls: rows });
+    expect(byName.n).to.include({ inferredType: 'integer', min: 2, max: 2 });
+    const table = loaded.sheets[0].table;
+    expect(
+      await column(
+        `SELECT c1 || '|' || c2 || '|' || c3 || '|' || c4 || '|' || c5 FROM ${table} WHERE row_number IN (2, 3)`,
+      ),
+    ).to.deep.equal([
+      'false|false|2024-01-01|2024-01-01 10:30:00|soon',
+      'true|true|2024-01-02|2024-01-02 10:30:00|2024-01-02 08:30:00',
+    ]);
+  });
+
   it('a shared string of an XLSX with a phonetic guide loads as its text, not the guide', async () => {
     // 5,000 strings with guides, so that some are split between the part's chunks, then one in runs
     const count = 5_000;

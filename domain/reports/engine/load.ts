@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import { isMissingObject } from '../../../common/storage';
 import { headerNames, type HeaderCell } from '../../files/headerNames';
-import { isDateFormat, serialDate } from '../../files/xlsxDates';
+import { isDateFormat, isoCellDate, serialDate } from '../../files/xlsxDates';
 import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
 import { classSql, literal } from './sql';
 import {
@@ -476,6 +476,12 @@ export function dateText(value: Date): string {
   return fraction === 0 ? hms : `${hms}.${fraction < 10 ? '00' : fraction < 100 ? '0' : ''}${fraction}`;
 }
 
+/** An ISO 8601 date cell's text as a date-formatted number cell's loads (dateText), or as written when no date. */
+function isoCellText(v: string): string {
+  const date = isoCellDate(v);
+  return Number.isNaN(date.getTime()) ? v : dateText(date);
+}
+
 /** Returned by `fastCellText` for an unreadable cell (an error value, a formula without a cached result). */
 const UNREADABLE = Symbol('unreadable');
 
@@ -722,7 +728,7 @@ async function loadXlsx(
     styles: 'cache', // number formats tell dates from numbers
     entries: 'ignore',
   });
-  readPartsAsText(reader);
+  readPartsAsText(reader, isoCellText);
   const sheets: LoadedSheet[] = [];
   const writers: SheetWriter[] = [];
   try {

@@ -94,11 +94,97 @@ async function* plainItems(texts: AsyncIterable<string>, name: string): AsyncGen
   if (rest !== '') yield rest;
 }
 
+/** A cell's `<v>` text (one `<v>` without attributes, as every writer puts it), or undefined. */
+function cellV(inner: string): { at: number; end: number; text: string } | undefined {
+  const at = inner.indexOf('<v>');
+  if (at < 0) return undefined;
+  const end = inner.indexOf('</v>', at + 3);
+  return end < 0 ? undefined : { at: at + 3, end, text: inner.slice(at + 3, end) };
+}
+
+/**
+ * The cells ExcelJS's worksheet reader misreads, as text cells (`t="str"`) holding what they show:
+ * - a formula with a boolean result (`t="b"`): ExcelJS reads its cached result as a number, 1 or 0, where a
+ *   boolean cell without a formula reads as true or false. It becomes `true` or `false` (a plain boolean cell
+ *   stays as it is);
+ * - an ISO 8601 date cell (`t="d"`, `<v>2024-01-02T10:00:00</v>`), with or without a formula: ExcelJS reads
+ *   it as a number (2024). It becomes the text of its date as a date-formatted number cell loads
+ *   (`dateCellText`: `2024-01-02`, `2024-01-02 10:00:00`), or stays its text when it is no date.
+ * Found by their `t="b"`/`t="d"` attribute (either quote); a cell whose close tag is not in the text yet is
+ * held until it comes. Cells without such an attribute are passed on untouched, without a copy.
+ */
+async function* typedCells(
+  texts: AsyncIterable<string>,
+  dateCellText: (v: string) => string,
+): AsyncGenerator<string> {
+  const attr = / t=["']([bd])["']/g;
+  let carry = '';
+  for await (const chunk of texts) {
+    let text = carry + chunk;
+    carry = '';
+    // a tag not finished in this text (its attributes may be cut) waits for the next chunk
+    const lt = text.lastIndexOf('<');
+    if (lt >= 0 && text.indexOf('>', lt) < 0) {
+      carry = text.slice(lt);
+      text = text.slice(0, lt);
+    }
+    let out = '';
+    let at = 0;
+    attr.lastIndex = 0;
+    for (let m = attr.exec(text); m; m = attr.exec(text)) {
+      const kind = m[1];
+      const tagEnd = text.indexOf('>', m.index);
+      if (text[tagEnd - 1] === '/') continue; // <c … t="b"/>: no value
+      // a cell's formula comes first in it (<f>, then <v>): a boolean cell without one is read right, and is
+      // passed on at once (most t="b" cells are such)
+      const complete = tagEnd + 2 < text.length;
+      if (kind === 'b' && complete && !text.startsWith('<f', tagEnd + 1)) continue;
+      const start = text.lastIndexOf('<', m.index);
+      // the attribute of a cell's open tag, not of another element or inside a text
+      if (start < at || !text.startsWith('<c ', start) || text.lastIndexOf('>', m.index) > start) continue;
+      const cellEnd = complete ? text.indexOf('</c>', tagEnd) : -1;
+      if (cellEnd < 0) {
+        // the cell goes on in the next chunk: keep it whole
+        carry = text.slice(start) + carry;
+        text = text.slice(0, start);
+        break;
+      }
+      const inner = text.slice(tagEnd + 1, cellEnd);
+      const v = cellV(inner);
+      attr.lastIndex = cellEnd + 4;
+      if (!v) continue;
+      const shown =
+        kind === 'b'
+          ? v.text.trim() === '1' || v.text.trim() === 'true'
+            ? 'true'
+            : 'false'
+          : dateCellText(v.text);
+      out +=
+        text.slice(at, m.index) +
+        ' t="str"' +
+        text.slice(m.index + m[0].length, tagEnd + 1) +
+        inner.slice(0, v.at) +
+        shown +
+        inner.slice(v.end) +
+        '</c>';
+      at = cellEnd + 4;
+    }
+    if (at === 0) {
+      if (text !== '') yield text;
+    } else {
+      out += text.slice(at);
+      yield out;
+    }
+  }
+  if (carry !== '') yield carry;
+}
+
 /**
  * Makes `reader` (a WorkbookReader not started yet) read its shared strings and worksheets through
- * `partText`, and their string items through `plainItems`. Throws when the reader has no such hooks (another ExcelJS version): a load would misread text.
+ * `partText`, their string items through `plainItems`, and the worksheets' boolean formulas and ISO date
+ * cells through `typedCells` (`dateCellText`: the text of an ISO date cell's value). Throws when the reader has no such hooks (another ExcelJS version): a load would misread text.
  */
-export function readPartsAsText(reader: object): void {
+export function readPartsAsText(reader: object, dateCellText: (v: string) => string): void {
   const hooks = reader as PartHooks;
   const sharedStrings = hooks._parseSharedStrings;
   const worksheet = hooks._parseWorksheet;
@@ -110,5 +196,5 @@ export function readPartsAsText(reader: object): void {
   hooks._parseSharedStrings = (entry) =>
     sharedStrings.call(reader, Readable.from(plainItems(partText(entry), 'si')));
   hooks._parseWorksheet = (chunks, sheetNo) =>
-    worksheet.call(reader, plainItems(partText(chunks), 'is'), sheetNo);
+    worksheet.call(reader, typedCells(plainItems(partText(chunks), 'is'), dateCellText), sheetNo);
 }
