@@ -142,6 +142,64 @@ describe('reports: the profile shortcuts agree with the long way round', () => {
     expect(nulls.getRowObjectsJson()).to.deep.equal([]);
   });
 
+  it('profiles a wide sheet in batches of columns exactly as one query per column does', async () => {
+    await mkdir(workDir, { recursive: true });
+    engine = await openEngine({ threads: 2, memoryLimitMb: 128, tempDirectory: path.join(workDir, 'duck') });
+    const r = random(4242);
+    const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)];
+    // ten kinds of column, each four times (40 columns), 600 rows plus a blank one and two repeats
+    const kinds: Array<(row: number) => string> = [
+      (row) => String(row), // a key
+      () => String(Math.floor(r() * 7) - 3), // integers of few values (summed when narrow)
+      () => (r() < 0.1 ? '' : (r() * 1000 - 500).toFixed(2)), // decimals with empty cells
+      () => `2024-0${1 + Math.floor(r() * 9)}-1${Math.floor(r() * 10)}`, // dates
+      () => pick(['2024-01-02 10:00:00', '2024-01-02T12:00+02:00', '2024-03-04T05:06:07Z', 'N/A']),
+      () => pick(['true', 'FALSE', 'yes', 'no', ' null ']),
+      () => pick(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l']), // ties among the top values
+      () => pick(['1', '2.5', 'x', '2024-01-01', 'true', '']), // mixed classes
+      () => `"${'long text, '.repeat(25)}${Math.floor(r() * 50)}"`, // clipped in the profile
+      () => '', // no value
+    ];
+    const header = Array.from({ length: 40 }, (_, i) => `c${i}`).join(',');
+    const lines = [header];
+    for (let row = 0; row < 600; row++)
+      lines.push(Array.from({ length: 40 }, (_, i) => kinds[i % 10](row)).join(','));
+    lines.push(','.repeat(39), lines[3], lines[4]);
+    const file = path.join(workDir, 'wide.csv');
+    await writeFile(file, lines.join('\n') + '\n');
+    const loaded = await loadVersion(
+      engine.conn,
+      fileSource(file, { format: 'csv', delimiter: null, sizeBytes: 1 }),
+      { maxColumns: 100, maxRows: 100_000, workDir },
+    );
+    const other = await engine.connect();
+    // numbers to 12 significant digits: sums of the same values in another order may differ in the last bits
+    const rounded = (p: unknown) =>
+      JSON.parse(JSON.stringify(p), (_k, v: unknown) =>
+        typeof v === 'number' ? Number(v.toPrecision(12)) : v,
+      );
+    const perColumn = await profileVersion(engine.conn, loaded, other, 1000);
+    const batched = await profileVersion(engine.conn, loaded, other, 0);
+    expect(rounded(batched)).to.deep.equal(rounded(perColumn));
+    // the sheet is what it was built to be, so the comparison is not of two empty profiles
+    const sheet = perColumn.sheets[0];
+    expect(sheet).to.include({ rows: 603, columns: 40, blankRows: 1, duplicateRows: 2 });
+    expect(sheet.columnProfiles.slice(0, 10).map((c) => c.inferredType)).to.deep.equal([
+      'integer',
+      'integer',
+      'decimal',
+      'date',
+      'datetime',
+      'boolean',
+      'text',
+      'text',
+      'text',
+      'text',
+    ]);
+    expect(sheet.columnProfiles[6].topValues).to.have.length(10);
+    expect(sheet.columnProfiles[1].quantiles).to.not.equal(null);
+  });
+
   it('counts duplicate and blank rows as the grouping of whole rows does, with or without a key column', async () => {
     await mkdir(workDir, { recursive: true });
     engine = await openEngine({ threads: 2, memoryLimitMb: 128, tempDirectory: path.join(workDir, 'duck') });
