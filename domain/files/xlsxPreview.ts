@@ -109,7 +109,7 @@ function attr(tag: string, name: string): string | undefined {
 }
 
 /** A relationship target (relative to xl/ or absolute) as a zip entry name. */
-function partName(target: string): string {
+export function partName(target: string): string {
   if (target.startsWith('/')) return target.slice(1);
   const parts = ['xl'];
   for (const piece of target.split('/')) {

@@ -4,12 +4,14 @@
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { expect } from 'chai';
 import ExcelJS from 'exceljs';
 import * as yauzl from 'yauzl';
 import {
   AnalysisFailure,
   fileSource,
+  loadVersion,
   openEngine,
   runAnalysis,
   typedSql,
@@ -513,6 +515,37 @@ describe('reports: the analysis engine', () => {
     expect((await readdir(workDir)).filter((f) => f.startsWith('load-'))).to.deep.equal([]);
   });
 
+  it("an XLSX whose download fails midway fails with the download's error (retried), not as unreadable", async () => {
+    const workbook = new ExcelJS.Workbook();
+    workbook.addWorksheet('Data').addRow(['a', 'b']);
+    const buffer = Buffer.from(await workbook.xlsx.writeBuffer());
+    await mkdir(workDir, { recursive: true });
+    engine?.close();
+    engine = await openEngine({ threads: 1, memoryLimitMb: 128, tempDirectory: path.join(workDir, 'duck') });
+    const lost = new Error('connection reset by the storage');
+    const source = {
+      format: 'xlsx' as const,
+      delimiter: null,
+      sizeBytes: buffer.length,
+      // half the object, then the connection breaks
+      open: async () =>
+        new Readable({
+          read() {
+            this.push(buffer.subarray(0, buffer.length >> 1));
+            this.destroy(lost);
+          },
+        }),
+    };
+    let failure: unknown;
+    try {
+      await loadVersion(engine.conn, source, { maxColumns: 10, maxRows: 10, workDir });
+    } catch (err) {
+      failure = err;
+    }
+    expect(failure).to.equal(lost);
+    expect((await readdir(workDir)).filter((f) => f.startsWith('load-'))).to.deep.equal([]);
+  });
+
   it('profiles every worksheet of an XLSX: dates as dates, cached formula results, blank rows kept', async () => {
     const workbook = new ExcelJS.Workbook();
     const first = workbook.addWorksheet('Numbers');
@@ -659,6 +692,53 @@ describe('reports: the analysis engine', () => {
         `SELECT count(*) FILTER (WHERE c1 = 'Hello ' || (row_number - 2) || ' world' AND c2 = '東京' AND c3 = 'plain') FROM ${table}`,
       ),
     ).to.deep.equal([BigInt(rows)]);
+  });
+
+  it("an XLSX's sheets come in the workbook's order with its names, whatever the order of their parts", async () => {
+    // the workbook lists Summary (sheet3.xml), Data (sheet1.xml, its relationship's target absolute, as
+    // EPPlus writes it), Notes (sheet2.xml); an unlisted part comes last, named by its place. ExcelJS's own
+    // driver emitted them in zip order, named Data "Sheet1", and without a shared strings part lost the last
+    // entry of the zip (Summary)
+    const ns = `${SPREADSHEET_NS} xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"`;
+    const type = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet';
+    const part = (v: number) =>
+      `<worksheet ${ns}><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>h</t></is></c></row>` +
+      `<row r="2"><c r="A2"><v>${v}</v></c></row></sheetData></worksheet>`;
+    const rel = (id: number, target: string) =>
+      `<Relationship Id="rId${id}" Type="${type}" Target="${target}"/>`;
+    const buffer = zip([
+      { name: '[Content_Types].xml', data: '<Types/>' },
+      {
+        name: 'xl/workbook.xml',
+        data:
+          `<workbook ${ns}><sheets><sheet name="Summary" sheetId="3" r:id="rId3"/>` +
+          '<sheet name="Data" sheetId="1" r:id="rId1"/><sheet name="Notes" sheetId="2" r:id="rId2"/></sheets></workbook>',
+      },
+      {
+        name: 'xl/_rels/workbook.xml.rels',
+        data:
+          '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+          `${rel(1, '/xl/worksheets/sheet1.xml')}${rel(2, 'worksheets/sheet2.xml')}${rel(3, './worksheets/sheet3.xml')}` +
+          '</Relationships>',
+      },
+      { name: 'xl/worksheets/sheet1.xml', data: part(1) },
+      { name: 'xl/worksheets/sheet2.xml', data: part(2) },
+      { name: 'xl/worksheets/sheet4.xml', data: part(4) },
+      { name: 'xl/worksheets/sheet3.xml', data: part(3) },
+    ]);
+    const { profile, loaded } = await analyse(buffer, 'xlsx');
+    expect(profile.sheets.map((s) => [s.index, s.name, s.columnProfiles[0].min])).to.deep.equal([
+      [0, 'Summary', 3],
+      [1, 'Data', 1],
+      [2, 'Notes', 2],
+      [3, 'Sheet4', 4],
+    ]);
+    expect(loaded.sheets.map((s) => [s.index, s.name])).to.deep.equal([
+      [0, 'Summary'],
+      [1, 'Data'],
+      [2, 'Notes'],
+      [3, 'Sheet4'],
+    ]);
   });
 
   it('an XLSX boolean formula loads as true/false and an ISO date cell as its date, not as numbers', async () => {

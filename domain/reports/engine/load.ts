@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import { isMissingObject } from '../../../common/storage';
 import { headerNames, type HeaderCell } from '../../files/headerNames';
@@ -20,6 +21,7 @@ import {
   type LoadSource,
   type LoadWarning,
 } from './types';
+import { workbookSheets } from './xlsxBook';
 import { readPartsAsText } from './xlsxParts';
 
 export const ROW_NUMBER_COLUMN = 'row_number';
@@ -717,22 +719,56 @@ async function loadXlsx(
 ): Promise<LoadedSheet[]> {
   // loaded on first use: a comparison or report of CSV files never pays for it (~28 MB of a process's RSS)
   const { default: ExcelJS } = await import('exceljs');
-  const stream: Readable = await openSource(source);
-  stream.on('data', (chunk: Buffer) => {
-    progress.state.bytesRead += chunk.length;
-  });
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(stream, {
-    worksheets: 'emit',
-    sharedStrings: 'cache',
-    hyperlinks: 'ignore',
-    styles: 'cache', // number formats tell dates from numbers
-    entries: 'ignore',
-  });
-  readPartsAsText(reader, isoCellText);
+  // the workbook is read from a copy in the work folder (its zip directory first: ./xlsxBook.ts), removed after
+  const copy = path.join(opts.workDir, `load-${randomUUID()}.xlsx`);
   const sheets: LoadedSheet[] = [];
   const writers: SheetWriter[] = [];
   try {
-    for await (const worksheet of reader) {
+    const stream: Readable = await openSource(source);
+    stream.on('data', (chunk: Buffer) => {
+      progress.state.bytesRead += chunk.length;
+    });
+    // a download that fails (storage unreachable mid-way) is no unreadable file: its error goes on as it is,
+    // and the activity's retry policy tries again
+    await pipeline(stream, createWriteStream(copy), { signal: opts.signal });
+    progress.tick(true);
+    const reader = new ExcelJS.stream.xlsx.WorkbookReader(copy, {
+      worksheets: 'emit',
+      sharedStrings: 'cache',
+      hyperlinks: 'ignore',
+      styles: 'cache', // number formats tell dates from numbers
+      entries: 'ignore',
+    });
+    readPartsAsText(reader, isoCellText);
+    await readSheets(conn, reader, copy, opts, progress, sheets, writers);
+  } finally {
+    for (const w of writers) {
+      try {
+        w.close();
+      } catch {
+        // the table goes with the engine
+      }
+    }
+    await rm(copy, { force: true });
+  }
+  progress.state.bytesRead = source.sizeBytes;
+  progress.tick(true);
+  if (sheets.length === 0) throw new AnalysisFailure('unparsable_file', 'the workbook has no worksheet');
+  return sheets;
+}
+
+/** Each worksheet of the workbook copy into its table (`sheets`), each table's writer in `writers`. */
+async function readSheets(
+  conn: DuckDBConnection,
+  reader: object,
+  copy: string,
+  opts: LoadOptions,
+  progress: Progress,
+  sheets: LoadedSheet[],
+  writers: SheetWriter[],
+): Promise<void> {
+  try {
+    for await (const { worksheet, name } of workbookSheets(reader, copy)) {
       if (opts.signal?.aborted) throw opts.signal.reason;
       // the workbook's date system (workbook.xml, which ExcelJS reads before it emits a worksheet)
       const date1904 =
@@ -783,7 +819,6 @@ async function loadXlsx(
         }
       }
       await writer.finish();
-      const ws = worksheet as unknown as { name?: string; id?: number };
       const names = headerNames(writer.header ?? [], writer.width);
       const warnings = headerWarnings(writer.header ?? [], writer.width);
       if (writer.unreadable > 0) {
@@ -794,7 +829,7 @@ async function loadXlsx(
         });
       }
       sheets.push({
-        name: ws.name ?? `Sheet${index + 1}`,
+        name,
         index,
         table: writer.table,
         rowCount: writer.rows,
@@ -806,20 +841,7 @@ async function loadXlsx(
   } catch (err) {
     if (err instanceof AnalysisFailure || opts.signal?.aborted) throw err;
     throw new AnalysisFailure('unparsable_file', 'the workbook cannot be read');
-  } finally {
-    for (const w of writers) {
-      try {
-        w.close();
-      } catch {
-        // the table goes with the engine
-      }
-    }
-    stream.destroy();
   }
-  progress.state.bytesRead = source.sizeBytes;
-  progress.tick(true);
-  if (sheets.length === 0) throw new AnalysisFailure('unparsable_file', 'the workbook has no worksheet');
-  return sheets;
 }
 
 /**
