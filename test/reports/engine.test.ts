@@ -751,7 +751,8 @@ describe('reports: the analysis engine', () => {
       const day = `2024-01-${String(1 + (i % 28)).padStart(2, '0')}`;
       return (
         `<row r="${r}">` +
-        cell(`A${r}`, 't="b"', `<f>A${r}&gt;0</f><v>${i % 2}</v>`) +
+        // every fifth written over several lines, as a pretty-printed part is
+        cell(`A${r}`, 't="b"', `${i % 5 === 0 ? '\n  ' : ''}<f>A${r}&gt;0</f><v>${i % 2}</v>`) +
         cell(`B${r}`, "t='b'", `<v>${i % 2}</v>`) +
         cell(`C${r}`, 't="d"', `<v>${day}T00:00:00</v>`) +
         cell(`D${r}`, 's="0" t=\'d\'', `<f>TODAY()</f><v>${day}T10:30:00Z</v>`) +

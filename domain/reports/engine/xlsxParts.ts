@@ -94,6 +94,8 @@ async function* plainItems(texts: AsyncIterable<string>, name: string): AsyncGen
   if (rest !== '') yield rest;
 }
 
+const XML_SPACE = new Set([' ', '\n', '\r', '\t']);
+
 /** A cell's `<v>` text (one `<v>` without attributes, as every writer puts it), or undefined. */
 function cellV(inner: string): { at: number; end: number; text: string } | undefined {
   const at = inner.indexOf('<v>');
@@ -135,10 +137,12 @@ async function* typedCells(
       const kind = m[1];
       const tagEnd = text.indexOf('>', m.index);
       if (text[tagEnd - 1] === '/') continue; // <c … t="b"/>: no value
-      // a cell's formula comes first in it (<f>, then <v>): a boolean cell without one is read right, and is
-      // passed on at once (most t="b" cells are such)
-      const complete = tagEnd + 2 < text.length;
-      if (kind === 'b' && complete && !text.startsWith('<f', tagEnd + 1)) continue;
+      // a cell's formula comes first in it (<f>, then <v>; spaces or line breaks may come before): a boolean
+      // cell without one is read right, and is passed on at once (most t="b" cells are such)
+      let content = tagEnd + 1;
+      while (content < text.length && XML_SPACE.has(text[content])) content++;
+      const complete = content + 1 < text.length;
+      if (kind === 'b' && complete && !text.startsWith('<f', content)) continue;
       const start = text.lastIndexOf('<', m.index);
       // the attribute of a cell's open tag, not of another element or inside a text
       if (start < at || !text.startsWith('<c ', start) || text.lastIndexOf('>', m.index) > start) continue;
