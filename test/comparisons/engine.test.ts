@@ -12,6 +12,7 @@ import {
   fileSource,
   loadVersion,
   openEngine,
+  profileVersion,
   type Engine,
   type LoadedVersion,
 } from '../../domain/reports/engine';
@@ -188,6 +189,34 @@ describe('comparison engine', function () {
     expect(changes.map((c) => [c.kind, c.key, c.baseRow, c.targetRow, c.columns])).to.deep.equal([
       ['changed', { ref: 'r15' }, 17, 6, [{ column: 'c8', old: String((15 + 7) % 3), new: 'x' }]],
       ['added', { ref: 'r20' }, null, 22, null],
+    ]);
+  });
+
+  it('types the columns of a 70-column version (several queries of columns) as its report does', async () => {
+    // seven kinds of column ten times over, in three batches of the type query (32, 32, 6)
+    const kinds: Array<(r: number) => string | null> = [
+      (r) => String(r),
+      (r) => (r % 3 === 0 ? null : `${r}.5`),
+      (r) => ['true', 'no', 'YES'][r % 3],
+      (r) => `2024-01-${String(1 + (r % 28)).padStart(2, '0')}`,
+      (r) => (r % 2 ? '2024-01-02' : '2024-01-02T10:00+02:00'),
+      (r) => (r % 5 === 0 ? 'n/a' : `x${r}`),
+      (r) => (r % 4 === 0 ? 'seven' : String(r)),
+    ];
+    const header = Array.from({ length: 70 }, (_, i) => `c${i}`);
+    const rows = Array.from({ length: 40 }, (_, r) => header.map((_, i) => kinds[i % 7](r)));
+    const version = await load({ header, rows });
+    const profile = await profileVersion(engine.conn, version);
+    const types = await inferTypes(engine.conn, version);
+    expect(types).to.deep.equal(profile.sheets.map((s) => s.columnProfiles.map((c) => c.inferredType)));
+    expect(types[0].slice(0, 7)).to.deep.equal([
+      'integer',
+      'decimal',
+      'boolean',
+      'date',
+      'datetime',
+      'text',
+      'text',
     ]);
   });
 
