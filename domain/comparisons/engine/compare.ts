@@ -263,6 +263,15 @@ let tableSeq = 0;
 /** The key candidates whose raw texts one scan counts (see compareSheet). */
 const KEY_SCAN_COLUMNS = 16;
 
+/**
+ * Above this many key columns (whole-row matching of a wide sheet), the key's values are typed by one
+ * lambda per comparison type rather than one expression per column. Measured (2 threads, both versions at
+ * once): planning the per-column expressions took ~0.6 s a version for 256 columns and 4–10 s for 1,024,
+ * whatever the rows; the lambda costs ~0.7 µs more a cell (100k rows × 12 columns: 1.2 → 1.9–2.8 s), so it
+ * pays for a wide sheet of a few thousand rows (1,024 columns × 3,000 rows: 4.1 s a version against 5.3–6.4 s)
+ */
+const WIDE_KEY = 256;
+
 async function compareSheet(
   conn: DuckDBConnection,
   bs: LoadedSheet,
@@ -387,18 +396,42 @@ async function compareSheet(
         }
       }
     }
-    // the rows as compared: the row number, the key columns (every shared column for multisets) typed, and
-    // one 64-bit hash of the other shared columns' raw texts — the pairing never carries the values; only
-    // pairs whose hashes differ are compared column by column (below). Equal hashes are taken as equal
-    // raw texts (a collision between two different rows is ~2⁻⁶⁴ per pair).
-    const keyedCols = new Set(matching === 'multiset' ? shared.map((_, j) => j) : keyIdx);
+    // the rows as compared: the row number, the key (every shared column for multisets) typed as ONE value
+    // `k`, and one 64-bit hash of the other shared columns' raw texts — the pairing never carries the
+    // values; only pairs whose hashes differ are compared column by column (below). Equal hashes are taken
+    // as equal raw texts (a collision between two different rows is ~2⁻⁶⁴ per pair). A key of one column is
+    // its typed value; of several, the list of their typed values, in the same order on both sides (a
+    // LIST's NULL elements equal each other in DuckDB's comparisons, grouping and joins, and differ from
+    // any text), so that the numbering of repeated keys and the join below take one value per row whatever
+    // the width: one term per column (a 1,024-column sheet matched as whole rows) ran DuckDB out of its
+    // 512 MB memory_limit on 30 rows
+    const keyCols = matching === 'multiset' ? shared.map((_, j) => j) : keyIdx;
+    const keyedCols = new Set(keyCols);
     const hashed = shared.map((_, j) => j).filter((j) => !keyedCols.has(j));
+    const keySql = (side: 'base' | 'target') => {
+      if (keyCols.length === 1) return normSql(identOf(shared[keyCols[0]], side), shared[keyCols[0]].type);
+      if (keyCols.length <= WIDE_KEY)
+        return listSql(keyCols.map((j) => normSql(identOf(shared[j], side), shared[j].type)));
+      // a wider key: its columns grouped by comparison type (the same groups, in the same order, on both
+      // sides), each group typed by ONE lambda over the list of its raw texts — the value SQL written once
+      // per type, not once per column
+      const groups = INFERRED_TYPES.map((type) => ({
+        type,
+        cols: keyCols.filter((j) => shared[j].type === type),
+      })).filter((g) => g.cols.length > 0);
+      return `list_concat(${groups
+        .map(
+          (g) =>
+            `list_transform(${listSql(g.cols.map((j) => identOf(shared[j], side)))}, x -> ${normSql('x', g.type)})`,
+        )
+        .join(', ')})`;
+    };
     // from a lazy view's unnumbered twin, the rows come in file order and each one's number is set from
     // its position afterwards (rowid): numbering them as they are read would hold the scan to one thread
     const select = (sheet: LoadedSheet, side: 'base' | 'target') =>
       [
         sheet.rawTable ? 'NULL::BIGINT AS rn' : `${sheet.rowNumberColumn} AS rn`,
-        ...[...keyedCols].map((j) => `${normSql(identOf(shared[j], side), shared[j].type)} AS v${j}`),
+        ...(keyCols.length > 0 ? [`${keySql(side)} AS k`] : []),
         ...(hashed.length > 0
           ? [`hash(${hashed.map((j) => identOf(shared[j], side)).join(', ')}) AS h`]
           : []),
@@ -412,7 +445,6 @@ async function compareSheet(
       checked(ts, 'target', (c) => small(c, ts, 'target', nt)),
     );
     const keyed = matching !== 'multiset';
-    const keyCols = keyed ? keyIdx : shared.map((_, j) => j);
     const valueCols = keyed ? shared.map((_, j) => j).filter((j) => !keyIdx.includes(j)) : [];
     // A single non-null key unique in both versions (so for an inferred key, unless blank rows have none)
     // pairs by plain equality. Otherwise each row gets its occurrence number among the rows with the same key
@@ -422,9 +454,7 @@ async function compareSheet(
     // one query per version, both at once: its rows counted (a version loaded unchecked) and a single given
     // key's values counted
     const keyStats =
-      matching === 'key' && keyCols.length === 1
-        ? `, count(v${keyCols[0]}) AS kn, count(DISTINCT v${keyCols[0]}) AS kd`
-        : '';
+      matching === 'key' && keyCols.length === 1 ? `, count(k) AS kn, count(DISTINCT k) AS kd` : '';
     if (keyStats || bs.unchecked || ts.unchecked) {
       const [[cb], [ct]] = await both(
         (c) => rows(c, `SELECT count(*) AS n${keyStats} FROM ${nb}`),
@@ -442,9 +472,9 @@ async function compareSheet(
     }
     let on: string;
     if (unique) {
-      on = `b.v${keyCols[0]} = t.v${keyCols[0]}`;
+      on = 'b.k = t.k';
     } else {
-      const partition = keyCols.length === 0 ? '' : `PARTITION BY ${keyCols.map((j) => `v${j}`).join(', ')}`;
+      const partition = keyCols.length === 0 ? '' : 'PARTITION BY k';
       const occ = (c: DuckDBConnection, table: string) =>
         c.run(
           `CREATE OR REPLACE TABLE ${table} AS SELECT *, row_number() OVER (${partition} ORDER BY rn) AS occ FROM ${table}`,
@@ -453,11 +483,14 @@ async function compareSheet(
         (c) => occ(c, nb),
         (c) => occ(c, nt),
       );
-      // null-safe equality written as plain equalities, so that DuckDB runs a hash join
+      // null-safe equality written as plain equalities, so that DuckDB runs a hash join (a list key is
+      // never NULL, and its NULL elements are equal)
       on = [
-        ...keyCols.map(
-          (j) => `coalesce(b.v${j}, '') = coalesce(t.v${j}, '') AND (b.v${j} IS NULL) = (t.v${j} IS NULL)`,
-        ),
+        ...(keyCols.length === 1
+          ? [`coalesce(b.k, '') = coalesce(t.k, '') AND (b.k IS NULL) = (t.k IS NULL)`]
+          : keyCols.length > 1
+            ? ['b.k = t.k']
+            : []),
         'b.occ = t.occ',
       ].join(' AND ');
     }
@@ -575,10 +608,9 @@ async function compareSheet(
     let duplicateKeys = 0;
     // an inferred key's values are unique (blank rows, paired by occurrence above, have none)
     if (keyed && !unique && matching === 'key') {
-      const keys = keyCols.map((j) => `v${j}`).join(', ');
       const [d] = await rows(
         conn,
-        `SELECT count(*) AS n FROM (SELECT ${keys} FROM ${nb} WHERE occ = 2 UNION SELECT ${keys} FROM ${nt} WHERE occ = 2)`,
+        `SELECT count(*) AS n FROM (SELECT k FROM ${nb} WHERE occ = 2 UNION SELECT k FROM ${nt} WHERE occ = 2)`,
       );
       duplicateKeys = num(d.n);
     }
