@@ -283,6 +283,40 @@ describe('comparison engine', function () {
     }
   });
 
+  it('a key of several columns is one text that equals another only for equal values (whole rows)', async () => {
+    // run together naively, ab|c and a|bc, or a null and the text ~, would be the same key; each row
+    // repeats so that no column is unique (whole rows). Only z|z is in both versions
+    const header = ['x', 'y'];
+    const baseRows = [
+      ['ab', 'c'],
+      ['ab', 'c'],
+      ['~', ''],
+      ['~', ''],
+      ['1:', 'a'],
+      ['z', 'z'],
+    ];
+    const targetRows = [
+      ['a', 'bc'],
+      ['a', 'bc'],
+      ['', '~'],
+      ['', '~'],
+      ['', '1:a'],
+      ['z', 'z'],
+    ];
+    const expected = compareRef({ header, rows: baseRows }, { header, rows: targetRows });
+    const { summary, changes } = await compare(
+      await load({ header, rows: baseRows }),
+      await load({ header, rows: targetRows }),
+    );
+    const s = summary.sheets[0];
+    expect(s.matching).to.equal('multiset');
+    expect([s.added, s.removed, s.changed, s.unchanged]).to.deep.equal([5, 5, 0, 1]);
+    expect([expected.added, expected.removed, expected.changed, expected.unchanged]).to.deep.equal([
+      5, 5, 0, 1,
+    ]);
+    expect(canonical(changes)).to.deep.equal(canonical(expected.changes));
+  });
+
   it('fails with MissingKeyColumn when a named key column is missing in either version', async () => {
     const b = await load({ header: ['id', 'a'], rows: [['1', 'x']] });
     const t = await load({ header: ['key', 'a'], rows: [['1', 'x']] });
