@@ -696,9 +696,9 @@ describe('reports: the analysis engine', () => {
 
   it("an XLSX's sheets come in the workbook's order with its names, whatever the order of their parts", async () => {
     // the workbook lists Summary (sheet3.xml), Data (sheet1.xml, its relationship's target absolute, as
-    // EPPlus writes it), Notes (sheet2.xml); an unlisted part comes last, named by its place. ExcelJS's own
-    // driver emitted them in zip order, named Data "Sheet1", and without a shared strings part lost the last
-    // entry of the zip (Summary)
+    // EPPlus writes it), Notes (notes.xml: a part not called sheet<N>.xml); an unlisted part comes last, named
+    // by its place. ExcelJS's own driver emitted them in zip order, named Data "Sheet1", skipped notes.xml, and
+    // without a shared strings part lost the last entry of the zip (Summary)
     const ns = `${SPREADSHEET_NS} xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"`;
     const type = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet';
     const part = (v: number) =>
@@ -718,11 +718,11 @@ describe('reports: the analysis engine', () => {
         name: 'xl/_rels/workbook.xml.rels',
         data:
           '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
-          `${rel(1, '/xl/worksheets/sheet1.xml')}${rel(2, 'worksheets/sheet2.xml')}${rel(3, './worksheets/sheet3.xml')}` +
+          `${rel(1, '/xl/worksheets/sheet1.xml')}${rel(2, 'worksheets/notes.xml')}${rel(3, './worksheets/sheet3.xml')}` +
           '</Relationships>',
       },
       { name: 'xl/worksheets/sheet1.xml', data: part(1) },
-      { name: 'xl/worksheets/sheet2.xml', data: part(2) },
+      { name: 'xl/worksheets/notes.xml', data: part(2) },
       { name: 'xl/worksheets/sheet4.xml', data: part(4) },
       { name: 'xl/worksheets/sheet3.xml', data: part(3) },
     ]);
