@@ -109,7 +109,7 @@ function attr(tag: string, name: string): string | undefined {
 }
 
 /** A relationship target (relative to xl/ or absolute) as a zip entry name. */
-export function partName(target: string): string {
+function partName(target: string): string {
   if (target.startsWith('/')) return target.slice(1);
   const parts = ['xl'];
   for (const piece of target.split('/')) {
@@ -153,6 +153,53 @@ async function mapWorkbook(
   entries: yauzl.Entry[],
   sheetName?: string,
 ): Promise<WorkbookMap> {
+  const layout = await workbookLayout(zip, entries);
+  const sheetNames = layout.sheets.map((s) => s.name);
+  let chosen = layout.sheets[0];
+  if (sheetName !== undefined) {
+    chosen = layout.sheets.find((s) => s.name === sheetName)!;
+    if (!chosen) {
+      const names = sheetNames.map((n) => JSON.stringify(n)).join(', ');
+      throw new BadRequestError(
+        `query.sheet: the workbook has no sheet named ${JSON.stringify(sheetName)} (its sheets: ${names || 'none listed'})`,
+      );
+    }
+  }
+  const named = chosen?.part;
+  if (sheetName !== undefined && !named) {
+    throw new UnreadableFileError(
+      `${CANNOT_READ}: its sheet ${JSON.stringify(sheetName)} has no worksheet part`,
+    );
+  }
+  const sheet = named ?? layout.worksheets[0];
+  if (!sheet) throw new UnreadableFileError(`${CANNOT_READ}: it has no worksheet`);
+  return {
+    sheet,
+    sheetName: named ? (chosen?.name ?? null) : null,
+    sheetNames,
+    sharedStrings: layout.sharedStrings,
+    styles: layout.styles,
+    date1904: layout.date1904,
+  };
+}
+
+/** Where a workbook's sheets and shared parts are: what the preview and the report loader both read by. */
+export interface WorkbookLayout {
+  /** the sheets the workbook lists, in its order, each with its worksheet part (none if its relationship leads nowhere) */
+  sheets: Array<{ name: string; part: yauzl.Entry | undefined }>;
+  /** every worksheet part (`xl/worksheets/*.xml`), by name, numbers in order */
+  worksheets: yauzl.Entry[];
+  sharedStrings?: yauzl.Entry;
+  styles?: yauzl.Entry;
+  date1904: boolean;
+}
+
+/**
+ * The workbook's list of sheets (names decoded) with each one's worksheet part by its relationship (a target
+ * relative to xl/ or absolute: partName), its shared strings and styles parts (by relationship type, else by
+ * their usual names), and its date system.
+ */
+export async function workbookLayout(zip: yauzl.ZipFile, entries: yauzl.Entry[]): Promise<WorkbookLayout> {
   const byName = new Map(entries.map((e) => [e.fileName, e]));
   const workbook = (await smallPart(zip, byName.get('xl/workbook.xml'))) ?? '';
   const rels = (await smallPart(zip, byName.get('xl/_rels/workbook.xml.rels'))) ?? '';
@@ -162,44 +209,19 @@ async function mapWorkbook(
     const target = attr(m[0], 'Target');
     if (id && target) targets.set(id, { type: attr(m[0], 'Type') ?? '', target });
   }
+  const partOf = (rel: { target: string } | undefined) =>
+    rel ? byName.get(partName(rel.target)) : undefined;
   // the workbook's list of sheets, in order: each tag's name and relationship id
-  const listed = [...elementContent(workbook, 'sheets').matchAll(/<(?:\w+:)?sheet\b[^<>]*>/g)].map((m) => ({
-    name: xmlText(attr(m[0], 'name') ?? ''),
-    rel: /\br:id="([^"]*)"/.exec(m[0])?.[1],
-  }));
-  const sheetNames = listed.map((s) => s.name);
-  let chosen = listed[0];
-  if (sheetName !== undefined) {
-    chosen = listed.find((s) => s.name === sheetName)!;
-    if (!chosen) {
-      const names = sheetNames.map((n) => JSON.stringify(n)).join(', ');
-      throw new BadRequestError(
-        `query.sheet: the workbook has no sheet named ${JSON.stringify(sheetName)} (its sheets: ${names || 'none listed'})`,
-      );
-    }
-  }
-  const fromRels = chosen?.rel ? targets.get(chosen.rel) : undefined;
-  const worksheets = entries
-    .filter((e) => /^xl\/worksheets\/[^/]+\.xml$/.test(e.fileName))
-    .sort((a, b) => a.fileName.localeCompare(b.fileName, 'en', { numeric: true }));
-  const named = fromRels && byName.get(partName(fromRels.target));
-  if (sheetName !== undefined && !named) {
-    throw new UnreadableFileError(
-      `${CANNOT_READ}: its sheet ${JSON.stringify(sheetName)} has no worksheet part`,
-    );
-  }
-  const sheet = named ?? worksheets[0];
-  if (!sheet) throw new UnreadableFileError(`${CANNOT_READ}: it has no worksheet`);
-  const byType = (suffix: string) => {
-    for (const rel of targets.values()) {
-      if (rel.type.endsWith(suffix)) return byName.get(partName(rel.target));
-    }
-    return undefined;
-  };
+  const sheets = [...elementContent(workbook, 'sheets').matchAll(/<(?:\w+:)?sheet\b[^<>]*>/g)].map((m) => {
+    const rel = /\br:id="([^"]*)"/.exec(m[0])?.[1];
+    return { name: xmlText(attr(m[0], 'name') ?? ''), part: partOf(rel ? targets.get(rel) : undefined) };
+  });
+  const byType = (suffix: string) => partOf([...targets.values()].find((r) => r.type.endsWith(suffix)));
   return {
-    sheet,
-    sheetName: named ? (chosen?.name ?? null) : null,
-    sheetNames,
+    sheets,
+    worksheets: entries
+      .filter((e) => /^xl\/worksheets\/[^/]+\.xml$/.test(e.fileName))
+      .sort((a, b) => a.fileName.localeCompare(b.fileName, 'en', { numeric: true })),
     sharedStrings:
       byType('/sharedStrings') ??
       byName.get('xl/sharedStrings.xml') ??

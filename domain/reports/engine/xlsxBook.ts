@@ -1,11 +1,11 @@
 import type { Readable } from 'node:stream';
 import * as yauzl from 'yauzl';
-import { isSharedStringsPart, openEntry, readEntries } from '../../files/xlsx';
-import { partName } from '../../files/xlsxPreview';
+import { openEntry, readEntries } from '../../files/xlsx';
+import { workbookLayout } from '../../files/xlsxPreview';
 
 /**
  * What the loader needs of ExcelJS's streaming WorkbookReader (4.4.0): its parsers of each part, methods of its
- * own, not of its typings (`readWorkbook` checks they are there). Its own driver, `parse()`, is not used: it
+ * own, not of its typings (`workbookSheets` checks they are there). Its own driver, `parse()`, is not used: it
  * reads the zip in one pass in the order of its entries (unzipper's `Parse`), and
  * - lost worksheets: without a shared strings part before them, it sets every worksheet aside in a temporary
  *   file, and the last entry of the zip never came (a workbook of 2, 4 or 5 sheets and no shared strings gave 1,
@@ -17,13 +17,10 @@ import { partName } from '../../files/xlsxPreview';
  *   `Sheet1`), and skipped worksheet parts not called `sheet<N>.xml`.
  */
 interface ReaderParts {
-  _parseRels(entry: Readable): Promise<void>;
   _parseWorkbook(entry: Readable): Promise<void>;
   _parseSharedStrings(entry: Readable): AsyncGenerator<unknown>;
   _parseStyles(entry: Readable): Promise<void>;
   _parseWorksheet(chunks: AsyncIterable<Buffer | string>, sheetNo: string): Generator<unknown>;
-  model?: { sheets?: Array<{ name?: string; rId?: string }> };
-  workbookRels?: Array<{ Id?: string; Target?: string; Type?: string }>;
 }
 
 /** One worksheet of the workbook: ExcelJS's WorksheetReader, not started, and the name the workbook gives it. */
@@ -41,8 +38,6 @@ function openFile(file: string): Promise<yauzl.ZipFile> {
     ),
   );
 }
-
-const WORKSHEET_PART = /^xl\/worksheets\/[^/]+\.xml$/;
 
 /** Bytes of a worksheet handed to ExcelJS's parser at a time: what a file stream reads at once. */
 const CHUNK_BYTES = 64 * 1024;
@@ -69,16 +64,15 @@ async function* coalesced(stream: Readable): AsyncGenerator<Buffer> {
 
 /**
  * The worksheets of the XLSX file `file`, through `reader`'s parsers (a WorkbookReader made with `worksheets:
- * 'emit'`, not started): the zip's directory is read first, so the relationships, the workbook, the shared
- * strings and the styles are parsed before any worksheet, whatever their order in the file; then each sheet the
- * workbook lists, in its order and with its name (its relationship's target resolved as the preview resolves
- * it), then any other worksheet part, by name (`Sheet<k>` for the k-th sheet). A sheet's rows are read from the
+ * 'emit'`, not started): the zip's directory is read first, so the workbook, the shared strings and the styles
+ * are parsed before any worksheet, whatever their order in the file; then each sheet the workbook lists, in its
+ * order and with its name (the preview's `workbookLayout`), then any other worksheet part, by name (`Sheet<k>`
+ * for the k-th sheet). A sheet's rows are read from the
  * zip while the caller iterates its WorksheetReader; the caller iterates each before taking the next.
  */
 export async function* workbookSheets(reader: object, file: string): AsyncGenerator<BookSheet> {
   const book = reader as ReaderParts;
   for (const method of [
-    '_parseRels',
     '_parseWorkbook',
     '_parseSharedStrings',
     '_parseStyles',
@@ -91,42 +85,30 @@ export async function* workbookSheets(reader: object, file: string): AsyncGenera
   const zip = await openFile(file);
   try {
     const entries = await readEntries(zip, 100_000);
-    const byName = new Map(entries.map((e) => [e.fileName, e]));
-    const part = (name: string | undefined) => (name === undefined ? undefined : byName.get(name));
-    const rels = part('xl/_rels/workbook.xml.rels');
-    if (rels) await book._parseRels(await openEntry(zip, rels));
-    const workbook = part('xl/workbook.xml');
+    // which part is which sheet: the preview's own reading of the workbook (./xlsxPreview.ts), so both list
+    // the same sheets under the same names
+    const layout = await workbookLayout(zip, entries);
+    // ExcelJS's workbook properties (its worksheet reader takes the date system from them). Its relationships
+    // are not parsed: without them its worksheet reader names no sheet (the names are the layout's)
+    const workbook = entries.find((e) => e.fileName === 'xl/workbook.xml');
     if (workbook) await book._parseWorkbook(await openEntry(zip, workbook));
-    const targets = new Map<string, { name: string; type: string }>();
-    for (const r of book.workbookRels ?? []) {
-      if (r.Id && r.Target) targets.set(r.Id, { name: partName(r.Target), type: r.Type ?? '' });
-    }
-    const byType = (suffix: string) => [...targets.values()].find((t) => t.type.endsWith(suffix))?.name;
-    const strings =
-      part(byType('/sharedStrings')) ??
-      part('xl/sharedStrings.xml') ??
-      entries.find((e) => isSharedStringsPart(e.fileName));
-    if (strings) {
-      for await (const _ of book._parseSharedStrings(await openEntry(zip, strings))) {
+    if (layout.sharedStrings) {
+      for await (const _ of book._parseSharedStrings(await openEntry(zip, layout.sharedStrings))) {
         // 'cache': the strings are kept by the reader; nothing is emitted
       }
     }
-    const styles = part(byType('/styles')) ?? part('xl/styles.xml');
-    if (styles) await book._parseStyles(await openEntry(zip, styles));
+    if (layout.styles) await book._parseStyles(await openEntry(zip, layout.styles));
 
     const order: Array<{ entry: yauzl.Entry; name: string | undefined }> = [];
     const taken = new Set<string>();
-    for (const sheet of book.model?.sheets ?? []) {
-      const target = sheet.rId ? targets.get(sheet.rId) : undefined;
-      const entry = part(target?.name);
-      if (!entry || taken.has(entry.fileName)) continue;
-      taken.add(entry.fileName);
-      order.push({ entry, name: sheet.name });
+    for (const { name, part } of layout.sheets) {
+      if (!part || taken.has(part.fileName)) continue;
+      taken.add(part.fileName);
+      order.push({ entry: part, name });
     }
-    const others = entries
-      .filter((e) => WORKSHEET_PART.test(e.fileName) && !taken.has(e.fileName))
-      .sort((a, b) => a.fileName.localeCompare(b.fileName, 'en', { numeric: true }));
-    for (const entry of others) order.push({ entry, name: undefined });
+    for (const entry of layout.worksheets) {
+      if (!taken.has(entry.fileName)) order.push({ entry, name: undefined });
+    }
 
     for (const [k, { entry, name }] of order.entries()) {
       const sheetNo = /sheet(\d+)\.xml$/.exec(entry.fileName)?.[1] ?? String(k + 1);
