@@ -206,7 +206,7 @@ export function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Reada
 }
 
 /**
- * The parts the report builds' reader (ExcelJS's WorkbookReader) parses whole into memory, besides the shared
+ * The parts the readers (./xlsxRead.ts: previews and report builds) read whole into memory, besides the shared
  * strings: the limits judge them by the sizes the zip directory gives, which nothing else verifies for a part
  * no guard reads, so `inspectStoredXlsx` unpacks them (counted, not held; real ones are a few KB).
  */

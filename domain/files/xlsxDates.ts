@@ -1,7 +1,8 @@
 /**
  * Which XLSX cells are dates, and which date a serial day number is: one rule for the preview and the report
- * engine's loader, so that both read the same cells as dates. The report reads a plain number cell through
- * ExcelJS, which judges it by its own rule, so this is ExcelJS's rule (utils.isDateFmt, excelToDate).
+ * engine's loader (both through ./xlsxRead.ts), so that both read the same cells as dates. It is ExcelJS's rule
+ * (utils.isDateFmt, excelToDate), which the report read by until it read workbooks itself: reports of the
+ * same file do not change.
  */
 
 /** The built-in number formats (`numFmtId` without a `<numFmt>`) whose codes in ExcelJS's table are dates. */

@@ -20,6 +20,7 @@ import {
   type AnalysisStep,
   type ColumnProfile,
 } from '../../domain/reports/engine';
+import { plainDecimal } from '../../domain/reports/engine/load';
 import { rulesStep, type BuildRule, type QualitySection } from '../../domain/rules/evaluate';
 import type { FileFormat } from '../../domain/files/formats';
 import { invoiceWorkbook, zip } from '../helpers/files';
@@ -738,6 +739,87 @@ describe('reports: the analysis engine', () => {
       [1, 'Data'],
       [2, 'Notes'],
       [3, 'Sheet4'],
+    ]);
+  });
+
+  it('a number cell whose text JavaScript would write the same is taken as it is; any other is converted', () => {
+    const taken = ['0', '1', '-1', '10', '1.5', '-0.5', '0.000001', '123456789012345', '12345678901234.5'];
+    const converted = [
+      '-0',
+      '007',
+      '1.50',
+      '1.',
+      '.5',
+      '-.5',
+      '1e5',
+      '0.0000001',
+      '1234567890123456',
+      '',
+      '-',
+    ];
+    for (const v of taken) expect([v, plainDecimal(v)]).to.deep.equal([v, true]);
+    for (const v of converted) expect([v, plainDecimal(v)]).to.deep.equal([v, false]);
+    // whenever a text is taken, it is the text of its number: random decimals of every size and precision
+    let seed = 7;
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    let taken_ = 0;
+    for (let i = 0; i < 50_000; i++) {
+      const x = (random() - 0.5) * 10 ** Math.floor(random() * 30 - 12);
+      const digits = Math.floor(random() * 19);
+      const v = random() < 0.5 ? x.toFixed(Math.min(digits, 20)) : x.toPrecision(Math.max(1, digits));
+      if (!plainDecimal(v)) continue;
+      taken_++;
+      expect(String(Number(v)), v).to.equal(v);
+    }
+    expect(taken_).to.be.greaterThan(5_000);
+  });
+
+  it('an XLSX sheet is read as written: namespace prefixes, rows and cells without references, text decoded once, numbers as JavaScript writes them', async () => {
+    // a part whose elements carry a prefix (x:row, x:c: ExcelJS matched bare names and read no rows), rows and
+    // cells without `r` (the next row, the next column), a formula's text result holding `&amp;lt;` (the text
+    // `&lt;`: ExcelJS decoded it twice, to `<`), and number cells written otherwise than JavaScript writes them
+    const main = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
+    const c = (inner: string, attrs = '') => `<x:c${attrs}>${inner}</x:c>`;
+    const text = (t: string) => c(`<x:is><x:t>${t}</x:t></x:is>`, ' t="inlineStr"');
+    const sheet =
+      `<x:worksheet xmlns:x="${main}"><x:sheetData>` +
+      `<x:row>${text('name')}${text('value')}${text('formula')}</x:row>` +
+      `<x:row>${text('a')}${c('<x:v>1.50</x:v>')}${c('<x:f>"&amp;lt;"</x:f><x:v>&amp;lt;</x:v>', ' t="str"')}</x:row>` +
+      `<x:row r="5">${text('b')}${c('<x:v>007</x:v>')}</x:row>` +
+      `<x:row>${text('c')}${c('<x:v>1E3</x:v>')}</x:row>` +
+      `<x:row>${text('d')}${c('<x:v>-0</x:v>')}${c('<x:v>0.30000000000000004</x:v>', ' r="C7"')}</x:row>` +
+      `<x:row>${text('e')}${c('<x:v>0.0000001</x:v>')}${c('<x:v> 12 </x:v>', ' r="C8"')}</x:row>` +
+      '</x:sheetData></x:worksheet>';
+    const buffer = zip([
+      { name: '[Content_Types].xml', data: '<Types/>' },
+      {
+        name: 'xl/workbook.xml',
+        data:
+          `<workbook xmlns="${main}" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">` +
+          '<sheets><sheet name="Prefixed" sheetId="1" r:id="rId1"/></sheets></workbook>',
+      },
+      {
+        name: 'xl/_rels/workbook.xml.rels',
+        data:
+          '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+          '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/>' +
+          '</Relationships>',
+      },
+      { name: 'xl/worksheets/sheet1.xml', data: sheet },
+    ]);
+    const { loaded } = await analyse(buffer, 'xlsx');
+    expect(loaded.sheets.map((s) => [s.name, s.rowCount])).to.deep.equal([['Prefixed', 7]]);
+    const reader = await engine!.conn.runAndReadAll(
+      `SELECT row_number, c1, c2, c3 FROM ${loaded.sheets[0].table} ORDER BY row_number`,
+    );
+    expect(reader.getRowsJS()).to.deep.equal([
+      [2n, 'a', '1.5', '&lt;'],
+      [3n, null, null, null],
+      [4n, null, null, null],
+      [5n, 'b', '7', null],
+      [6n, 'c', '1000', null],
+      [7n, 'd', '0', '0.30000000000000004'],
+      [8n, 'e', '1e-7', '12'],
     ]);
   });
 

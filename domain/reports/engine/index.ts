@@ -13,7 +13,6 @@ export {
   downloadText,
   fileMissing,
   fileSource,
-  cellText,
   tooManyRows,
   ROW_NUMBER_COLUMN,
   LAZY_FIRST_ROW,

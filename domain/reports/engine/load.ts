@@ -7,7 +7,8 @@ import { pipeline } from 'node:stream/promises';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import { isMissingObject } from '../../../common/storage';
 import { headerNames, type HeaderCell } from '../../files/headerNames';
-import { isDateFormat, isoCellDate, serialDate } from '../../files/xlsxDates';
+import { readSheetRows, type SheetCell } from '../../files/xlsxRead';
+import { isoCellDate, serialDate } from '../../files/xlsxDates';
 import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
 import { classSql, literal } from './sql';
 import {
@@ -21,8 +22,7 @@ import {
   type LoadSource,
   type LoadWarning,
 } from './types';
-import { workbookSheets } from './xlsxBook';
-import { readPartsAsText } from './xlsxParts';
+import { openWorkbook, type LoaderWorkbook } from './xlsxBook';
 
 export const ROW_NUMBER_COLUMN = 'row_number';
 /**
@@ -484,49 +484,8 @@ function isoCellText(v: string): string {
   return Number.isNaN(date.getTime()) ? v : dateText(date);
 }
 
-/** Returned by `fastCellText` for an unreadable cell (an error value, a formula without a cached result). */
+/** Returned by `sheetCellText` for an unreadable cell (an error value, a formula without a cached result). */
 const UNREADABLE = Symbol('unreadable');
-
-/** cellText without an object per cell: the text, null (empty) or UNREADABLE. */
-function fastCellText(value: unknown): string | null | typeof UNREADABLE {
-  if (typeof value === 'string') return value === '' ? null : value;
-  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : UNREADABLE;
-  if (value === null || value === undefined) return null;
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? UNREADABLE : dateText(value);
-  const { text, unreadable } = cellText(value);
-  return unreadable ? UNREADABLE : text;
-}
-
-/**
- * An ExcelJS cell value as the text a person sees; dates as ISO dates; null for an empty cell — one without
- * a value or whose text is empty (an empty inline string, a formula whose result is the empty text), as an
- * empty CSV cell.
- */
-export function cellText(value: unknown): { text: string | null; unreadable: boolean } {
-  if (value === null || value === undefined) return { text: null, unreadable: false };
-  if (typeof value === 'string') return { text: value === '' ? null : value, unreadable: false };
-  if (typeof value === 'number') {
-    return Number.isFinite(value)
-      ? { text: String(value), unreadable: false }
-      : { text: null, unreadable: true };
-  }
-  if (typeof value === 'boolean') return { text: value ? 'true' : 'false', unreadable: false };
-  if (value instanceof Date) {
-    if (Number.isNaN(value.getTime())) return { text: null, unreadable: true };
-    return { text: dateText(value), unreadable: false };
-  }
-  if (typeof value === 'object') {
-    const v = value as Record<string, unknown>;
-    if ('error' in v) return { text: null, unreadable: true };
-    if ('result' in v) return cellText(v.result); // a formula: its cached result
-    if ('formula' in v || 'sharedFormula' in v) return { text: null, unreadable: true }; // no cached result
-    if (Array.isArray(v.richText)) {
-      return cellText((v.richText as Array<{ text: string }>).map((r) => r.text).join(''));
-    }
-    if ('text' in v) return cellText(v.text); // a hyperlink
-  }
-  return { text: null, unreadable: true };
-}
 
 /** Between the cells of a staged row. */
 const CELL_SEP = '\u001f';
@@ -665,49 +624,70 @@ class SheetWriter {
   }
 }
 
-interface SheetRow {
-  number: number;
-  values: unknown;
-  getCell(column: number): { result?: unknown; numFmt?: string };
+/**
+ * Whether a number cell's text is already the text JavaScript writes for its number (String(Number(v)) === v),
+ * so it is taken as it is, without a conversion each way (most cells: writers store numbers so): an optional
+ * minus, an integer part without leading zeros (or 0), an optional fraction that ends in a digit other than 0,
+ * at most 15 digits in all (each such decimal is a double of its own, whose shortest text is the decimal
+ * itself), and nothing below 0.000001 (written with an exponent). Anything else goes through the conversion.
+ */
+export function plainDecimal(v: string): boolean {
+  const length = v.length;
+  const start = length > 0 && v.charCodeAt(0) === 45 ? 1 : 0; // -
+  let digits = 0;
+  let dot = -1;
+  for (let i = start; i < length; i++) {
+    const code = v.charCodeAt(i);
+    if (code >= 48 && code <= 57) digits++;
+    else if (code === 46 && dot < 0 && i > start) dot = i;
+    else return false;
+  }
+  if (digits === 0 || digits > 15) return false;
+  if (dot >= 0 && (dot === length - 1 || v.charCodeAt(length - 1) === 48)) return false; // 1. or 1.50
+  if (v.charCodeAt(start) !== 48) return true;
+  if (dot < 0) return start === 0 && length === 1; // 0, not -0 (written 0) or 007
+  if (dot !== start + 1) return false;
+  let zeros = 0;
+  while (v.charCodeAt(dot + 1 + zeros) === 48) zeros++;
+  return zeros <= 5; // 0.000001 is written so, 0.0000001 as 1e-7
 }
 
 /**
- * A formula cell's cached number as the date its format shows: ExcelJS makes a date of a date-formatted
- * number cell but leaves a formula's result the serial day number (=A2+30 read as 45322). Other values as
- * they are.
+ * A worksheet cell's text as the report reads it (a date-formatted number and an ISO 8601 date cell as dateText,
+ * a boolean as true or false, a number as JavaScript writes it), null when it holds nothing, UNREADABLE for an
+ * error value or a formula without a saved result. A formula's saved result reads as a cell of its type.
  */
-function formulaDate(row: SheetRow, column: number, value: unknown, date1904: boolean): unknown {
-  if (typeof value !== 'object' || value === null || !('result' in value)) return value;
-  if (!('formula' in value) && !('sharedFormula' in value)) return value;
-  const { result } = value as { result: unknown };
-  if (typeof result !== 'number' || !isDateFormat(row.getCell(column).numFmt)) return value;
-  return serialDate(result, date1904);
-}
-
-/**
- * The text of a formula cell whose value came without a result. ExcelJS leaves a cached result out of the
- * cell's value when it is falsy (0, the empty text), but the cell still holds it (ExcelJS reads a boolean
- * result as 1 or 0); a formula never calculated has none, and an error result reads as NaN: UNREADABLE.
- */
-function formulaResultText(row: SheetRow, column: number, value: unknown): string | null | typeof UNREADABLE {
-  if (typeof value !== 'object' || value === null || 'result' in value || 'error' in value) return UNREADABLE;
-  if (!('formula' in value) && !('sharedFormula' in value)) return UNREADABLE;
-  const result = row.getCell(column).result;
-  return result === undefined ? UNREADABLE : fastCellText(result);
-}
-
-/**
- * A worksheet's rows, the rows of one parsed piece of the file at a time: ExcelJS's row iterator awaits
- * once per row; its `parse()` hands over each piece's events together.
- */
-async function* rowBatches(worksheet: unknown): AsyncGenerator<SheetRow[]> {
-  const events = (
-    worksheet as { parse(): AsyncIterable<Array<{ eventType: string; value: unknown }>> }
-  ).parse();
-  for await (const piece of events) {
-    const rows: SheetRow[] = [];
-    for (const e of piece) if (e.eventType === 'row') rows.push(e.value as SheetRow);
-    if (rows.length > 0) yield rows;
+function sheetCellText(c: SheetCell, book: LoaderWorkbook): string | null | typeof UNREADABLE {
+  switch (c.type) {
+    case 'inlineStr':
+      return c.inline === '' ? null : c.inline;
+    case 'e':
+      return UNREADABLE;
+  }
+  if (!c.hasValue) return c.formula ? UNREADABLE : null;
+  switch (c.type) {
+    case 's': {
+      const text = book.strings[Number(c.v)];
+      return text === undefined || text === '' ? null : text;
+    }
+    case 'str':
+      return c.v === '' ? null : c.v;
+    case 'b': {
+      const v = c.v.trim();
+      return v === '' ? null : v === '1' || v === 'true' ? 'true' : 'false';
+    }
+    case 'd':
+      return c.v.trim() === '' ? null : isoCellText(c.v);
+    default: {
+      const dated = book.dates.has(c.style);
+      if (!dated && plainDecimal(c.v)) return c.v;
+      if (c.v.trim() === '') return null;
+      const n = Number(c.v);
+      if (!Number.isFinite(n)) return UNREADABLE;
+      if (!dated) return String(n);
+      const date = serialDate(n, book.date1904);
+      return Number.isNaN(date.getTime()) ? UNREADABLE : dateText(date);
+    }
   }
 }
 
@@ -717,8 +697,6 @@ async function loadXlsx(
   opts: LoadOptions,
   progress: Progress,
 ): Promise<LoadedSheet[]> {
-  // loaded on first use: a comparison or report of CSV files never pays for it (~28 MB of a process's RSS)
-  const { default: ExcelJS } = await import('exceljs');
   // the workbook is read from a copy in the work folder (its zip directory first: ./xlsxBook.ts), removed after
   const copy = path.join(opts.workDir, `load-${randomUUID()}.xlsx`);
   const sheets: LoadedSheet[] = [];
@@ -732,15 +710,7 @@ async function loadXlsx(
     // and the activity's retry policy tries again
     await pipeline(stream, createWriteStream(copy), { signal: opts.signal });
     progress.tick(true);
-    const reader = new ExcelJS.stream.xlsx.WorkbookReader(copy, {
-      worksheets: 'emit',
-      sharedStrings: 'cache',
-      hyperlinks: 'ignore',
-      styles: 'cache', // number formats tell dates from numbers
-      entries: 'ignore',
-    });
-    readPartsAsText(reader, isoCellText);
-    await readSheets(conn, reader, copy, opts, progress, sheets, writers);
+    await readSheets(conn, copy, opts, progress, sheets, writers);
   } finally {
     for (const w of writers) {
       try {
@@ -760,20 +730,17 @@ async function loadXlsx(
 /** Each worksheet of the workbook copy into its table (`sheets`), each table's writer in `writers`. */
 async function readSheets(
   conn: DuckDBConnection,
-  reader: object,
   copy: string,
   opts: LoadOptions,
   progress: Progress,
   sheets: LoadedSheet[],
   writers: SheetWriter[],
 ): Promise<void> {
+  let book: LoaderWorkbook | undefined;
   try {
-    for await (const { worksheet, name } of workbookSheets(reader, copy)) {
+    book = await openWorkbook(copy);
+    for (const { name, part } of book.sheets) {
       if (opts.signal?.aborted) throw opts.signal.reason;
-      // the workbook's date system (workbook.xml, which ExcelJS reads before it emits a worksheet)
-      const date1904 =
-        (reader as unknown as { properties?: { model?: { date1904?: boolean } } }).properties?.model
-          ?.date1904 === true;
       const index = sheets.length;
       const writer = new SheetWriter(
         conn,
@@ -784,40 +751,45 @@ async function readSheets(
       writers.push(writer);
       await writer.create();
       let nextTick = progress.state.rowsRead + 1024;
-      for await (const batch of rowBatches(worksheet)) {
-        for (const row of batch) {
-          const values = row.values as unknown[];
-          const unreadableBefore = writer.unreadable;
-          const cells: Array<string | null> = new Array<string | null>(Math.max(0, values.length - 1));
-          for (let c = 1; c < values.length; c++) {
-            let text = fastCellText(formulaDate(row, c, values[c], date1904));
-            if (text === UNREADABLE) text = formulaResultText(row, c, values[c]);
-            if (text === UNREADABLE) {
-              writer.unreadable++;
-              cells[c - 1] = null;
-            } else cells[c - 1] = text;
+      const workbook = book;
+      await readSheetRows(workbook.zip, part, (number, row) => {
+        const unreadableBefore = writer.unreadable;
+        const cells: Array<string | null> = [];
+        for (const cell of row) {
+          let text = sheetCellText(cell, workbook);
+          if (text === UNREADABLE) {
+            writer.unreadable++;
+            text = null;
           }
-          while (cells.length > 0 && cells[cells.length - 1] === null) cells.pop();
-          if (!writer.header) {
-            if (cells.length === 0) continue;
-            writer.header = cells;
-            writer.headerRow = row.number;
-            if (cells.length > writer.width) writer.widen(cells.length);
+          if (text === null) {
+            if (cell.col < cells.length) cells[cell.col] = null;
             continue;
           }
-          // a row element that holds nothing (a height, a style, empty cells) is a blank row only when a row
-          // that holds something follows it (`writer.row` adds it then, by its number): at the end of a
-          // sheet it is no row, as blank lines at the end of a CSV. A cell ExcelJS cannot read is something
-          if (cells.length === 0 && writer.unreadable === unreadableBefore) continue;
-          if (cells.length > writer.width) writer.widen(cells.length);
-          progress.state.rowsRead += writer.row(row.number, cells);
-          if (progress.state.rowsRead >= nextTick) {
-            nextTick = progress.state.rowsRead + 1024;
-            progress.tick();
-            if (opts.signal?.aborted) throw opts.signal.reason;
-          }
+          // a cell beyond the columns accepted fails the load here, before a row that wide is made
+          if (cell.col >= writer.width && cell.col >= opts.maxColumns) writer.widen(cell.col + 1);
+          while (cells.length < cell.col) cells.push(null);
+          cells[cell.col] = text;
         }
-      }
+        while (cells.length > 0 && cells[cells.length - 1] === null) cells.pop();
+        if (!writer.header) {
+          if (cells.length === 0) return;
+          writer.header = cells;
+          writer.headerRow = number;
+          if (cells.length > writer.width) writer.widen(cells.length);
+          return;
+        }
+        // a row element that holds nothing (a height, a style, empty cells) is a blank row only when a row
+        // that holds something follows it (`writer.row` adds it then, by its number): at the end of a
+        // sheet it is no row, as blank lines at the end of a CSV. A cell that cannot be read is something
+        if (cells.length === 0 && writer.unreadable === unreadableBefore) return;
+        if (cells.length > writer.width) writer.widen(cells.length);
+        progress.state.rowsRead += writer.row(number, cells);
+        if (progress.state.rowsRead >= nextTick) {
+          nextTick = progress.state.rowsRead + 1024;
+          progress.tick();
+          if (opts.signal?.aborted) throw opts.signal.reason;
+        }
+      });
       await writer.finish();
       const names = headerNames(writer.header ?? [], writer.width);
       const warnings = headerWarnings(writer.header ?? [], writer.width);
@@ -841,6 +813,8 @@ async function readSheets(
   } catch (err) {
     if (err instanceof AnalysisFailure || opts.signal?.aborted) throw err;
     throw new AnalysisFailure('unparsable_file', 'the workbook cannot be read');
+  } finally {
+    book?.close();
   }
 }
 
