@@ -727,6 +727,31 @@ describe('reports: the analysis engine', () => {
       { name: 'xl/worksheets/sheet4.xml', data: part(4) },
       { name: 'xl/worksheets/sheet3.xml', data: part(3) },
     ]);
+    // an unlisted part's name by its place is never a listed sheet's name (in any case)
+    const listed = (names: string[]) =>
+      zip([
+        { name: '[Content_Types].xml', data: '<Types/>' },
+        {
+          name: 'xl/workbook.xml',
+          data:
+            `<workbook ${ns}><sheets>` +
+            names.map((n, k) => `<sheet name="${n}" sheetId="${k + 1}" r:id="rId${k + 1}"/>`).join('') +
+            '</sheets></workbook>',
+        },
+        {
+          name: 'xl/_rels/workbook.xml.rels',
+          data:
+            '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+            names.map((_, k) => rel(k + 1, `worksheets/sheet${k + 1}.xml`)).join('') +
+            '</Relationships>',
+        },
+        ...names.map((_, k) => ({ name: `xl/worksheets/sheet${k + 1}.xml`, data: part(k + 1) })),
+        { name: 'xl/worksheets/sheet9.xml', data: part(9) },
+      ]);
+    const clash = await analyse(listed(['a', 'sheet3']), 'xlsx');
+    expect(clash.loaded.sheets.map((s) => s.name)).to.deep.equal(['a', 'sheet3', 'Sheet3 (2)']);
+    const twice = await analyse(listed(['Sheet3 (2)', 'SHEET3']), 'xlsx');
+    expect(twice.loaded.sheets.map((s) => s.name)).to.deep.equal(['Sheet3 (2)', 'SHEET3', 'Sheet3 (3)']);
     const { profile, loaded } = await analyse(buffer, 'xlsx');
     expect(profile.sheets.map((s) => [s.index, s.name, s.columnProfiles[0].min])).to.deep.equal([
       [0, 'Summary', 3],

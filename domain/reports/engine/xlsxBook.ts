@@ -9,7 +9,10 @@ import { dateStyles, readSharedStrings, workbookLayout } from '../../files/xlsxR
  */
 export interface LoaderWorkbook {
   zip: yauzl.ZipFile;
-  /** each worksheet once: those the workbook lists, in its order, then any other worksheet part (`Sheet<k>`) */
+  /**
+   * each worksheet once: those the workbook lists, in its order, then any other worksheet part (`Sheet<k>`, its
+   * place; `Sheet<k> (2)` when the workbook lists a sheet of that name)
+   */
   sheets: Array<{ name: string; part: yauzl.Entry }>;
   strings: string[];
   /** the cell styles (indexes into cellXfs) whose number format shows a date */
@@ -56,8 +59,16 @@ export async function openWorkbook(file: string): Promise<LoaderWorkbook> {
       taken.add(part.fileName);
       sheets.push({ name, part });
     }
+    // a part the workbook does not list is named by its place, never as another sheet is (names are unique
+    // in a workbook, without regard to case; comparisons pair sheets by name)
+    const names = new Set(sheets.map((s) => s.name.toLowerCase()));
     for (const part of layout.worksheets) {
-      if (!taken.has(part.fileName)) sheets.push({ name: `Sheet${sheets.length + 1}`, part });
+      if (taken.has(part.fileName)) continue;
+      const base = `Sheet${sheets.length + 1}`;
+      let name = base;
+      for (let n = 2; names.has(name.toLowerCase()); n++) name = `${base} (${n})`;
+      names.add(name.toLowerCase());
+      sheets.push({ name, part });
     }
     return {
       zip,
