@@ -1,24 +1,33 @@
 /**
  * Which XLSX cells are dates, and which date a serial day number is: one rule for the preview and the report
- * engine's loader (both through ./xlsxRead.ts), so that both read the same cells as dates. It is ExcelJS's rule
- * (utils.isDateFmt, excelToDate), which the report read by until it read workbooks itself: reports of the
- * same file do not change.
+ * engine's loader (both through ./xlsxRead.ts), so that both read the same cells as dates.
  */
 
-/** The built-in number formats (`numFmtId` without a `<numFmt>`) whose codes in ExcelJS's table are dates. */
+/**
+ * The built-in number formats (a cell style's `numFmtId` without a `<numFmt>` of that id) that show dates or
+ * times (ECMA-376 Part 1, 18.8.30): 14–22 and 45–47 in every locale, and those Excel writes from East Asian
+ * (27–36, 50–58) and Thai (71–81) locales, which a workbook made there references without defining them.
+ */
 export const BUILTIN_DATE_FORMATS: ReadonlySet<number> = new Set([
-  14, 15, 16, 17, 18, 19, 20, 21, 22, 45, 46, 47,
+  14, 15, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 45, 46, 47, 50, 51, 52, 53, 54,
+  55, 56, 57, 58, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81,
 ]);
 
 /**
- * A date number format: a year, month, day, hour, second or Buddhist-year code outside quoted text and
- * brackets such as `[Red]`, `[$-409]`, in ExcelJS's letters (lower case, and M), so `YYYY` alone is no date,
- * as the report reads it. A bracket is `[` up to the next `[` or `]` (ExcelJS's runs to the next `]`; they differ
- * only for a `[` inside brackets): linear in the code, whatever it holds.
+ * A date number format: a year, month, day, hour, second or Buddhist-year code (y, m, d, h, s, b, in either
+ * case: Excel reads `YYYY-MM-DD` as `yyyy-mm-dd`, and LibreOffice writes its codes in upper case) outside what
+ * a format shows as written: quoted text (`0" days"`), brackets (`[Red]`, `[$-409]`, `[$€-407]`), an escaped
+ * character (`\h`), and the character after `_` (a space its width) or `*` (repeated). Every other letter of a
+ * format is a code of its own (`E+` of a scientific format, `General`), none of them a date's. Linear in the
+ * code, whatever it holds (a bracket is `[` up to the next `[` or `]`).
  */
 export function isDateFormat(format: string | undefined): boolean {
   if (format === undefined) return false;
-  return /[ymdhMsb]/.test(format.replace(/\[[^[\]]*]/g, '').replace(/"[^"]*"/g, ''));
+  const codes = format
+    .replace(/"[^"]*"/g, '')
+    .replace(/\\[\s\S]|[_*][\s\S]/g, '')
+    .replace(/\[[^[\]]*]/g, '');
+  return /[ymdhsb]/i.test(codes);
 }
 
 /**

@@ -991,6 +991,70 @@ describe('reports: the analysis engine', () => {
     ]);
   });
 
+  it('an XLSX number is a date when its format shows one: codes in either case, built-in ids of every locale; escaped, quoted and bracketed letters are no date', async () => {
+    const main = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
+    // [numFmtId, format code (none: a built-in id), read as a date]
+    const formats: Array<[number, string | null, boolean]> = [
+      [164, 'YYYY-MM-DD', true], // LibreOffice writes its codes in upper case
+      [165, 'DD/MM/YYYY HH:MM', true],
+      [166, 'yyyy\\-mm\\-dd', true],
+      [167, '[$-409]mmmm d, yyyy;@', true],
+      [168, '[h]:mm', true],
+      [169, '0\\h', false], // an escaped h: shown as written
+      [170, '0.00" days"', false],
+      [171, '_-* #,##0.00\\ [$€-407]_-;\\-* #,##0.00\\ [$€-407]_-;_-* "-"??\\ [$€-407]_-;_-@_-', false],
+      [172, '0.00E+00', false],
+      [173, '#,##0_);[Red](#,##0)', false],
+      [14, null, true],
+      [31, null, true], // yyyy"年"m"月"d"日" in a Japanese workbook, written as the id alone
+      [57, null, true],
+      [76, null, true], // Thai h:mm
+      [37, null, false], // #,##0 ;(#,##0)
+      [0, null, false], // General
+    ];
+    const styles =
+      `<styleSheet xmlns="${main}"><numFmts count="10">` +
+      formats
+        .filter(([, code]) => code !== null)
+        .map(
+          ([id, code]) =>
+            `<numFmt numFmtId="${id}" formatCode="${code!.replace(/&/g, '&amp;').replace(/"/g, '&quot;')}"/>`,
+        )
+        .join('') +
+      `</numFmts><cellXfs count="${formats.length}">` +
+      formats.map(([id]) => `<xf numFmtId="${id}" applyNumberFormat="1"/>`).join('') +
+      '</cellXfs></styleSheet>';
+    const header = formats.map((_, k) => `<c t="inlineStr"><is><t>f${k}</t></is></c>`).join('');
+    const values = formats.map((_, k) => `<c s="${k}"><v>45292.5</v></c>`).join('');
+    const sheet = `<worksheet xmlns="${main}"><sheetData><row>${header}</row><row>${values}</row></sheetData></worksheet>`;
+    const buffer = zip([
+      { name: '[Content_Types].xml', data: '<Types/>' },
+      {
+        name: 'xl/workbook.xml',
+        data:
+          `<workbook xmlns="${main}" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">` +
+          '<sheets><sheet name="Formats" sheetId="1" r:id="rId1"/></sheets></workbook>',
+      },
+      {
+        name: 'xl/_rels/workbook.xml.rels',
+        data:
+          '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+          '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/>' +
+          '<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/>' +
+          '</Relationships>',
+      },
+      { name: 'xl/styles.xml', data: styles },
+      { name: 'xl/worksheets/sheet1.xml', data: sheet },
+    ]);
+    const { loaded } = await analyse(buffer, 'xlsx');
+    const columns = formats.map((_, k) => `c${k + 1}`).join(', ');
+    const reader = await engine!.conn.runAndReadAll(`SELECT ${columns} FROM ${loaded.sheets[0].table}`);
+    const [cells] = reader.getRowsJS();
+    expect(formats.map(([id, code], k) => [id, code, cells[k]])).to.deep.equal(
+      formats.map(([id, code, date]) => [id, code, date ? '2024-01-01 12:00:00' : '45292.5']),
+    );
+  });
+
   it("a date-formatted formula's cached result is a date, as a date-formatted cell is (1900 and 1904 workbooks)", async () => {
     for (const date1904 of [false, true]) {
       const workbook = invoiceWorkbook(date1904, {
