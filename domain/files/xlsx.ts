@@ -337,7 +337,8 @@ export async function inspectStoredXlsx(
     if (entries.some((e) => e.isEncrypted())) {
       throw new BadRequestError('encrypted workbooks are not supported');
     }
-    // the report builds read the local entries in order, not this directory: they must be the same entries
+    // the service reads parts through this directory (./xlsxRead.ts); a reader of the local entries in order
+    // (other tools, ExcelJS's streaming reader) must find the same parts, or a part could hide from these limits
     checkLocalEntries(
       walk ?? (await walkStoredObject(client, bucket, key, limits.maxEntries)),
       entries,

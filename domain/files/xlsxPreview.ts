@@ -38,7 +38,8 @@ async function mapWorkbook(
 ): Promise<WorkbookMap> {
   const layout = await workbookLayout(zip, entries);
   const sheetNames = layout.sheets.map((s) => s.name);
-  let chosen = layout.sheets[0];
+  // by default the first sheet with cells (a workbook may open on a chart sheet)
+  let chosen = layout.sheets.find((s) => s.part) ?? layout.sheets[0];
   if (sheetName !== undefined) {
     chosen = layout.sheets.find((s) => s.name === sheetName)!;
     if (!chosen) {

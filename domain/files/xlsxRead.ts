@@ -138,7 +138,10 @@ function xmlText(value: string): string {
 
 /** Where a workbook's sheets and shared parts are: what the preview and the report loader both read by. */
 export interface WorkbookLayout {
-  /** the sheets the workbook lists, in its order, each with its worksheet part (none if its relationship leads nowhere) */
+  /**
+   * the sheets the workbook lists, in its order, each with its worksheet part (none if its relationship leads
+   * nowhere or to a sheet without cells: a chart sheet, a dialog sheet)
+   */
   sheets: Array<{ name: string; part: yauzl.Entry | undefined }>;
   /** every worksheet part (`xl/worksheets/*.xml`), by name, numbers in order */
   worksheets: yauzl.Entry[];
@@ -164,10 +167,13 @@ export async function workbookLayout(zip: yauzl.ZipFile, entries: yauzl.Entry[])
   }
   const partOf = (rel: { target: string } | undefined) =>
     rel ? byName.get(partName(rel.target)) : undefined;
-  // the workbook's list of sheets, in order: each tag's name and relationship id
+  // the workbook's list of sheets, in order: each tag's name and relationship id. A chart sheet or a dialog
+  // sheet (a relationship of another type) has no cells: no part
   const sheets = [...elementContent(workbook, 'sheets').matchAll(/<(?:\w+:)?sheet\b[^<>]*>/g)].map((m) => {
-    const rel = /\br:id="([^"]*)"/.exec(m[0])?.[1];
-    return { name: xmlText(attr(m[0], 'name') ?? ''), part: partOf(rel ? targets.get(rel) : undefined) };
+    const id = /\br:id="([^"]*)"/.exec(m[0])?.[1];
+    const rel = id ? targets.get(id) : undefined;
+    const cells = rel !== undefined && (rel.type === '' || rel.type.endsWith('/worksheet'));
+    return { name: xmlText(attr(m[0], 'name') ?? ''), part: cells ? partOf(rel) : undefined };
   });
   const byType = (suffix: string) => partOf([...targets.values()].find((r) => r.type.endsWith(suffix)));
   return {

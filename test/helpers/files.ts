@@ -235,6 +235,45 @@ export function hiddenSharedStringsWorkbook(count = 100_000): Buffer {
   ]);
 }
 
+/**
+ * A workbook that opens on a chart sheet: it lists `Chart1` (a chart sheet: no cells, its part under
+ * xl/chartsheets/) and then `Data` (a worksheet: a header `name` and the rows `a`, `b`).
+ */
+export function chartSheetWorkbook(): Buffer {
+  const type = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
+  const main = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
+  const cell = (r: string, t: string) => `<c r="${r}" t="inlineStr"><is><t>${t}</t></is></c>`;
+  return zip([
+    { name: '[Content_Types].xml', data: CONTENT_TYPES_XML },
+    {
+      name: 'xl/workbook.xml',
+      data:
+        `<workbook xmlns="${main}" xmlns:r="${type}"><sheets>` +
+        '<sheet name="Chart1" sheetId="2" r:id="rId2"/><sheet name="Data" sheetId="1" r:id="rId1"/>' +
+        '</sheets></workbook>',
+    },
+    {
+      name: 'xl/_rels/workbook.xml.rels',
+      data:
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+        `<Relationship Id="rId1" Type="${type}/worksheet" Target="worksheets/sheet1.xml"/>` +
+        `<Relationship Id="rId2" Type="${type}/chartsheet" Target="chartsheets/sheet1.xml"/>` +
+        '</Relationships>',
+    },
+    {
+      name: 'xl/chartsheets/sheet1.xml',
+      data: `<chartsheet xmlns="${main}" xmlns:r="${type}"><sheetViews><sheetView workbookViewId="0"/></sheetViews><drawing r:id="rId1"/></chartsheet>`,
+    },
+    {
+      name: 'xl/worksheets/sheet1.xml',
+      data: sheetXml(
+        'A1:A3',
+        `<row r="1">${cell('A1', 'name')}</row><row r="2">${cell('A2', 'a')}</row><row r="3">${cell('A3', 'b')}</row>`,
+      ),
+    },
+  ]);
+}
+
 /** Every object stored under the run's prefix for one company. */
 export async function objectsOf(companyId: string): Promise<string[]> {
   const { storage } = testEnv();

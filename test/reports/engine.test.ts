@@ -23,7 +23,7 @@ import {
 import { plainDecimal } from '../../domain/reports/engine/load';
 import { rulesStep, type BuildRule, type QualitySection } from '../../domain/rules/evaluate';
 import type { FileFormat } from '../../domain/files/formats';
-import { invoiceWorkbook, zip } from '../helpers/files';
+import { chartSheetWorkbook, invoiceWorkbook, zip } from '../helpers/files';
 
 const workDir = path.join(os.tmpdir(), `engine-test-${process.pid}`);
 
@@ -797,6 +797,12 @@ describe('reports: the analysis engine', () => {
       expect(String(Number(v)), v).to.equal(v);
     }
     expect(taken_).to.be.greaterThan(5_000);
+  });
+
+  it('a chart sheet of an XLSX (no cells) is no sheet of the report', async () => {
+    const { loaded, profile } = await analyse(chartSheetWorkbook(), 'xlsx');
+    expect(loaded.sheets.map((s) => [s.index, s.name, s.rowCount])).to.deep.equal([[0, 'Data', 2]]);
+    expect(profile.sheets[0].columnProfiles.map((c) => [c.name, c.distinct])).to.deep.equal([['name', 2]]);
   });
 
   it('an XLSX sheet is read as written: namespace prefixes, rows and cells without references, text decoded once, numbers as JavaScript writes them', async () => {

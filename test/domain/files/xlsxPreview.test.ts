@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import ExcelJS from 'exceljs';
 import { previewStoredXlsx } from '../../../domain/files/xlsxPreview';
 import { testEnv } from '../../helpers/env';
-import { invoiceWorkbook, storeObject, XLSX_TEST_LIMITS } from '../../helpers/files';
+import { chartSheetWorkbook, invoiceWorkbook, storeObject, XLSX_TEST_LIMITS } from '../../helpers/files';
 
 const previewOptions = { rows: 5, maxColumns: 100, maxCellChars: 1000 };
 
@@ -44,5 +44,21 @@ describe('XLSX previews: dates as the report engine reads them (real MinIO)', fu
     row.getCell(4).numFmt = '"$"#,##0.00_);[Red]("$"#,##0.00)';
     const preview = await previewOf('units.xlsx', workbook);
     expect(preview.rows).to.deep.equal([['bolt', 30, 40, 3]]);
+  });
+
+  it('a workbook that opens on a chart sheet previews its first worksheet; the chart sheet is listed', async () => {
+    const { storage } = testEnv();
+    const data = chartSheetWorkbook();
+    const { key, size } = await storeObject('unit-xlsx-preview', 'chart.xlsx', data);
+    const preview = await previewStoredXlsx(
+      storage.client,
+      storage.bucket,
+      key,
+      size,
+      previewOptions,
+      XLSX_TEST_LIMITS,
+    );
+    expect(preview).to.deep.include({ sheet: 'Data', sheets: ['Chart1', 'Data'] });
+    expect(preview.rows).to.deep.equal([['a'], ['b']]);
   });
 });
