@@ -235,6 +235,30 @@ export function hiddenSharedStringsWorkbook(count = 100_000): Buffer {
   ]);
 }
 
+/** A workbook of one sheet, `name`, whose worksheet part is `sheet` (XML), with a styles part when given. */
+export function oneSheetWorkbook(name: string, sheet: string, styles?: string): Buffer {
+  const type = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
+  return zip([
+    { name: '[Content_Types].xml', data: CONTENT_TYPES_XML },
+    {
+      name: 'xl/workbook.xml',
+      data:
+        `<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="${type}">` +
+        `<sheets><sheet name="${name}" sheetId="1" r:id="rId1"/></sheets></workbook>`,
+    },
+    {
+      name: 'xl/_rels/workbook.xml.rels',
+      data:
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+        `<Relationship Id="rId1" Type="${type}/worksheet" Target="worksheets/sheet1.xml"/>` +
+        (styles ? `<Relationship Id="rId2" Type="${type}/styles" Target="styles.xml"/>` : '') +
+        '</Relationships>',
+    },
+    ...(styles ? [{ name: 'xl/styles.xml', data: styles }] : []),
+    { name: 'xl/worksheets/sheet1.xml', data: sheet },
+  ]);
+}
+
 /**
  * A workbook that opens on a chart sheet: it lists `Chart1` (a chart sheet: no cells, its part under
  * xl/chartsheets/) and then `Data` (a worksheet: a header `name` and the rows `a`, `b`).

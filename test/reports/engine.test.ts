@@ -23,7 +23,7 @@ import {
 import { plainDecimal } from '../../domain/reports/engine/load';
 import { rulesStep, type BuildRule, type QualitySection } from '../../domain/rules/evaluate';
 import type { FileFormat } from '../../domain/files/formats';
-import { chartSheetWorkbook, invoiceWorkbook, zip } from '../helpers/files';
+import { chartSheetWorkbook, invoiceWorkbook, oneSheetWorkbook, zip } from '../helpers/files';
 
 const workDir = path.join(os.tmpdir(), `engine-test-${process.pid}`);
 
@@ -821,23 +821,7 @@ describe('reports: the analysis engine', () => {
       `<x:row>${text('d')}${c('<x:v>-0</x:v>')}${c('<x:v>0.30000000000000004</x:v>', ' r="C7"')}</x:row>` +
       `<x:row>${text('e')}${c('<x:v>0.0000001</x:v>')}${c('<x:v> 12 </x:v>', ' r="C8"')}</x:row>` +
       '</x:sheetData></x:worksheet>';
-    const buffer = zip([
-      { name: '[Content_Types].xml', data: '<Types/>' },
-      {
-        name: 'xl/workbook.xml',
-        data:
-          `<workbook xmlns="${main}" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">` +
-          '<sheets><sheet name="Prefixed" sheetId="1" r:id="rId1"/></sheets></workbook>',
-      },
-      {
-        name: 'xl/_rels/workbook.xml.rels',
-        data:
-          '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
-          '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/>' +
-          '</Relationships>',
-      },
-      { name: 'xl/worksheets/sheet1.xml', data: sheet },
-    ]);
+    const buffer = oneSheetWorkbook('Prefixed', sheet);
     const { loaded } = await analyse(buffer, 'xlsx');
     expect(loaded.sheets.map((s) => [s.name, s.rowCount])).to.deep.equal([['Prefixed', 7]]);
     const reader = await engine!.conn.runAndReadAll(
@@ -1033,25 +1017,7 @@ describe('reports: the analysis engine', () => {
     const header = formats.map((_, k) => `<c t="inlineStr"><is><t>f${k}</t></is></c>`).join('');
     const values = formats.map((_, k) => `<c s="${k}"><v>45292.5</v></c>`).join('');
     const sheet = `<worksheet xmlns="${main}"><sheetData><row>${header}</row><row>${values}</row></sheetData></worksheet>`;
-    const buffer = zip([
-      { name: '[Content_Types].xml', data: '<Types/>' },
-      {
-        name: 'xl/workbook.xml',
-        data:
-          `<workbook xmlns="${main}" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">` +
-          '<sheets><sheet name="Formats" sheetId="1" r:id="rId1"/></sheets></workbook>',
-      },
-      {
-        name: 'xl/_rels/workbook.xml.rels',
-        data:
-          '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
-          '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/>' +
-          '<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/>' +
-          '</Relationships>',
-      },
-      { name: 'xl/styles.xml', data: styles },
-      { name: 'xl/worksheets/sheet1.xml', data: sheet },
-    ]);
+    const buffer = oneSheetWorkbook('Formats', sheet, styles);
     const { loaded } = await analyse(buffer, 'xlsx');
     const columns = formats.map((_, k) => `c${k + 1}`).join(', ');
     const reader = await engine!.conn.runAndReadAll(`SELECT ${columns} FROM ${loaded.sheets[0].table}`);
