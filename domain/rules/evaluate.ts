@@ -125,9 +125,11 @@ const CLASSES_OF: Record<InferredType, number[]> = {
 /**
  * SQL: true when a non-null value breaks the rule; `t` is the value's text with surrounding spaces trimmed
  * (the raw column when no cell of it has any). Each expression reads `t` once per row (`range` twice: its
- * class, then its number).
+ * class, then its number). `type`: the column's inferred type in the profile; when it is integer or decimal,
+ * every non-null value is a number as the report classes one, and `range` casts it without testing its class
+ * again (the class test was most of the counting scan: ~200 of ~280 ms for three range rules on 270k rows).
  */
-function failsSql(rule: BuildRule, t: string): string {
+function failsSql(rule: BuildRule, t: string, type?: InferredType): string {
   const p = rule.params as {
     min?: number;
     max?: number;
@@ -145,7 +147,9 @@ function failsSql(rule: BuildRule, t: string): string {
       // a number as the report classes one (integer or decimal); anything else fails — infinity and `1_000`
       // too, which DuckDB's cast alone would read as numbers
       return outside(
-        `CASE WHEN ${classSql(t)} IN (1, 2) THEN TRY_CAST(${t} AS DOUBLE) END`,
+        type === 'integer' || type === 'decimal'
+          ? `TRY_CAST(${t} AS DOUBLE)`
+          : `CASE WHEN ${classSql(t)} IN (1, 2) THEN TRY_CAST(${t} AS DOUBLE) END`,
         p.min !== undefined ? numberSql(p.min) : undefined,
         p.max !== undefined ? numberSql(p.max) : undefined,
       );
@@ -229,7 +233,7 @@ async function evaluateSheet(
   const idents = [...new Set(targets.map((x) => x.ident))];
   const paddedRow = await first(
     conn,
-    `SELECT ${idents.map((v, i) => `count(*) FILTER (WHERE ascii(${v}) = 32 OR suffix(${v}, ' ')) AS p${i}`).join(', ')} FROM ${loaded.table}`,
+    `SELECT ${idents.map((v, i) => `count(*) FILTER (WHERE prefix(${v}, ' ') OR suffix(${v}, ' ')) AS p${i}`).join(', ')} FROM ${loaded.table}`,
   );
   const padded = new Set(idents.filter((_, i) => n(paddedRow[`p${i}`]) > 0));
   const text = (v: string) => (padded.has(v) ? `trim(${v})` : v);
@@ -277,7 +281,7 @@ async function evaluateSheet(
       default:
         scans.push({
           rule,
-          cond: `${notNull} AND ${failsSql(rule, text(v))}`,
+          cond: `${notNull} AND ${failsSql(rule, text(v), columnProfile.inferredType)}`,
           evaluated: columnProfile.nonNull,
           failed: 0,
           count: true,

@@ -109,6 +109,43 @@ describe('quality rules: evaluation in the report pass (DuckDB)', () => {
     expect(q.rules.map(pick)).to.deep.equal([fails, fails, fails]);
   });
 
+  it('range on a number column (cast without the class test) counts as on a text column of the same cells', async () => {
+    // `num` holds numbers and nulls only (its type is decimal: each value is cast as it is); `mixed` holds the
+    // same cells and, where `num` is empty, one text, the last row (its type is text: each value is classed first). Every bound
+    // fails the same rows of both, and the text fails in `mixed` too
+    const cells = [
+      '12',
+      ' 7.5 ',
+      '+5',
+      '-3',
+      '1e2',
+      '.5',
+      '5.',
+      '007',
+      'n/a',
+      '',
+      '999999999999999999999',
+      '-0',
+    ];
+    const csv = ['num,mixed', ...cells.map((c) => `${c},${c}`), ',abc'].join('\n');
+    const bounds = [{ min: 0 }, { max: 10 }, { min: -3, max: 12 }, { min: 1e20 }];
+    const q = await quality(
+      csv,
+      bounds.flatMap((b) => [rule('range', 'num', b), rule('range', 'mixed', b)]),
+    );
+    for (let k = 0; k < bounds.length; k++) {
+      const [num, mixed] = [pick(q.rules[2 * k]), pick(q.rules[2 * k + 1])];
+      expect(num.evaluatedUnits, JSON.stringify(bounds[k])).to.equal(cells.length - 2);
+      expect(mixed, JSON.stringify(bounds[k])).to.deep.include({
+        evaluatedUnits: num.evaluatedUnits + 1,
+        failedUnits: num.failedUnits + 1,
+        failingRows: [...num.failingRows, cells.length + 2],
+      });
+    }
+    // by hand for one bound: 0..: -3 (row 5) and -0 is 0 (passes)
+    expect(pick(q.rules[0])).to.deep.include({ failedUnits: 1, failingRows: [5] });
+  });
+
   it('a column of nulls only: not_null fails every row, other column rules are not applicable', async () => {
     const q = await quality('a,b\n1,\n2,\n', [rule('not_null', 'b'), rule('length', 'b', { max: 3 })]);
     expect(q.rules.map(pick)).to.deep.equal([
