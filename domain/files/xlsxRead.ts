@@ -39,7 +39,7 @@ function unreadablePart(part: string, err: unknown): unknown {
   return new UnreadableFileError(`${CANNOT_READ}: the part ${part} cannot be unpacked`);
 }
 
-export function localName(name: string): string {
+function localName(name: string): string {
   const colon = name.indexOf(':');
   return colon < 0 ? name : name.slice(colon + 1);
 }
