@@ -28,8 +28,9 @@ export interface LocalEntry {
 type State = 'signature' | 'header' | 'names' | 'skip' | 'scan' | 'descriptor' | 'done';
 
 /**
- * Walks a zip's LOCAL entries from byte 0, fed chunk by chunk, exactly as ExcelJS's `WorkbookReader` (the
- * report builds' reader, over unzipper's `Parse`) does: a local header, its name and extra field, then data
+ * Walks a zip's LOCAL entries from byte 0, fed chunk by chunk, exactly as a streaming reader (ExcelJS's
+ * `WorkbookReader` over unzipper's `Parse`, the report builds' reader until they read through the directory)
+ * does: a local header, its name and extra field, then data
  * of the size its local header gives (zip64: from its zip64 field) — or, for a streamed entry (flag bit 3 and
  * a zero size), data up to the first data-descriptor signature and a 16-byte descriptor — then the next
  * signature, until the directory's first header. Keeps the entries found (at most `maxEntries`), a few bytes
@@ -264,10 +265,11 @@ function refused(detail: string): BadRequestError {
 
 /**
  * Checks that a zip's LOCAL entries, as a streaming reader walks them (`LocalEntryWalk`), are exactly its
- * directory's entries. The guards (sizes, ratio, shared strings, sheets) read the directory (yauzl); the
- * report builds read with ExcelJS's `WorkbookReader`, which walks the local entries and never reads the
- * directory, so an entry present in the file but missing from the directory, or a local header that says
- * other than the directory (name, method, size), would be unpacked by the builds and checked by no guard.
+ * directory's entries. The guards (sizes, ratio, shared strings, sheets) and the service's readers
+ * (./xlsxRead.ts) read the directory (yauzl); a streaming reader (ExcelJS's `WorkbookReader`, other tools a
+ * company opens the file with) walks the local entries and never reads the directory, so an entry present in the
+ * file but missing from the directory, or a local header that says other than the directory (name, method,
+ * size), would be read by such a reader as a file other than the one the service checked and analysed.
  *
  * So: the walk reaches the directory where the zip says it starts, and meets exactly the directory's
  * entries in offset order, each at its offset with its name, compression method and compressed size. The
