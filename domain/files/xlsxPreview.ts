@@ -50,6 +50,11 @@ async function mapWorkbook(
     }
   }
   const named = chosen?.part;
+  if (sheetName !== undefined && chosen && !chosen.cells) {
+    throw new BadRequestError(
+      `query.sheet: the sheet ${JSON.stringify(sheetName)} holds no cells (a chart sheet or a dialog sheet)`,
+    );
+  }
   if (sheetName !== undefined && !named) {
     throw new UnreadableFileError(
       `${CANNOT_READ}: its sheet ${JSON.stringify(sheetName)} has no worksheet part`,

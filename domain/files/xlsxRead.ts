@@ -140,9 +140,9 @@ function xmlText(value: string): string {
 export interface WorkbookLayout {
   /**
    * the sheets the workbook lists, in its order, each with its worksheet part (none if its relationship leads
-   * nowhere or to a sheet without cells: a chart sheet, a dialog sheet)
+   * nowhere or to a sheet without cells: a chart sheet, a dialog sheet, whose `cells` is false)
    */
-  sheets: Array<{ name: string; part: yauzl.Entry | undefined }>;
+  sheets: Array<{ name: string; part: yauzl.Entry | undefined; cells: boolean }>;
   /** every worksheet part (`xl/worksheets/*.xml`), by name, numbers in order */
   worksheets: yauzl.Entry[];
   sharedStrings?: yauzl.Entry;
@@ -173,7 +173,7 @@ export async function workbookLayout(zip: yauzl.ZipFile, entries: yauzl.Entry[])
     const id = /\br:id="([^"]*)"/.exec(m[0])?.[1];
     const rel = id ? targets.get(id) : undefined;
     const cells = rel !== undefined && (rel.type === '' || rel.type.endsWith('/worksheet'));
-    return { name: xmlText(attr(m[0], 'name') ?? ''), part: cells ? partOf(rel) : undefined };
+    return { name: xmlText(attr(m[0], 'name') ?? ''), part: cells ? partOf(rel) : undefined, cells };
   });
   const byType = (suffix: string) => partOf([...targets.values()].find((r) => r.type.endsWith(suffix)));
   return {

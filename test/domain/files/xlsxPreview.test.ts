@@ -3,6 +3,7 @@
  */
 import { expect } from 'chai';
 import ExcelJS from 'exceljs';
+import { BadRequestError } from '../../../common/errors';
 import { previewStoredXlsx } from '../../../domain/files/xlsxPreview';
 import { testEnv } from '../../helpers/env';
 import { chartSheetWorkbook, invoiceWorkbook, storeObject, XLSX_TEST_LIMITS } from '../../helpers/files';
@@ -46,7 +47,7 @@ describe('XLSX previews: dates as the report engine reads them (real MinIO)', fu
     expect(preview.rows).to.deep.equal([['bolt', 30, 40, 3]]);
   });
 
-  it('a workbook that opens on a chart sheet previews its first worksheet; the chart sheet is listed', async () => {
+  it('a workbook that opens on a chart sheet previews its first worksheet; the chart sheet is listed, and asking for it is 400', async () => {
     const { storage } = testEnv();
     const data = chartSheetWorkbook();
     const { key, size } = await storeObject('unit-xlsx-preview', 'chart.xlsx', data);
@@ -60,5 +61,27 @@ describe('XLSX previews: dates as the report engine reads them (real MinIO)', fu
     );
     expect(preview).to.deep.include({ sheet: 'Data', sheets: ['Chart1', 'Data'] });
     expect(preview.rows).to.deep.equal([['a'], ['b']]);
+    const asked = await previewStoredXlsx(
+      storage.client,
+      storage.bucket,
+      key,
+      size,
+      { ...previewOptions, sheet: 'Data' },
+      XLSX_TEST_LIMITS,
+    );
+    expect(asked.rows).to.deep.equal([['a'], ['b']]);
+    let refused: unknown;
+    await previewStoredXlsx(
+      storage.client,
+      storage.bucket,
+      key,
+      size,
+      { ...previewOptions, sheet: 'Chart1' },
+      XLSX_TEST_LIMITS,
+    ).catch((err: unknown) => (refused = err));
+    expect(refused).to.be.instanceOf(BadRequestError);
+    expect((refused as Error).message).to.equal(
+      'query.sheet: the sheet "Chart1" holds no cells (a chart sheet or a dialog sheet)',
+    );
   });
 });
