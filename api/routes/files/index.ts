@@ -248,7 +248,7 @@ export const filesRoutes = [
           minLength: 1,
           maxLength: 255,
           description:
-            'XLSX only: the name of the worksheet to preview (default: the first); 400 for CSV/TSV or an unknown name',
+            'XLSX only: the name of the sheet to preview (default: the first sheet with cells); 400 for CSV/TSV, an unknown name or a sheet without cells (a chart or dialog sheet)',
         },
       },
     },
@@ -266,11 +266,12 @@ export const filesRoutes = [
             rows: { type: 'array', items: { type: 'array' } },
             moreRows: { type: 'boolean' },
             moreColumns: { type: 'boolean' },
-            sheet: { type: ['string', 'null'], description: 'XLSX: the worksheet shown; CSV/TSV: null' },
+            sheet: { type: ['string', 'null'], description: 'XLSX: the sheet shown; CSV/TSV: null' },
             sheets: {
               type: ['array', 'null'],
               items: { type: 'string' },
-              description: "XLSX: the workbook's worksheet names, in order; CSV/TSV: null",
+              description:
+                "XLSX: the names of the workbook's sheets, in order (chart and dialog sheets too); CSV/TSV: null",
             },
           },
         },
