@@ -1,7 +1,7 @@
 /**
  * The analysis engine on small hand-made files: every statistic checked against values worked out here.
  */
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -797,6 +797,130 @@ describe('reports: the analysis engine', () => {
       expect(String(Number(v)), v).to.equal(v);
     }
     expect(taken_).to.be.greaterThan(5_000);
+  });
+
+  it('random workbooks written by ExcelJS load cell by cell as written (shared and inline strings, numbers, booleans, dates, formulas, nulls)', async () => {
+    // the expected text of each written value is worked out here, not by the loader's code: a number as
+    // JavaScript writes it, a date as YYYY-MM-DD[ HH:MM:SS[.fff]] (UTC), a boolean as true/false, a formula as
+    // its result, an empty text as null
+    let seed = 20261127;
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)];
+    const texts = [
+      'a',
+      'Zürich',
+      '東京',
+      ' padded ',
+      'x & y < z',
+      '"quoted"',
+      "it's",
+      '',
+      '1.50',
+      'true',
+      '2024-01-02',
+    ];
+    const dateOf = (d: Date) => {
+      const iso = d.toISOString();
+      const time = iso.slice(11, 23);
+      if (time === '00:00:00.000') return iso.slice(0, 10);
+      return `${iso.slice(0, 10)} ${time.endsWith('.000') ? time.slice(0, 8) : time}`;
+    };
+    type Written = { value: ExcelJS.CellValue; text: string | null };
+    const value = (): Written => {
+      switch (Math.floor(random() * 9)) {
+        case 0:
+          return { value: null, text: null };
+        case 1: {
+          const n = Math.floor(random() * 2_000_001) - 1_000_000;
+          return { value: n, text: String(n) };
+        }
+        case 2: {
+          const n =
+            Math.round((random() - 0.5) * 10 ** Math.floor(random() * 12)) / 10 ** Math.floor(random() * 6);
+          return { value: n, text: String(n) };
+        }
+        case 3: {
+          const t = pick(texts);
+          return { value: t, text: t === '' ? null : t };
+        }
+        case 4: {
+          const b = random() < 0.5;
+          return { value: b, text: String(b) };
+        }
+        case 5: {
+          const d = new Date(Date.UTC(1990, 0, 1) + Math.floor(random() * 40 * 365) * 86_400_000);
+          return { value: d, text: dateOf(d) };
+        }
+        case 6: {
+          const d = new Date(Date.UTC(2000, 0, 1) + Math.floor(random() * 10 * 365 * 86_400) * 1000);
+          return { value: d, text: dateOf(d) };
+        }
+        case 7: {
+          const n = Math.floor(random() * 1000);
+          return { value: { formula: 'ROW()*2', result: n }, text: String(n) };
+        }
+        default: {
+          const t = pick(texts.filter((x) => x !== ''));
+          return { value: { formula: 'TRIM(A1)', result: t }, text: t };
+        }
+      }
+    };
+    for (let round = 0; round < 8; round++) {
+      const streamed = round % 2 === 1;
+      const sheets = Array.from({ length: 1 + (round % 3) }, (_, k) => {
+        const width = 1 + Math.floor(random() * 6);
+        const rows = Array.from({ length: 1 + Math.floor(random() * 30) }, () =>
+          Array.from({ length: width }, value),
+        );
+        return { name: `S${k + 1}`, width, rows };
+      });
+      let buffer: Buffer;
+      const header = (width: number) => Array.from({ length: width }, (_, c) => `h${c + 1}`);
+      if (streamed) {
+        // the streaming writer, without shared strings (inline strings), as SheetJS writes them too
+        const file = path.join(workDir, `random-${round}.xlsx`);
+        await mkdir(workDir, { recursive: true });
+        const writer = new ExcelJS.stream.xlsx.WorkbookWriter({
+          filename: file,
+          useSharedStrings: false,
+          useStyles: true,
+        });
+        for (const sheet of sheets) {
+          const ws = writer.addWorksheet(sheet.name);
+          ws.addRow(header(sheet.width)).commit();
+          for (const row of sheet.rows) ws.addRow(row.map((c) => c.value)).commit();
+          ws.commit();
+        }
+        await writer.commit();
+        buffer = await readFile(file);
+      } else {
+        const workbook = new ExcelJS.Workbook();
+        for (const sheet of sheets) {
+          const ws = workbook.addWorksheet(sheet.name);
+          ws.addRow(header(sheet.width));
+          for (const row of sheet.rows) ws.addRow(row.map((c) => c.value));
+        }
+        buffer = Buffer.from(await workbook.xlsx.writeBuffer());
+      }
+      const { loaded } = await analyse(buffer, 'xlsx');
+      expect(
+        loaded.sheets.map((s) => s.name),
+        `round ${round}`,
+      ).to.deep.equal(sheets.map((s) => s.name));
+      for (const [k, sheet] of sheets.entries()) {
+        // rows after the last one holding something are no rows; a row of nulls before it is a blank row
+        let last = sheet.rows.length;
+        while (last > 0 && sheet.rows[last - 1].every((c) => c.text === null)) last--;
+        const expected = sheet.rows
+          .slice(0, last)
+          .map((row, r) => [BigInt(r + 2), ...row.map((c) => c.text)]);
+        const columns = Array.from({ length: sheet.width }, (_, c) => `c${c + 1}`).join(', ');
+        const reader = await engine!.conn.runAndReadAll(
+          `SELECT row_number, ${columns} FROM ${loaded.sheets[k].table} ORDER BY row_number`,
+        );
+        expect(reader.getRowsJS(), `round ${round}, sheet ${sheet.name}`).to.deep.equal(expected);
+      }
+    }
   });
 
   it('a chart sheet of an XLSX (no cells) is no sheet of the report', async () => {
