@@ -923,6 +923,49 @@ describe('reports: the analysis engine', () => {
     }
   });
 
+  it("an XLSX load stops in the middle of a sheet when its build is cancelled: the cancel's reason, no copy left", async () => {
+    const main = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
+    // enough rows that reading them takes seconds here: the cancel comes with the first progress, after 250 ms
+    const rows = 500_000;
+    const body = ['<row r="1"><c r="A1" t="inlineStr"><is><t>n</t></is></c></row>'];
+    for (let r = 2; r <= rows + 1; r++) body.push(`<row r="${r}"><c r="A${r}"><v>${r}</v></c></row>`);
+    const buffer = oneSheetWorkbook(
+      'Big',
+      `<worksheet xmlns="${main}"><sheetData>${body.join('')}</sheetData></worksheet>`,
+    );
+    const dir = path.join(workDir, 'cancelled');
+    await mkdir(dir, { recursive: true });
+    const file = path.join(dir, 'input.xlsx');
+    await writeFile(file, buffer);
+    engine?.close();
+    engine = await openEngine({ threads: 2, memoryLimitMb: 256, tempDirectory: path.join(workDir, 'duck') });
+    const controller = new AbortController();
+    const reason = new Error('cancelled by the test');
+    let rowsAtCancel = 0;
+    const failure = await loadVersion(
+      engine.conn,
+      fileSource(file, { format: 'xlsx', delimiter: null, sizeBytes: buffer.length }),
+      {
+        maxColumns: 10,
+        maxRows: 1_000_000,
+        workDir: dir,
+        signal: controller.signal,
+        // the first progress after rows were read (every 250 ms at most) cancels
+        onProgress: (p) => {
+          if (p.rowsRead === 0 || controller.signal.aborted) return;
+          rowsAtCancel = p.rowsRead;
+          controller.abort(reason);
+        },
+      },
+    ).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(failure).to.equal(reason);
+    expect(rowsAtCancel).to.be.within(1, rows - 1);
+    expect((await readdir(dir)).sort()).to.deep.equal(['input.xlsx']);
+  });
+
   it('a chart sheet of an XLSX (no cells) is no sheet of the report', async () => {
     const { loaded, profile } = await analyse(chartSheetWorkbook(), 'xlsx');
     expect(loaded.sheets.map((s) => [s.index, s.name, s.rowCount])).to.deep.equal([[0, 'Data', 2]]);
