@@ -966,6 +966,35 @@ describe('reports: the analysis engine', () => {
     expect((await readdir(dir)).sort()).to.deep.equal(['input.xlsx']);
   });
 
+  it('an XLSX that cannot be read fails as unparsable_file, naming the part and the position, never a cell', async () => {
+    const main = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
+    const failureOf = (buffer: Buffer) =>
+      analyse(buffer, 'xlsx').then(
+        () => null,
+        (err: unknown) => err as AnalysisFailure,
+      );
+    // a sheet whose XML breaks after a cell holding a secret (a close tag that does not match)
+    const malformed = await failureOf(
+      oneSheetWorkbook(
+        'Broken',
+        `<worksheet xmlns="${main}"><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>secret-value</t></is></c></row>` +
+          '<row r="2"><c r="A2"><v>1</v></row></sheetData></worksheet>',
+      ),
+    );
+    expect(malformed).to.be.instanceOf(AnalysisFailure);
+    expect(malformed!.reason).to.equal('unparsable_file');
+    expect(malformed!.message).to.match(
+      /^the workbook cannot be read: the part xl\/worksheets\/sheet1\.xml is not well-formed XML \(line \d+, column \d+\)$/,
+    );
+    expect(malformed!.message).not.to.include('secret');
+    // not a zip at all
+    const broken = await failureOf(Buffer.from('PK\u0003\u0004 not really a zip'));
+    expect([broken?.reason, broken?.message]).to.deep.equal([
+      'unparsable_file',
+      'the workbook cannot be read: its zip structure is broken',
+    ]);
+  });
+
   it('a chart sheet of an XLSX (no cells) is no sheet of the report', async () => {
     const { loaded, profile } = await analyse(chartSheetWorkbook(), 'xlsx');
     expect(loaded.sheets.map((s) => [s.index, s.name, s.rowCount])).to.deep.equal([[0, 'Data', 2]]);

@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import { isMissingObject } from '../../../common/storage';
 import { headerNames, type HeaderCell } from '../../files/headerNames';
+import { UnreadableFileError } from '../../files/unreadable';
 import { readSheetRows, type SheetCell } from '../../files/xlsxRead';
 import { isoCellDate, serialDate } from '../../files/xlsxDates';
 import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
@@ -812,7 +813,11 @@ async function readSheets(
     }
   } catch (err) {
     if (err instanceof AnalysisFailure || opts.signal?.aborted) throw err;
-    throw new AnalysisFailure('unparsable_file', 'the workbook cannot be read');
+    // the workbook's fault (a broken zip, a part that does not unpack or is not well-formed XML): final, with
+    // the reader's message, which names the part and the position, never a cell. Anything else (DuckDB's
+    // appender, the disk) is no fault of the file: it goes on as it is, and the activity retries
+    if (err instanceof UnreadableFileError) throw new AnalysisFailure('unparsable_file', err.message);
+    throw err;
   } finally {
     book?.close();
   }

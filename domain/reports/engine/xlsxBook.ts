@@ -1,6 +1,8 @@
 import * as yauzl from 'yauzl';
+import { BadRequestError } from '../../../common/errors';
+import { UnreadableFileError } from '../../files/unreadable';
 import { readEntries } from '../../files/xlsx';
-import { dateStyles, readSharedStrings, workbookLayout } from '../../files/xlsxRead';
+import { CANNOT_READ, dateStyles, readSharedStrings, workbookLayout } from '../../files/xlsxRead';
 
 /**
  * A workbook opened for the loader: its worksheets in the workbook's order, with their names, and what its
@@ -21,6 +23,17 @@ export interface LoaderWorkbook {
   close(): void;
 }
 
+/**
+ * yauzl's refusal of the zip's structure (no end of central directory, a directory entry that is not one…) is
+ * the file's fault; a system error reading the copy (its `code`: EIO, ENOSPC…) is not, and goes on as it is.
+ */
+function zipFailure(err: unknown): unknown {
+  if (err instanceof UnreadableFileError || typeof (err as { code?: unknown })?.code === 'string') return err;
+  // more parts than the loader's backstop: the same words as the upload's refusal
+  if (err instanceof BadRequestError) return new UnreadableFileError(`${CANNOT_READ}: ${err.message}`);
+  return new UnreadableFileError(`${CANNOT_READ}: its zip structure is broken`);
+}
+
 function openFile(file: string): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) =>
     yauzl.open(
@@ -37,9 +50,13 @@ function openFile(file: string): Promise<yauzl.ZipFile> {
  * the date styles. The caller closes it.
  */
 export async function openWorkbook(file: string): Promise<LoaderWorkbook> {
-  const zip = await openFile(file);
+  const zip = await openFile(file).catch((err: unknown) => {
+    throw zipFailure(err);
+  });
   try {
-    const entries = await readEntries(zip, 100_000);
+    const entries = await readEntries(zip, 100_000).catch((err: unknown) => {
+      throw zipFailure(err);
+    });
     const layout = await workbookLayout(zip, entries);
     const strings: string[] = [];
     if (layout.sharedStrings) {
