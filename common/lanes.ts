@@ -28,3 +28,10 @@ export async function onEach<L, T>(
 export function laneNumbers(n: number): number[] {
   return Array.from({ length: Math.max(1, n) }, (_, i) => i);
 }
+
+/** `items` in consecutive groups of `size` (the last may be smaller): columns taken a few to a query. */
+export function batches<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}

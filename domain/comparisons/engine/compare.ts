@@ -28,6 +28,7 @@
  *   is ever dropped: added + changed + unchanged = target rows, removed + changed + unchanged = base rows.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { batches } from '../../../common/lanes';
 import { classSql, inferType, isNullSql, LAZY_FIRST_ROW, tooManyRows } from '../../reports/engine';
 import { knownTypedSql, literal } from '../../reports/engine/sql';
 import {
@@ -147,10 +148,9 @@ export async function inferTypes(conn: DuckDBConnection, loaded: LoadedVersion):
     // query: planning the class test costs ~10 ms a query (a dozen regular expressions), which one query per
     // column paid a thousand times on a 1,024-column sheet
     const r: Row = {};
-    for (let from = 0; from < cols.length; from += TYPE_BATCH) {
-      const distinct = cols
-        .slice(from, from + TYPE_BATCH)
-        .map((c, k) => `SELECT DISTINCT ${from + k} AS i, ${c.ident} AS v FROM ${sheet.table}`)
+    for (const batch of batches([...cols.entries()], TYPE_BATCH)) {
+      const distinct = batch
+        .map(([i, c]) => `SELECT DISTINCT ${i} AS i, ${c.ident} AS v FROM ${sheet.table}`)
         .join(' UNION ALL ');
       for (const h of await rows(
         conn,
@@ -362,8 +362,8 @@ async function compareSheet(
         .map((s, j) => ({ j, rank: keyRank(s.name), position: s.target.position }))
         .sort((x, y) => x.rank - y.rank || x.position - y.position)
         .map(({ j }) => j);
-      for (let from = 0; from < ordered.length && matching === 'multiset'; from += KEY_SCAN_COLUMNS) {
-        const batch = ordered.slice(from, from + KEY_SCAN_COLUMNS);
+      for (const batch of batches(ordered, KEY_SCAN_COLUMNS)) {
+        if (matching !== 'multiset') break;
         const rawStats = (sheet: LoadedSheet, side: 'base' | 'target') =>
           batch.map((j) => `, count(DISTINCT ${identOf(shared[j], side)}) AS d${j}`).join('') +
           `, count(*) FILTER (WHERE ${sheet.columns.map((c) => `${c.ident} IS NULL`).join(' AND ') || 'false'}) AS blank`;

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { onEach } from '../../../common/lanes';
+import { batches, onEach } from '../../../common/lanes';
 import { classSql, knownTypedSql } from './sql';
 import {
   INFERRED_TYPES,
@@ -72,12 +72,6 @@ export const WIDE_SHEET_COLUMNS = 32;
 const WIDE_VALUE_BATCH = 32;
 /** typed columns per scan (step 2): one scan of hundreds of columns plans slower than several of a few */
 const SCAN_BATCH = 16;
-
-function batches<T>(items: T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
 
 /**
  * SQL: one row per column of `batch` ([position in the sheet, column]) with its class histogram, top values
