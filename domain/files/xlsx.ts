@@ -1,10 +1,11 @@
+import { createReadStream } from 'node:fs';
 import { PassThrough, Readable } from 'node:stream';
 import type * as Minio from 'minio';
 import * as yauzl from 'yauzl';
 import type { Config } from '../../common/config';
 import { BadRequestError } from '../../common/errors';
 import { NOT_A_SPREADSHEET } from './sniff';
-import { checkLocalEntries, type LocalEntryWalk, walkStoredObject } from './zipLayout';
+import { checkLocalEntries, type LocalEntryWalk, walkStoredObject, walkStream } from './zipLayout';
 
 export interface XlsxLimits {
   maxUnpackedBytes: number;
@@ -289,14 +290,16 @@ export async function checkSharedStrings(
 }
 
 /**
- * Checks a stored XLSX without unpacking it: its zip directory must describe a workbook
- * ([Content_Types].xml, xl/workbook.xml, at least one worksheet), within the limits on parts, unpacked
- * size and compression ratio (decompression bombs), and each worksheet's declared dimension within
- * the row and column limits; its local entries exactly the directory's (`checkLocalEntries`: the report builds
- * read those; walked while uploaded, or here by reading the object once). Only the first 64 KB of each worksheet is inflated; the small parts the builds parse whole
- * (workbook, its relationships, styles) are unpacked to check their sizes. The shared strings are
+ * Checks an XLSX without unpacking it: its zip directory must describe a workbook ([Content_Types].xml,
+ * xl/workbook.xml, at least one worksheet), within the limits on parts, unpacked size and compression ratio
+ * (decompression bombs), and each worksheet's declared dimension within the row and column limits; its local
+ * entries exactly the directory's (`checkLocalEntries`: a streaming reader elsewhere must find the file the
+ * service checks and reads). Only the first 64 KB of each worksheet is inflated; the small parts the readers
+ * parse whole (workbook, its relationships, styles) are unpacked to check their sizes. The shared strings are
  * bounded by `checkSharedStrings` (size from the directory, then their count while streaming the part).
  * Throws BadRequestError (400) naming the problem; SheetTooLargeError for a sheet over a limit.
+ * `inspectStoredXlsx` checks a stored object by ranged reads (uploads); `inspectXlsxFile` a local copy (the
+ * report and comparison loads, before they read it).
  */
 export async function inspectStoredXlsx(
   client: Minio.Client,
@@ -315,6 +318,38 @@ export async function inspectStoredXlsx(
   } catch {
     throw new BadRequestError(`${NOT_A_SPREADSHEET}: the zip structure is broken`);
   }
+  return inspectZip(
+    zip,
+    limits,
+    async () => walk ?? walkStoredObject(client, bucket, key, limits.maxEntries),
+  );
+}
+
+/** `inspectStoredXlsx` of a local copy of the workbook (its path). */
+export async function inspectXlsxFile(file: string, limits: XlsxLimits): Promise<XlsxFacts> {
+  let zip: yauzl.ZipFile;
+  try {
+    zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
+      yauzl.open(
+        file,
+        { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false },
+        (err, z) => (err || !z ? reject(err ?? new Error('no zip')) : resolve(z)),
+      ),
+    );
+  } catch {
+    throw new BadRequestError(`${NOT_A_SPREADSHEET}: the zip structure is broken`);
+  }
+  return inspectZip(zip, limits, () =>
+    walkStream(createReadStream(file, { highWaterMark: 1024 * 1024 }), limits.maxEntries),
+  );
+}
+
+/** The checks of `inspectStoredXlsx` on an opened zip (closed at the end); `walk` walks its local entries. */
+async function inspectZip(
+  zip: yauzl.ZipFile,
+  limits: XlsxLimits,
+  walk: () => Promise<LocalEntryWalk>,
+): Promise<XlsxFacts> {
   const directoryAt = directoryStart(zip);
   try {
     if (zip.entryCount > limits.maxEntries) {
@@ -339,11 +374,7 @@ export async function inspectStoredXlsx(
     }
     // the service reads parts through this directory (./xlsxRead.ts); a reader of the local entries in order
     // (other tools, ExcelJS's streaming reader) must find the same parts, or a part could hide from these limits
-    checkLocalEntries(
-      walk ?? (await walkStoredObject(client, bucket, key, limits.maxEntries)),
-      entries,
-      directoryAt,
-    );
+    checkLocalEntries(await walk(), entries, directoryAt);
     let unpacked = 0;
     for (const entry of entries) {
       unpacked += entry.uncompressedSize;

@@ -237,15 +237,9 @@ function zip64Size(extra: Buffer): number | undefined {
   return undefined;
 }
 
-/** Walks a stored object's local entries, reading it from the start until the walk is done. */
-export async function walkStoredObject(
-  client: Minio.Client,
-  bucket: string,
-  key: string,
-  maxEntries: number,
-): Promise<LocalEntryWalk> {
+/** Walks a zip's local entries from the start of `stream` (the stored object, a local copy) until the walk is done. */
+export async function walkStream(stream: Readable, maxEntries: number): Promise<LocalEntryWalk> {
   const walk = new LocalEntryWalk(maxEntries);
-  const stream: Readable = await client.getObject(bucket, key);
   try {
     for await (const chunk of stream) {
       walk.feed(chunk as Buffer);
@@ -256,6 +250,16 @@ export async function walkStoredObject(
   }
   walk.end();
   return walk;
+}
+
+/** Walks a stored object's local entries, reading it from the start until the walk is done. */
+export async function walkStoredObject(
+  client: Minio.Client,
+  bucket: string,
+  key: string,
+  maxEntries: number,
+): Promise<LocalEntryWalk> {
+  return walkStream(await client.getObject(bucket, key), maxEntries);
 }
 
 /** The workbook's local entries do not let a streaming reader see exactly the entries of its directory. */

@@ -12,9 +12,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { ForeignKeyViolationError, UniqueViolationError } from 'objection';
-import { BadRequestError } from '../../common/errors';
-import { inspectionFailureReason, inspectStoredXlsx, xlsxLimits } from '../files/xlsx';
-import { isMissingObject, type Storage } from '../../common/storage';
+import { xlsxLimits } from '../files/xlsx';
+import type { Storage } from '../../common/storage';
 import type { Config } from '../../common/config';
 import { File, FileVersion, Report } from '../../db/models';
 import { transact, type UnitOfWork } from '../../db/transaction';
@@ -22,9 +21,7 @@ import { withCompany } from '../../db/unitOfWork';
 import { notify } from '../notifications/notify';
 import { progressReporter } from './progress';
 import {
-  AnalysisFailure,
   downloadText,
-  fileMissing,
   openEngine,
   runAnalysis,
   type DownloadedText,
@@ -228,22 +225,6 @@ export async function runBuild(
     const prepared: Array<Awaited<ReturnType<BuildExtension['prepare']>>> = [];
     for (const extension of deps.extensions ?? []) prepared.push(await extension.prepare(knex, req));
     const steps = [...(deps.steps ?? []), ...prepared.flatMap((p) => p.steps)];
-    if (version.format === 'xlsx') {
-      try {
-        await inspectStoredXlsx(
-          storage.client,
-          storage.bucket,
-          version.objectKey,
-          sizeBytes,
-          xlsxLimits(config.files),
-        );
-      } catch (err) {
-        if (err instanceof BadRequestError)
-          throw new AnalysisFailure(inspectionFailureReason(err), err.message);
-        if (isMissingObject(err)) throw fileMissing();
-        throw err;
-      }
-    }
     await mkdir(workDir, { recursive: true });
     const engine = await openEngine({
       threads: config.reports.threads,
@@ -280,6 +261,8 @@ export async function runBuild(
         {
           maxColumns: config.files.maxColumns,
           maxRows: config.files.maxRows,
+          // an XLSX is checked against the upload's guards again on the copy its load reads
+          xlsxLimits: xlsxLimits(config.files),
           workDir,
           signal: hooks.signal,
           onProgress: (p) => progress.update(p),

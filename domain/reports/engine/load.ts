@@ -7,7 +7,9 @@ import { pipeline } from 'node:stream/promises';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import { isMissingObject } from '../../../common/storage';
 import { headerNames, type HeaderCell } from '../../files/headerNames';
+import { BadRequestError } from '../../../common/errors';
 import { UnreadableFileError } from '../../files/unreadable';
+import { inspectionFailureReason, inspectXlsxFile } from '../../files/xlsx';
 import { readSheetRows, type SheetCell } from '../../files/xlsxRead';
 import { isoCellDate, serialDate } from '../../files/xlsxDates';
 import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
@@ -711,6 +713,16 @@ async function loadXlsx(
     // and the activity's retry policy tries again
     await pipeline(stream, createWriteStream(copy), { signal: opts.signal });
     progress.tick(true);
+    if (opts.xlsxLimits) {
+      // the upload's guards on the copy about to be read (one download for both)
+      try {
+        await inspectXlsxFile(copy, opts.xlsxLimits);
+      } catch (err) {
+        if (err instanceof BadRequestError)
+          throw new AnalysisFailure(inspectionFailureReason(err), err.message);
+        throw err;
+      }
+    }
     await readSheets(conn, copy, opts, progress, sheets, writers);
   } finally {
     for (const w of writers) {
@@ -739,7 +751,7 @@ async function readSheets(
 ): Promise<void> {
   let book: LoaderWorkbook | undefined;
   try {
-    book = await openWorkbook(copy);
+    book = await openWorkbook(copy, opts.xlsxLimits?.maxEntries ?? 100_000);
     for (const { name, part } of book.sheets) {
       if (opts.signal?.aborted) throw opts.signal.reason;
       const index = sheets.length;

@@ -29,6 +29,7 @@
 import type { Readable } from 'node:stream';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { FileFormat } from '../../files/formats';
+import type { XlsxLimits } from '../../files/xlsx';
 import type { DownloadFacts } from './csvText';
 
 /** The file to load (read once, as a stream) and what the upload recorded about it. */
@@ -65,6 +66,14 @@ export interface LoadOptions {
   maxColumns: number;
   /** a sheet longer than this fails the load with reason `too_many_rows` */
   maxRows: number;
+  /**
+   * the workbook guards of an upload (zip layout, parts, unpacked size and ratio, shared strings, declared
+   * dimensions), checked again on the copy an XLSX load reads, before reading it: a limit lowered since the
+   * upload, or an object stored another way, fails the load (`too_many_rows`, `too_many_columns`,
+   * `unsafe_workbook`). Reports and comparisons pass the configured ones; without them (engine tests) the
+   * workbook is read unchecked, at most 100,000 parts
+   */
+  xlsxLimits?: XlsxLimits;
   /** table names become `<prefix>sheet_<i>` (default `''`) */
   tablePrefix?: string;
   /** called at most every few hundred milliseconds while loading */

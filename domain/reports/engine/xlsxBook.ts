@@ -29,7 +29,7 @@ export interface LoaderWorkbook {
  */
 function zipFailure(err: unknown): unknown {
   if (err instanceof UnreadableFileError || typeof (err as { code?: unknown })?.code === 'string') return err;
-  // more parts than the loader's backstop: the same words as the upload's refusal
+  // more parts than the limit: the same words as the upload's refusal
   if (err instanceof BadRequestError) return new UnreadableFileError(`${CANNOT_READ}: ${err.message}`);
   return new UnreadableFileError(`${CANNOT_READ}: its zip structure is broken`);
 }
@@ -49,12 +49,12 @@ function openFile(file: string): Promise<yauzl.ZipFile> {
  * (`workbookLayout`), every shared string in memory (the upload's inspection bounds their count and bytes), and
  * the date styles. The caller closes it.
  */
-export async function openWorkbook(file: string): Promise<LoaderWorkbook> {
+export async function openWorkbook(file: string, maxEntries: number): Promise<LoaderWorkbook> {
   const zip = await openFile(file).catch((err: unknown) => {
     throw zipFailure(err);
   });
   try {
-    const entries = await readEntries(zip, 100_000).catch((err: unknown) => {
+    const entries = await readEntries(zip, maxEntries).catch((err: unknown) => {
       throw zipFailure(err);
     });
     const layout = await workbookLayout(zip, entries);
