@@ -4,7 +4,7 @@ import { BadRequestError } from '../../common/errors';
 import { plainCell, shapePreview, type CellValue, type Preview, type PreviewOptions } from './preview';
 import { UnreadableFileError } from './unreadable';
 import { ObjectRangeReader, openZip, readEntries, type XlsxLimits } from './xlsx';
-import { isoCellDate, serialDate } from './xlsxDates';
+import { isoCellDate, serialClockText, serialDate, type DateStyle } from './xlsxDates';
 import {
   CANNOT_READ,
   dateStyles,
@@ -82,7 +82,7 @@ async function readRows(
   wanted: number,
   width: number,
   maxChars: number,
-  dates: Set<number>,
+  dates: Map<number, DateStyle>,
   date1904: boolean,
 ): Promise<RawCell[][]> {
   const rows: RawCell[][] = [];
@@ -109,9 +109,12 @@ async function readRows(
         if (c.v === '') return null;
         const n = Number(c.v);
         if (!Number.isFinite(n)) return clip(c.v);
-        if (!dates.has(c.style)) return n;
-        // the report engine's rule and conversion (./xlsxDates.ts); a serial beyond the dates JavaScript can
-        // hold is shown as the number
+        const dated = dates.get(c.style);
+        if (!dated) return n;
+        // the report engine's rule and conversion (./xlsxDates.ts): a time of day alone or a duration as its
+        // text; a serial beyond the dates JavaScript can hold is shown as the number
+        const clock = dated === 'date' ? null : serialClockText(n, dated);
+        if (clock !== null) return clock;
         const date = serialDate(n, date1904);
         return Number.isNaN(date.getTime()) ? n : date.toISOString();
       }

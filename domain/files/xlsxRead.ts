@@ -4,7 +4,7 @@ import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import type * as yauzl from 'yauzl';
 import { UnreadableFileError } from './unreadable';
 import { isSharedStringsPart, openEntry } from './xlsx';
-import { BUILTIN_DATE_FORMATS, isDateFormat } from './xlsxDates';
+import { builtinDateStyle, dateFormatStyle, type DateStyle } from './xlsxDates';
 
 /*
  * Reading an XLSX workbook's parts through its zip directory (yauzl) and a SAX parser (saxes): where its sheets
@@ -206,13 +206,17 @@ function elementContent(xml: string, name: string): string {
 }
 
 /**
- * Which cell styles (the `s` attribute, an index into cellXfs) show dates. The styles part is scanned with
+ * Which cell styles (the `s` attribute, an index into cellXfs) show dates or times, and what each shows
+ * (`DateStyle`: a date, a time of day, a duration). The styles part is scanned with
  * patterns that cannot run past a `<` or `>` (`[^<>]*`, not `[^>]*`), so a part of unclosed tags is read in
  * linear time (a 1 MB part of `<numFmt ` took minutes with `[^>]*`).
  */
-export async function dateStyles(zip: yauzl.ZipFile, styles: yauzl.Entry | undefined): Promise<Set<number>> {
+export async function dateStyles(
+  zip: yauzl.ZipFile,
+  styles: yauzl.Entry | undefined,
+): Promise<Map<number, DateStyle>> {
   const xml = await smallPart(zip, styles);
-  const dates = new Set<number>();
+  const dates = new Map<number, DateStyle>();
   if (!xml) return dates;
   const custom = new Map<number, string>();
   for (const m of xml.matchAll(/<(?:\w+:)?numFmt\b[^<>]*>/g)) {
@@ -226,7 +230,8 @@ export async function dateStyles(zip: yauzl.ZipFile, styles: yauzl.Entry | undef
   for (const m of cellXfs.matchAll(/<(?:\w+:)?xf\b[^<>]*>/g)) {
     const id = Number(attr(m[0], 'numFmtId') ?? 0);
     const code = custom.get(id);
-    if (code !== undefined ? isDateFormat(code) : BUILTIN_DATE_FORMATS.has(id)) dates.add(index);
+    const style = code !== undefined ? dateFormatStyle(code) : builtinDateStyle(id);
+    if (style) dates.set(index, style);
     index++;
   }
   return dates;

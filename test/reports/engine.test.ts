@@ -1185,7 +1185,7 @@ describe('reports: the analysis engine', () => {
       [165, 'DD/MM/YYYY HH:MM', true],
       [166, 'yyyy\\-mm\\-dd', true],
       [167, '[$-409]mmmm d, yyyy;@', true],
-      [168, '[h]:mm', true],
+      [168, '[h]:mm', true], // elapsed hours: a duration (the test below)
       [169, '0\\h', false], // an escaped h: shown as written
       [170, '0.00" days"', false],
       [171, '_-* #,##0.00\\ [$€-407]_-;\\-* #,##0.00\\ [$€-407]_-;_-* "-"??\\ [$€-407]_-;_-@_-', false],
@@ -1219,7 +1219,56 @@ describe('reports: the analysis engine', () => {
     const reader = await engine!.conn.runAndReadAll(`SELECT ${columns} FROM ${loaded.sheets[0].table}`);
     const [cells] = reader.getRowsJS();
     expect(formats.map(([id, code], k) => [id, code, cells[k]])).to.deep.equal(
-      formats.map(([id, code, date]) => [id, code, date ? '2024-01-01 12:00:00' : '45292.5']),
+      formats.map(([id, code, date]) => [
+        id,
+        code,
+        id === 168 ? '1087020:00:00' : date ? '2024-01-01 12:00:00' : '45292.5',
+      ]),
+    );
+  });
+
+  it('an XLSX number formatted as a time of day alone or a duration loads as the sheet shows it, not as a date in 1899', async () => {
+    const main = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
+    // [numFmtId, format code (none: a built-in id), the serial, the cell as loaded]
+    const cases: Array<[number, string | null, number, string]> = [
+      [164, 'h:mm', 0.3541666666666667, '08:30:00'],
+      [165, 'hh:mm:ss AM/PM', 0.75, '18:00:00'],
+      [166, 'MM:SS', 1 / 1440, '00:01:00'],
+      [20, null, 0, '00:00:00'], // h:mm
+      [21, null, 0.5 + 0.5 / 86_400, '12:00:00.500'], // h:mm:ss
+      [45, null, 0.25 / 24, '00:15:00'], // mm:ss
+      [32, null, 0.25, '06:00:00'], // h"時"mm"分" in a Japanese workbook
+      [76, null, 0.5, '12:00:00'], // Thai H:mm:ss
+      [167, '[h]:mm:ss', 1.5, '36:00:00'],
+      [46, null, -0.25, '-06:00:00'], // [h]:mm:ss
+      [168, '[mm]:ss', 0.0625, '01:30:00'],
+      [169, 'h:mm', 45292.5, '2024-01-01 12:00:00'], // a whole date and time: as a date
+      [170, 'yyyy-mm-dd h:mm', 0.5, '1899-12-30 12:00:00'], // a date format: a date, whatever the serial
+      [171, '"h:mm"0.00', 0.5, '0.5'], // quoted: no time
+    ];
+    const styles =
+      `<styleSheet xmlns="${main}"><numFmts>` +
+      cases
+        .filter(([, code]) => code !== null)
+        .map(([id, code]) => `<numFmt numFmtId="${id}" formatCode="${code!.replace(/"/g, '&quot;')}"/>`)
+        .join('') +
+      `</numFmts><cellXfs>` +
+      cases.map(([id]) => `<xf numFmtId="${id}" applyNumberFormat="1"/>`).join('') +
+      '</cellXfs></styleSheet>';
+    const header = cases.map((_, k) => `<c t="inlineStr"><is><t>t${k}</t></is></c>`).join('');
+    const values = cases.map(([, , serial], k) => `<c s="${k}"><v>${serial}</v></c>`).join('');
+    const sheet = `<worksheet xmlns="${main}"><sheetData><row>${header}</row><row>${values}</row></sheetData></worksheet>`;
+    const { loaded, profile } = await analyse(oneSheetWorkbook('Times', sheet, styles), 'xlsx');
+    const columns = cases.map((_, k) => `c${k + 1}`).join(', ');
+    const [cells] = (
+      await engine!.conn.runAndReadAll(`SELECT ${columns} FROM ${loaded.sheets[0].table}`)
+    ).getRowsJS();
+    expect(cases.map(([id, code], k) => [id, code, cells[k]])).to.deep.equal(
+      cases.map(([id, code, , text]) => [id, code, text]),
+    );
+    // there is no time type: a time of day is text; the whole date and time a datetime
+    expect(profile.sheets[0].columnProfiles.map((c) => c.inferredType)).to.deep.equal(
+      cases.map(([, , , text]) => (/^\d{4}-/.test(text) ? 'datetime' : text === '0.5' ? 'decimal' : 'text')),
     );
   });
 

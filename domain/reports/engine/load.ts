@@ -11,7 +11,7 @@ import { BadRequestError } from '../../../common/errors';
 import { UnreadableFileError } from '../../files/unreadable';
 import { inspectionFailureReason, inspectXlsxFile } from '../../files/xlsx';
 import { readSheetRows, type SheetCell } from '../../files/xlsxRead';
-import { isoCellDate, serialDate } from '../../files/xlsxDates';
+import { clockText, isoCellDate, serialClockText, serialDate } from '../../files/xlsxDates';
 import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
 import { classSql, literal } from './sql';
 import {
@@ -456,10 +456,6 @@ async function loadText(
 const dayTexts = new Map<number, string>();
 const DAY_MS = 86_400_000;
 
-function two(n: number): string {
-  return n < 10 ? `0${n}` : String(n);
-}
-
 /**
  * A date without a time of day as `YYYY-MM-DD`; otherwise `YYYY-MM-DD HH:MM:SS[.fff]` (UTC, as stored).
  * The day's text is computed once per day and cached, the time of day from the milliseconds.
@@ -475,10 +471,7 @@ export function dateText(value: Date): string {
     dayTexts.set(day, ymd);
   }
   const ms = t - day * DAY_MS;
-  if (ms === 0) return ymd;
-  const hms = `${ymd} ${two(Math.floor(ms / 3_600_000))}:${two(Math.floor(ms / 60_000) % 60)}:${two(Math.floor(ms / 1000) % 60)}`;
-  const fraction = ms % 1000;
-  return fraction === 0 ? hms : `${hms}.${fraction < 10 ? '00' : fraction < 100 ? '0' : ''}${fraction}`;
+  return ms === 0 ? ymd : `${ymd} ${clockText(ms)}`;
 }
 
 /** An ISO 8601 date cell's text as a date-formatted number cell's loads (dateText), or as written when no date. */
@@ -657,7 +650,8 @@ export function plainDecimal(v: string): boolean {
 
 /**
  * A worksheet cell's text as the report reads it (a date-formatted number and an ISO 8601 date cell as dateText,
- * a boolean as true or false, a number as JavaScript writes it), null when it holds nothing, UNREADABLE for an
+ * a number formatted as a time of day alone or a duration as its clock text (serialClockText), a boolean as true
+ * or false, a number as JavaScript writes it), null when it holds nothing, UNREADABLE for an
  * error value or a formula without a saved result. A formula's saved result reads as a cell of its type.
  */
 function sheetCellText(c: SheetCell, book: LoaderWorkbook): string | null | typeof UNREADABLE {
@@ -682,12 +676,15 @@ function sheetCellText(c: SheetCell, book: LoaderWorkbook): string | null | type
     case 'd':
       return c.v.trim() === '' ? null : isoCellText(c.v);
     default: {
-      const dated = book.dates.has(c.style);
+      const dated = book.dates.get(c.style);
       if (!dated && plainDecimal(c.v)) return c.v;
       if (c.v.trim() === '') return null;
       const n = Number(c.v);
       if (!Number.isFinite(n)) return UNREADABLE;
       if (!dated) return String(n);
+      // a time of day alone or a duration as the sheet shows it (text: there is no time type)
+      const clock = dated === 'date' ? null : serialClockText(n, dated);
+      if (clock !== null) return clock;
       const date = serialDate(n, book.date1904);
       return Number.isNaN(date.getTime()) ? UNREADABLE : dateText(date);
     }

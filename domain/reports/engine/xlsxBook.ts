@@ -2,6 +2,7 @@ import * as yauzl from 'yauzl';
 import { BadRequestError } from '../../../common/errors';
 import { UnreadableFileError } from '../../files/unreadable';
 import { readEntries } from '../../files/xlsx';
+import type { DateStyle } from '../../files/xlsxDates';
 import { CANNOT_READ, dateStyles, readSharedStrings, workbookLayout } from '../../files/xlsxRead';
 
 /**
@@ -18,7 +19,8 @@ export interface LoaderWorkbook {
   sheets: Array<{ name: string; part: yauzl.Entry }>;
   strings: string[];
   /** the cell styles (indexes into cellXfs) whose number format shows a date */
-  dates: Set<number>;
+  /** the cell styles that show a date, a time of day or a duration (xlsxRead.dateStyles) */
+  dates: Map<number, DateStyle>;
   date1904: boolean;
   close(): void;
 }

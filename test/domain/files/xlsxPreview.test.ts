@@ -47,6 +47,19 @@ describe('XLSX previews: dates as the report engine reads them (real MinIO)', fu
     expect(preview.rows).to.deep.equal([['bolt', 30, 40, 3]]);
   });
 
+  it('a time of day alone or a duration is previewed as the sheet shows it, as the report reads it', async () => {
+    const workbook = new ExcelJS.Workbook();
+    const sheet = workbook.addWorksheet('Shifts');
+    sheet.addRow(['starts', 'length', 'ends']);
+    // ExcelJS writes numbers as given: the serials of 08:30, 36 hours, and 2024-01-01 17:00
+    const row = sheet.addRow([0.3541666666666667, 1.5, 45292 + 17 / 24]);
+    row.getCell(1).numFmt = 'h:mm';
+    row.getCell(2).numFmt = '[h]:mm';
+    row.getCell(3).numFmt = 'h:mm'; // a whole date and time shown by its time: still that date and time
+    const preview = await previewOf('shifts.xlsx', workbook);
+    expect(preview.rows).to.deep.equal([['08:30:00', '36:00:00', '2024-01-01T17:00:00.000Z']]);
+  });
+
   it('a workbook that opens on a chart sheet previews its first worksheet; the chart sheet is listed, and asking for it is 400', async () => {
     const { storage } = testEnv();
     const data = chartSheetWorkbook();
