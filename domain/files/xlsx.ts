@@ -170,9 +170,12 @@ export function columnNumber(letters: string): number {
 /** Parses `<dimension ref="A1:K2000"/>` into rows after the header and columns; null when absent. */
 export function parseDimension(xmlStart: string): { rows: number; columns: number } | null {
   // [^<>]*, not [^>]*: a start of unclosed `<dimension ` tags is read in linear time
-  const match = /<(?:\w+:)?dimension\b[^<>]*\bref="([A-Z]+)(\d+)(?::([A-Z]+)(\d+))?"/i.exec(xmlStart);
+  // the reference in double or single quotes, spaces around '=' (as XML allows)
+  const match = /<(?:\w+:)?dimension\b[^<>]*\sref\s*=\s*(["'])([A-Z]+)(\d+)(?::([A-Z]+)(\d+))?\1/i.exec(
+    xmlStart,
+  );
   if (!match) return null;
-  const [, c1, r1, c2 = c1, r2 = r1] = match;
+  const [, , c1, r1, c2 = c1, r2 = r1] = match;
   const rows = Number(r2) - Number(r1) + 1;
   const columns = columnNumber(c2) - columnNumber(c1) + 1;
   return { rows: Math.max(0, rows - 1), columns };

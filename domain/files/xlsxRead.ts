@@ -108,8 +108,19 @@ async function smallPart(zip: yauzl.ZipFile, entry: yauzl.Entry | undefined): Pr
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * An attribute's value in a start tag, as XML allows it written: in double or single quotes, spaces around `=`
+ * (`name='Sheet1'` as some writers put it). Only the attribute without a prefix (`id`, not `r:id`).
+ */
 function attr(tag: string, name: string): string | undefined {
-  return new RegExp(`\\b${name}="([^"]*)"`).exec(tag)?.[1];
+  const m = new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`).exec(tag);
+  return m ? (m[1] ?? m[2]) : undefined;
+}
+
+/** A `<sheet>` tag's relationship id: its `id` attribute in the relationships namespace, whatever its prefix. */
+function relationshipId(tag: string): string | undefined {
+  const m = /\s[\w.-]+:id\s*=\s*(?:"([^"]*)"|'([^']*)')/.exec(tag);
+  return m ? (m[1] ?? m[2]) : undefined;
 }
 
 /** A relationship target (relative to xl/ or absolute) as a zip entry name. */
@@ -170,7 +181,7 @@ export async function workbookLayout(zip: yauzl.ZipFile, entries: yauzl.Entry[])
   // the workbook's list of sheets, in order: each tag's name and relationship id. A chart sheet or a dialog
   // sheet (a relationship of another type) has no cells: no part
   const sheets = [...elementContent(workbook, 'sheets').matchAll(/<(?:\w+:)?sheet\b[^<>]*>/g)].map((m) => {
-    const id = /\br:id="([^"]*)"/.exec(m[0])?.[1];
+    const id = relationshipId(m[0]);
     const rel = id ? targets.get(id) : undefined;
     const cells = rel !== undefined && (rel.type === '' || rel.type.endsWith('/worksheet'));
     return { name: xmlText(attr(m[0], 'name') ?? ''), part: cells ? partOf(rel) : undefined, cells };
@@ -186,7 +197,9 @@ export async function workbookLayout(zip: yauzl.ZipFile, entries: yauzl.Entry[])
       byName.get('xl/sharedStrings.xml') ??
       entries.find((e) => isSharedStringsPart(e.fileName)),
     styles: byType('/styles') ?? byName.get('xl/styles.xml'),
-    date1904: /<(?:\w+:)?workbookPr\b[^<>]*\bdate1904="(?:1|true)"/.test(workbook),
+    date1904: ['1', 'true'].includes(
+      attr(/<(?:\w+:)?workbookPr\b[^<>]*>/.exec(workbook)?.[0] ?? '', 'date1904') ?? '',
+    ),
   };
 }
 

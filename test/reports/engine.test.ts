@@ -23,7 +23,13 @@ import {
 import { plainDecimal } from '../../domain/reports/engine/load';
 import { rulesStep, type BuildRule, type QualitySection } from '../../domain/rules/evaluate';
 import type { FileFormat } from '../../domain/files/formats';
-import { chartSheetWorkbook, invoiceWorkbook, oneSheetWorkbook, zip } from '../helpers/files';
+import {
+  chartSheetWorkbook,
+  CONTENT_TYPES_XML,
+  invoiceWorkbook,
+  oneSheetWorkbook,
+  zip,
+} from '../helpers/files';
 
 const workDir = path.join(os.tmpdir(), `engine-test-${process.pid}`);
 
@@ -1270,6 +1276,46 @@ describe('reports: the analysis engine', () => {
     expect(profile.sheets[0].columnProfiles.map((c) => c.inferredType)).to.deep.equal(
       cases.map(([, , , text]) => (/^\d{4}-/.test(text) ? 'datetime' : text === '0.5' ? 'decimal' : 'text')),
     );
+  });
+
+  it("an XLSX whose workbook, relationships and styles use single quotes, spaces around '=' and another relationship prefix reads as Excel's own", async () => {
+    const main = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
+    const type = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
+    const cell = (r: string, inner: string, attrs = '') => `<c r='${r}'${attrs}>${inner}</c>`;
+    const buffer = zip([
+      { name: '[Content_Types].xml', data: CONTENT_TYPES_XML },
+      {
+        name: 'xl/workbook.xml',
+        data:
+          `<x:workbook xmlns:x='${main}' xmlns:rel='${type}'><x:workbookPr date1904 = '1'/>` +
+          `<x:sheets><x:sheet sheetId='1' name='Données &amp; dates' rel:id = 'rIdA'/></x:sheets></x:workbook>`,
+      },
+      {
+        name: 'xl/_rels/workbook.xml.rels',
+        data:
+          `<Relationships xmlns='http://schemas.openxmlformats.org/package/2006/relationships'>` +
+          `<Relationship Target='worksheets/data.xml' Type='${type}/worksheet' Id='rIdA'/>` +
+          `<Relationship Target='looks.xml' Type='${type}/styles' Id='rIdB'/></Relationships>`,
+      },
+      {
+        name: 'xl/looks.xml',
+        data:
+          `<styleSheet xmlns='${main}'><numFmts><numFmt formatCode='yyyy"-"mm"-"dd' numFmtId='170'/></numFmts>` +
+          `<cellXfs><xf numFmtId='0'/><xf numFmtId = '170'/></cellXfs></styleSheet>`,
+      },
+      {
+        name: 'xl/worksheets/data.xml',
+        data:
+          `<worksheet xmlns='${main}'><sheetData>` +
+          `<row r='1'>${cell('A1', '<is><t>day</t></is>', " t='inlineStr'")}</row>` +
+          `<row r='2'>${cell('A2', '<v>43831</v>', " s='1'")}</row>` +
+          `</sheetData></worksheet>`,
+      },
+    ]);
+    const { loaded, profile } = await analyse(buffer, 'xlsx');
+    expect(profile.sheets.map((s) => s.name)).to.deep.equal(['Données & dates']);
+    // a date (the style's format) counted from 1904: 43831 days after 1904-01-01
+    expect(await column(`SELECT c1 FROM ${loaded.sheets[0].table}`)).to.deep.equal(['2024-01-02']);
   });
 
   it("a date-formatted formula's cached result is a date, as a date-formatted cell is (1900 and 1904 workbooks)", async () => {

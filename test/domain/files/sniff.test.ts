@@ -89,6 +89,7 @@ describe('file sniffing (pure)', () => {
     expect(parseDimension('<worksheet><dimension ref="B2:D11"/>')).to.deep.equal({ rows: 9, columns: 3 });
     expect(parseDimension('<x:dimension ref="A1"/>')).to.deep.equal({ rows: 0, columns: 1 });
     expect(parseDimension('<worksheet><sheetData/>')).to.equal(null);
+    expect(parseDimension("<worksheet><dimension ref = 'A1:C5'/>")).to.deep.equal({ rows: 4, columns: 3 });
   });
 
   it('UUIDv7 ids sort by creation time', () => {
