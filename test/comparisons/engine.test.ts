@@ -44,6 +44,7 @@ async function load(
   await writeFile(file, bytes);
   return loadVersion(conn, fileSource(file, { format, delimiter: null, sizeBytes: bytes.length }), {
     maxColumns: 1024,
+    xlsxLimits: null,
     maxRows: 100_000,
     workDir,
     tablePrefix: `v${n}_`,

@@ -60,6 +60,7 @@ async function load(
     fileSource(file, { format: 'csv', delimiter: null, sizeBytes: bytes.length }),
     {
       maxColumns: 100,
+      xlsxLimits: null,
       maxRows: 1_000_000,
       workDir,
       tablePrefix: `v${n}_`,
@@ -203,7 +204,15 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
             delimiter: tsv ? '\t' : ',',
             sizeBytes: text.length,
           }),
-          { maxColumns: 100, maxRows: 1000, workDir, tablePrefix: `v${seq}_`, lazy: true, classify: true },
+          {
+            maxColumns: 100,
+            xlsxLimits: null,
+            maxRows: 1000,
+            workDir,
+            tablePrefix: `v${seq}_`,
+            lazy: true,
+            classify: true,
+          },
         );
       };
       const keyColumns = key ? [key] : undefined;

@@ -155,6 +155,7 @@ async function analyse(
     { companyId: 'c', fileId: 'f', fileVersionId: 'v', version: 1, extra: {} },
     {
       maxColumns: options.maxColumns ?? 1024,
+      xlsxLimits: null,
       maxRows: options.maxRows ?? 1_000_000,
       workDir,
       other: options.oneConnection ? undefined : engine.connect(),
@@ -545,7 +546,7 @@ describe('reports: the analysis engine', () => {
     };
     let failure: unknown;
     try {
-      await loadVersion(engine.conn, source, { maxColumns: 10, maxRows: 10, workDir });
+      await loadVersion(engine.conn, source, { maxColumns: 10, xlsxLimits: null, maxRows: 10, workDir });
     } catch (err) {
       failure = err;
     }
@@ -953,6 +954,7 @@ describe('reports: the analysis engine', () => {
       fileSource(file, { format: 'xlsx', delimiter: null, sizeBytes: buffer.length }),
       {
         maxColumns: 10,
+        xlsxLimits: null,
         maxRows: 1_000_000,
         workDir: dir,
         signal: controller.signal,

@@ -170,7 +170,7 @@ describe('reports: the profile shortcuts agree with the long way round', () => {
     const loaded = await loadVersion(
       engine.conn,
       fileSource(file, { format: 'csv', delimiter: null, sizeBytes: 1 }),
-      { maxColumns: 100, maxRows: 100_000, workDir },
+      { maxColumns: 100, xlsxLimits: null, maxRows: 100_000, workDir },
     );
     const other = await engine.connect();
     // numbers to 12 significant digits: sums of the same values in another order may differ in the last bits
@@ -219,7 +219,7 @@ describe('reports: the profile shortcuts agree with the long way round', () => {
       const loaded = await loadVersion(
         engine.conn,
         fileSource(file, { format: 'csv', delimiter: null, sizeBytes: 1 }),
-        { maxColumns: 100, maxRows: 100_000, workDir, tablePrefix: `d${i}_` },
+        { maxColumns: 100, xlsxLimits: null, maxRows: 100_000, workDir, tablePrefix: `d${i}_` },
       );
       const sheet = (await profileVersion(engine.conn, loaded)).sheets[0];
       expect({ duplicateRows: sheet.duplicateRows, blankRows: sheet.blankRows }, `case ${i}`).to.deep.equal({

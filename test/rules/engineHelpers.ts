@@ -41,7 +41,7 @@ async function analyse(
       fileSource(path, { format, delimiter: format === 'csv' ? ',' : null, sizeBytes: bytes.length }),
       steps,
       { companyId: 'c', fileId: 'f', fileVersionId: 'v', version: 1, extra: {} },
-      { maxColumns: 1000, maxRows: 1_000_000, workDir: dir },
+      { maxColumns: 1000, xlsxLimits: null, maxRows: 1_000_000, workDir: dir },
     );
   } finally {
     engine.close();

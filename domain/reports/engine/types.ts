@@ -70,10 +70,10 @@ export interface LoadOptions {
    * the workbook guards of an upload (zip layout, parts, unpacked size and ratio, shared strings, declared
    * dimensions), checked again on the copy an XLSX load reads, before reading it: a limit lowered since the
    * upload, or an object stored another way, fails the load (`too_many_rows`, `too_many_columns`,
-   * `unsafe_workbook`). Reports and comparisons pass the configured ones; without them (engine tests) the
-   * workbook is read unchecked, at most 100,000 parts
+   * `unsafe_workbook`). Reports and comparisons pass the configured ones; null (engine tests, on purpose: a
+   * caller must say so) reads the workbook unchecked, at most 100,000 parts
    */
-  xlsxLimits?: XlsxLimits;
+  xlsxLimits: XlsxLimits | null;
   /** table names become `<prefix>sheet_<i>` (default `''`) */
   tablePrefix?: string;
   /** called at most every few hundred milliseconds while loading */
