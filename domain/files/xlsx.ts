@@ -45,14 +45,42 @@ export class SheetTooLargeError extends BadRequestError {
 }
 
 /**
- * The failure reason (README "Reports") of a report build or a comparison that inspectStoredXlsx refused:
- * `too_many_rows` / `too_many_columns` for a sheet over a limit, `unsafe_workbook` for everything else.
+ * A file the inspection cannot read as a workbook at all (its zip structure is broken, it is a zip of something
+ * else, a worksheet does not unpack or is no worksheet): a 400 at upload like every refusal; for a report build
+ * or a comparison the file's own fault (`unparsable_file`), not a guard it is over. `detail` says what, without
+ * the upload's words.
+ */
+export class NotAWorkbookError extends BadRequestError {
+  constructor(public readonly detail: string) {
+    super(`${NOT_A_SPREADSHEET}: ${detail}`);
+  }
+}
+
+/** The detail of a zip that yauzl cannot open or whose directory it cannot read. */
+export const BROKEN_ZIP = 'the zip structure is broken';
+
+/**
+ * The failure reason (README "Reports") of a report build or a comparison that the inspection refused:
+ * `unparsable_file` for a file that is no workbook (NotAWorkbookError), `too_many_rows` / `too_many_columns` for
+ * a sheet over a limit, `unsafe_workbook` for every other guard.
  */
 export function inspectionFailureReason(
   err: BadRequestError,
-): 'too_many_rows' | 'too_many_columns' | 'unsafe_workbook' {
+): 'unparsable_file' | 'too_many_rows' | 'too_many_columns' | 'unsafe_workbook' {
+  if (err instanceof NotAWorkbookError) return 'unparsable_file';
   if (!(err instanceof SheetTooLargeError)) return 'unsafe_workbook';
   return err.limit === 'rows' ? 'too_many_rows' : 'too_many_columns';
+}
+
+/** Opens a local zip file (lazy entries, sizes validated), as the stored object is opened by `openZip`. */
+export function openZipFile(file: string): Promise<yauzl.ZipFile> {
+  return new Promise((resolve, reject) =>
+    yauzl.open(
+      file,
+      { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false },
+      (err, zip) => (err || !zip ? reject(err ?? new Error('no zip')) : resolve(zip)),
+    ),
+  );
 }
 
 export interface XlsxFacts {
@@ -260,7 +288,7 @@ export async function checkSharedStrings(
   try {
     stream = await openEntry(zip, entry);
   } catch {
-    throw new BadRequestError(`${NOT_A_SPREADSHEET}: the part ${entry.fileName} cannot be read`);
+    throw new NotAWorkbookError(`the part ${entry.fileName} cannot be read`);
   }
   try {
     for await (const chunk of stream) {
@@ -280,7 +308,7 @@ export async function checkSharedStrings(
       for (let m = SHARED_STRING_TAG.exec(carry); m; m = SHARED_STRING_TAG.exec(carry)) strings++;
     }
   } catch {
-    throw new BadRequestError(`${NOT_A_SPREADSHEET}: the part ${entry.fileName} cannot be read`);
+    throw new NotAWorkbookError(`the part ${entry.fileName} cannot be read`);
   } finally {
     stream.destroy();
   }
@@ -319,7 +347,7 @@ export async function inspectStoredXlsx(
   try {
     zip = await openZip(reader, size);
   } catch {
-    throw new BadRequestError(`${NOT_A_SPREADSHEET}: the zip structure is broken`);
+    throw new NotAWorkbookError(BROKEN_ZIP);
   }
   return inspectZip(
     zip,
@@ -332,15 +360,9 @@ export async function inspectStoredXlsx(
 export async function inspectXlsxFile(file: string, limits: XlsxLimits): Promise<XlsxFacts> {
   let zip: yauzl.ZipFile;
   try {
-    zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-      yauzl.open(
-        file,
-        { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false },
-        (err, z) => (err || !z ? reject(err ?? new Error('no zip')) : resolve(z)),
-      ),
-    );
+    zip = await openZipFile(file);
   } catch {
-    throw new BadRequestError(`${NOT_A_SPREADSHEET}: the zip structure is broken`);
+    throw new NotAWorkbookError(BROKEN_ZIP);
   }
   return inspectZip(zip, limits, () =>
     walkStream(createReadStream(file, { highWaterMark: 1024 * 1024 }), limits.maxEntries),
@@ -363,14 +385,14 @@ async function inspectZip(
       entries = await readEntries(zip, limits.maxEntries);
     } catch (err) {
       if (err instanceof BadRequestError) throw err;
-      throw new BadRequestError(`${NOT_A_SPREADSHEET}: the zip structure is broken`);
+      throw new NotAWorkbookError(BROKEN_ZIP);
     }
     const names = new Set(entries.map((e) => e.fileName));
     const worksheets = entries
       .filter((e) => /^xl\/worksheets\/[^/]+\.xml$/.test(e.fileName))
       .sort((a, b) => a.fileName.localeCompare(b.fileName, 'en', { numeric: true }));
     if (!names.has('[Content_Types].xml') || !names.has('xl/workbook.xml') || worksheets.length === 0) {
-      throw new BadRequestError(`${NOT_A_SPREADSHEET}: a zip file, but not an XLSX workbook`);
+      throw new NotAWorkbookError('a zip file, but not an XLSX workbook');
     }
     if (entries.some((e) => e.isEncrypted())) {
       throw new BadRequestError('encrypted workbooks are not supported');
@@ -403,10 +425,10 @@ async function inspectZip(
       try {
         xml = await worksheetStart(zip, sheet);
       } catch {
-        throw new BadRequestError(`${NOT_A_SPREADSHEET}: the worksheet ${sheet.fileName} cannot be read`);
+        throw new NotAWorkbookError(`the worksheet ${sheet.fileName} cannot be read`);
       }
       if (!/<(?:\w+:)?worksheet\b/.test(xml)) {
-        throw new BadRequestError(`${NOT_A_SPREADSHEET}: ${sheet.fileName} is not a worksheet`);
+        throw new NotAWorkbookError(`${sheet.fileName} is not a worksheet`);
       }
       const dim = parseDimension(xml);
       if (dim && dim.rows > limits.maxRows) {

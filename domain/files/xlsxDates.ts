@@ -75,7 +75,8 @@ export function isoCellDate(text: string): Date {
   return new Date(`${t.slice(0, 10)}T${t.slice(11)}Z`);
 }
 
-const DAY_MS = 86_400_000;
+/** milliseconds in a day */
+export const DAY_MS = 86_400_000;
 
 function two(n: number): string {
   return n < 10 ? `0${n}` : String(n);
@@ -92,10 +93,11 @@ export function clockText(ms: number): string {
  * The text of a number shown by a time or duration format, as the spreadsheet shows it (to the millisecond):
  * a time of day (`time`) is `HH:MM:SS[.fff]` when the serial is within one day (0 ≤ serial < 1, as a time
  * typed alone is stored); a duration is its hours, minutes and seconds, `-` before it when negative
- * (`[h]:mm` of 1.5 is `36:00:00`). Null otherwise: a time format on a serial of a whole date and time is that
- * date and time (`serialDate`), as a date format's is.
+ * (`[h]:mm` of 1.5 is `36:00:00`). Null otherwise: a date format's serial, and a time format's on a whole date
+ * and time, is a date (`serialDate`).
  */
 export function serialClockText(serial: number, style: DateStyle): string | null {
+  if (style === 'date') return null;
   const ms = Math.round(Math.abs(serial) * DAY_MS);
   if (!Number.isFinite(ms) || ms > Number.MAX_SAFE_INTEGER) return null;
   if (style === 'duration') return (serial < 0 && ms > 0 ? '-' : '') + clockText(ms);

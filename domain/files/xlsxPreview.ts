@@ -113,7 +113,7 @@ async function readRows(
         if (!dated) return n;
         // the report engine's rule and conversion (./xlsxDates.ts): a time of day alone or a duration as its
         // text; a serial beyond the dates JavaScript can hold is shown as the number
-        const clock = dated === 'date' ? null : serialClockText(n, dated);
+        const clock = serialClockText(n, dated);
         if (clock !== null) return clock;
         const date = serialDate(n, date1904);
         return Number.isNaN(date.getTime()) ? n : date.toISOString();

@@ -23,11 +23,13 @@ import {
 import { plainDecimal } from '../../domain/reports/engine/load';
 import { rulesStep, type BuildRule, type QualitySection } from '../../domain/rules/evaluate';
 import type { FileFormat } from '../../domain/files/formats';
+import type { XlsxLimits } from '../../domain/files/xlsx';
 import {
   chartSheetWorkbook,
   CONTENT_TYPES_XML,
   invoiceWorkbook,
   oneSheetWorkbook,
+  XLSX_TEST_LIMITS,
   zip,
 } from '../helpers/files';
 
@@ -137,6 +139,8 @@ async function analyse(
     maxRows?: number;
     oneConnection?: boolean;
     steps?: AnalysisStep[];
+    /** the upload's workbook guards, checked on the copy before it is read (as builds do); default none */
+    xlsxLimits?: XlsxLimits;
   } = {},
 ): Promise<AnalysisResult> {
   await mkdir(workDir, { recursive: true });
@@ -155,7 +159,7 @@ async function analyse(
     { companyId: 'c', fileId: 'f', fileVersionId: 'v', version: 1, extra: {} },
     {
       maxColumns: options.maxColumns ?? 1024,
-      xlsxLimits: null,
+      xlsxLimits: options.xlsxLimits ?? null,
       maxRows: options.maxRows ?? 1_000_000,
       workDir,
       other: options.oneConnection ? undefined : engine.connect(),
@@ -976,8 +980,8 @@ describe('reports: the analysis engine', () => {
 
   it('an XLSX that cannot be read fails as unparsable_file, naming the part and the position, never a cell', async () => {
     const main = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
-    const failureOf = (buffer: Buffer) =>
-      analyse(buffer, 'xlsx').then(
+    const failureOf = (buffer: Buffer, xlsxLimits?: XlsxLimits) =>
+      analyse(buffer, 'xlsx', { xlsxLimits }).then(
         () => null,
         (err: unknown) => err as AnalysisFailure,
       );
@@ -995,11 +999,19 @@ describe('reports: the analysis engine', () => {
       /^the workbook cannot be read: the part xl\/worksheets\/sheet1\.xml is not well-formed XML \(line \d+, column \d+\)$/,
     );
     expect(malformed!.message).not.to.include('secret');
-    // not a zip at all
-    const broken = await failureOf(Buffer.from('PK\u0003\u0004 not really a zip'));
-    expect([broken?.reason, broken?.message]).to.deep.equal([
+    // not a zip at all, or a zip of something else: the same reason and words whether the upload's guards are
+    // checked first (as builds and comparisons do) or the reader finds it
+    for (const limits of [undefined, XLSX_TEST_LIMITS]) {
+      const broken = await failureOf(Buffer.from('PK\u0003\u0004 not really a zip'), limits);
+      expect([broken?.reason, broken?.message], `limits: ${!!limits}`).to.deep.equal([
+        'unparsable_file',
+        'the workbook cannot be read: the zip structure is broken',
+      ]);
+    }
+    const notWorkbook = await failureOf(zip([{ name: 'notes.txt', data: 'hello' }]), XLSX_TEST_LIMITS);
+    expect([notWorkbook?.reason, notWorkbook?.message]).to.deep.equal([
       'unparsable_file',
-      'the workbook cannot be read: its zip structure is broken',
+      'the workbook cannot be read: a zip file, but not an XLSX workbook',
     ]);
   });
 

@@ -9,9 +9,9 @@ import { isMissingObject } from '../../../common/storage';
 import { headerNames, type HeaderCell } from '../../files/headerNames';
 import { BadRequestError } from '../../../common/errors';
 import { UnreadableFileError } from '../../files/unreadable';
-import { inspectionFailureReason, inspectXlsxFile } from '../../files/xlsx';
-import { readSheetRows, type SheetCell } from '../../files/xlsxRead';
-import { clockText, isoCellDate, serialClockText, serialDate } from '../../files/xlsxDates';
+import { inspectionFailureReason, inspectXlsxFile, NotAWorkbookError } from '../../files/xlsx';
+import { CANNOT_READ, readSheetRows, type SheetCell } from '../../files/xlsxRead';
+import { clockText, DAY_MS, isoCellDate, serialClockText, serialDate } from '../../files/xlsxDates';
 import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
 import { classSql, literal } from './sql';
 import {
@@ -454,7 +454,6 @@ async function loadText(
 
 /** `YYYY-MM-DD` of recent days (a date column repeats few days); cleared when it grows large */
 const dayTexts = new Map<number, string>();
-const DAY_MS = 86_400_000;
 
 /**
  * A date without a time of day as `YYYY-MM-DD`; otherwise `YYYY-MM-DD HH:MM:SS[.fff]` (UTC, as stored).
@@ -683,7 +682,7 @@ function sheetCellText(c: SheetCell, book: LoaderWorkbook): string | null | type
       if (!Number.isFinite(n)) return UNREADABLE;
       if (!dated) return String(n);
       // a time of day alone or a duration as the sheet shows it (text: there is no time type)
-      const clock = dated === 'date' ? null : serialClockText(n, dated);
+      const clock = serialClockText(n, dated);
       if (clock !== null) return clock;
       const date = serialDate(n, book.date1904);
       return Number.isNaN(date.getTime()) ? UNREADABLE : dateText(date);
@@ -715,9 +714,11 @@ async function loadXlsx(
       try {
         await inspectXlsxFile(copy, opts.xlsxLimits);
       } catch (err) {
-        if (err instanceof BadRequestError)
-          throw new AnalysisFailure(inspectionFailureReason(err), err.message);
-        throw err;
+        if (!(err instanceof BadRequestError)) throw err;
+        // no workbook at all (unparsable_file) in the reader's words, as when the reader finds it; a guard in the
+        // upload's words
+        const message = err instanceof NotAWorkbookError ? `${CANNOT_READ}: ${err.detail}` : err.message;
+        throw new AnalysisFailure(inspectionFailureReason(err), message);
       }
     }
     await readSheets(conn, copy, opts, progress, sheets, writers);

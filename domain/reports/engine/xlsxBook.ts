@@ -1,7 +1,7 @@
 import * as yauzl from 'yauzl';
 import { BadRequestError } from '../../../common/errors';
 import { UnreadableFileError } from '../../files/unreadable';
-import { readEntries } from '../../files/xlsx';
+import { BROKEN_ZIP, openZipFile, readEntries } from '../../files/xlsx';
 import type { DateStyle } from '../../files/xlsxDates';
 import { CANNOT_READ, dateStyles, readSharedStrings, workbookLayout } from '../../files/xlsxRead';
 
@@ -18,8 +18,7 @@ export interface LoaderWorkbook {
    */
   sheets: Array<{ name: string; part: yauzl.Entry }>;
   strings: string[];
-  /** the cell styles (indexes into cellXfs) whose number format shows a date */
-  /** the cell styles that show a date, a time of day or a duration (xlsxRead.dateStyles) */
+  /** the cell styles (indexes into cellXfs) that show a date, a time of day or a duration (xlsxRead.dateStyles) */
   dates: Map<number, DateStyle>;
   date1904: boolean;
   close(): void;
@@ -33,17 +32,7 @@ function zipFailure(err: unknown): unknown {
   if (err instanceof UnreadableFileError || typeof (err as { code?: unknown })?.code === 'string') return err;
   // more parts than the limit: the same words as the upload's refusal
   if (err instanceof BadRequestError) return new UnreadableFileError(`${CANNOT_READ}: ${err.message}`);
-  return new UnreadableFileError(`${CANNOT_READ}: its zip structure is broken`);
-}
-
-function openFile(file: string): Promise<yauzl.ZipFile> {
-  return new Promise((resolve, reject) =>
-    yauzl.open(
-      file,
-      { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false },
-      (err, zip) => (err || !zip ? reject(err ?? new Error('no zip')) : resolve(zip)),
-    ),
-  );
+  return new UnreadableFileError(`${CANNOT_READ}: ${BROKEN_ZIP}`);
 }
 
 /**
@@ -52,7 +41,7 @@ function openFile(file: string): Promise<yauzl.ZipFile> {
  * the date styles. The caller closes it.
  */
 export async function openWorkbook(file: string, maxEntries: number): Promise<LoaderWorkbook> {
-  const zip = await openFile(file).catch((err: unknown) => {
+  const zip = await openZipFile(file).catch((err: unknown) => {
     throw zipFailure(err);
   });
   try {
