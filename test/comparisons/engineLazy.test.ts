@@ -227,6 +227,50 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
     }
   });
 
+  it('semicolon versions compare decimal commas as numbers: read back by line, by DuckDB and from loaded tables alike', async () => {
+    const baseText = 'id;amount;label\n1;1,5;a,b\n2;2,5;x\n3;1.234,5;y\n4;7;1,5 kg\n';
+    const targetText = 'id;amount;label\n4;7,0;1,5 kg\n3;1234,50;y\n2;3,5;x\n1;1,50;a,c\n';
+    const loadText = async (text: string, lazy: boolean) => {
+      const file = path.join(workDir, `comma${++seq}.csv`);
+      await writeFile(file, text);
+      return loadVersion(
+        seq % 2 === 0 ? other : engine.conn,
+        fileSource(file, { format: 'csv', delimiter: ';', sizeBytes: text.length }),
+        {
+          maxColumns: 100,
+          xlsxLimits: null,
+          maxRows: 1000,
+          workDir,
+          tablePrefix: `v${seq}_`,
+          lazy,
+          classify: lazy,
+        },
+      );
+    };
+    const results = [];
+    for (const lazy of [true, false]) {
+      const [b, t] = [await loadText(baseText, lazy), await loadText(targetText, lazy)];
+      if (lazy) for (const v of [b, t]) expect(v.sheets[0].lines).to.not.equal(undefined);
+      results.push(await compare(b, t));
+      if (lazy) {
+        for (const v of [b, t]) delete v.sheets[0].lines; // DuckDB reads the rows back
+        results.push(await compare(b, t));
+      }
+      await drop(b, t);
+    }
+    const [byLine, byDuckDb, loaded] = results;
+    const sheet = byLine.summary.sheets[0];
+    expect(sheet).to.include({ matching: 'inferred_key', changed: 2, unchanged: 2, added: 0, removed: 0 });
+    expect(sheet.typeChanges).to.deep.equal([]);
+    // 1,5 and 1,50 are one number, 1.234,5 and 1234,50 too; a cell that is no number is compared as text
+    expect(byLine.changes.map((c) => [c.key, c.columns])).to.deep.equal([
+      [{ id: '2' }, [{ column: 'amount', old: '2.5', new: '3.5' }]],
+      [{ id: '1' }, [{ column: 'label', old: 'a,b', new: 'a,c' }]],
+    ]);
+    expect(byDuckDb).to.deep.equal(byLine);
+    expect(loaded).to.deep.equal(byLine);
+  });
+
   it('a quote anywhere in the copy, even past its first megabyte, keeps DuckDB reading the rows back', async () => {
     // base: no quote; target: the same rows, the last one changed to a quoted cell holding the delimiter, more
     // than a megabyte (one read of the download) into the file. Split at commas by line, that cell would read `"x`

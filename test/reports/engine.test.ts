@@ -507,6 +507,48 @@ describe('reports: the analysis engine', () => {
     expect((failure as AnalysisFailure).reason).to.equal('unparsable_file');
   });
 
+  it('a semicolon-delimited CSV reads decimal commas as numbers; a comma- or tab-delimited file reads them as written', async () => {
+    // the fast path (read as it is) and the normalising pass (a BOM, a quoted line break) read the same
+    const body =
+      'id;amount;price;label;note\n' +
+      '1;1,5;1.234,50;a,b;"x\ny"\n' +
+      '2;-0,25; 2,0 ;1,5 kg;1,2,3\n' +
+      '3;10;1.234;1.5;,5\n' +
+      '4;NA;12.345.678,9;7,25;1,\n';
+    for (const content of [body, `\uFEFF${body}`, body.replace('"x\ny"', 'xy')]) {
+      const { profile, loaded } = await analyse(content, 'csv', { delimiter: ';' });
+      const [, amount, price, label, note] = profile.sheets[0].columnProfiles;
+      expect(amount.inferredType, JSON.stringify(content)).to.equal('decimal');
+      expectNumeric(amount, [1.5, -0.25, 10]);
+      expect(amount.shares).to.include({ integer: 1 / 3, decimal: 2 / 3 });
+      expect(price.inferredType).to.equal('decimal');
+      // `1.234` without a comma part stays 1.234; spaces around a cell are kept (only the marks change)
+      expectNumeric(price, [1234.5, 2, 1.234, 12345678.9]);
+      expect(price.topValues.map((t) => t.value).sort()).to.deep.equal([
+        ' 2.0 ',
+        '1.234',
+        '1234.50',
+        '12345678.9',
+      ]);
+      // a cell that is no number with a decimal comma is left as it is
+      expect(label.inferredType).to.equal('text');
+      expect(label.topValues.map((t) => t.value).sort()).to.deep.equal(['1,5 kg', '1.5', '7.25', 'a,b']);
+      expect(note.inferredType).to.equal('text');
+      expect(note.topValues.map((t) => t.value)).to.include.members([',5', '1,', '1,2,3']);
+      const s = loaded.sheets[0];
+      expect(
+        await column(
+          `SELECT ${typedSql(s.columns[1].ident, 'decimal')} FROM ${s.table} ORDER BY ${s.rowNumberColumn}`,
+        ),
+      ).to.deep.equal([1.5, -0.25, 10, null]);
+    }
+    // a comma-delimited file keeps a quoted "1,5" as its text (a comma may group thousands there), a tab too
+    const comma = (await analyse('id,amount\n1,"1,5"\n2,"2,5"\n', 'csv')).profile.sheets[0];
+    expect(comma.columnProfiles[1]).to.include({ inferredType: 'text', min: '1,5' });
+    const tab = (await analyse('id\tamount\n1\t1,5\n2\t2,5\n', 'tsv', { delimiter: '\t' })).profile.sheets[0];
+    expect(tab.columnProfiles[1]).to.include({ inferredType: 'text', min: '1,5' });
+  });
+
   it('a file that cannot be read or is over a limit fails with a reason code', async () => {
     let failure: unknown;
     try {

@@ -7,7 +7,12 @@ const columnProfileSchema = {
   properties: {
     name: { type: 'string' },
     position: { type: 'integer' },
-    inferredType: { enum: ['integer', 'decimal', 'boolean', 'date', 'datetime', 'text'] },
+    inferredType: {
+      enum: ['integer', 'decimal', 'boolean', 'date', 'datetime', 'text'],
+      description:
+        'the narrowest class holding every non-null value (README "Reports"); in a semicolon-delimited CSV a ' +
+        'number with a decimal comma (1,5 or 1.234,5) is read as that number, and shown with a point',
+    },
     count: { type: 'integer' },
     nulls: { type: 'integer' },
     nonNull: { type: 'integer' },

@@ -13,7 +13,7 @@ import { inspectionFailureReason, inspectXlsxFile, NotAWorkbookError } from '../
 import { CANNOT_READ, readSheetRows, type SheetCell } from '../../files/xlsxRead';
 import { clockText, DAY_MS, isoCellDate, serialClockText, serialDate } from '../../files/xlsxDates';
 import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
-import { classSql, literal } from './sql';
+import { classSql, decimalCommaSql, literal, readsDecimalComma } from './sql';
 import {
   AnalysisFailure,
   type LoadedColumn,
@@ -137,7 +137,10 @@ class Progress {
   }
 }
 
-/** DuckDB's reader of the copy, every column VARCHAR (an empty cell is NULL), short rows padded with NULLs. */
+/**
+ * DuckDB's reader of the copy, every column VARCHAR (an empty cell is NULL), short rows padded with NULLs;
+ * with a semicolon, a subquery that reads decimal commas as points (sql.ts `readsDecimalComma`).
+ */
 function readCsvSql(
   copy: string,
   delimiter: string,
@@ -148,9 +151,11 @@ function readCsvSql(
 ): string {
   const spec = columns.map((c) => `${literal(c.ident.slice(1, -1))}: 'VARCHAR'`).join(', ');
   const buffer = bufferBytes ? `, buffer_size=${bufferBytes}` : '';
-  return `read_csv(${literal(copy)}, delim=${literal(delimiter)}, quote='"', escape='"', header=true,
+  const read = `read_csv(${literal(copy)}, delim=${literal(delimiter)}, quote='"', escape='"', header=true,
     auto_detect=false, columns={${spec}}, null_padding=true, strict_mode=${strict}, max_line_size=${MAX_RECORD_BYTES},
     ignore_errors=false, parallel=${parallel}${buffer})`;
+  if (!readsDecimalComma(delimiter)) return read;
+  return `(SELECT ${columns.map((c) => `${decimalCommaSql(c.ident)} AS ${c.ident}`).join(', ')} FROM ${read})`;
 }
 
 /** Creates `table` from the copy (row numbers from `firstRow`), with DuckDB's progress polled as rows. */

@@ -7,12 +7,17 @@
  *   ignored):
  *   integer  `[+-]?[0-9]+` within the 64-bit range;
  *   decimal  `[+-]?([0-9]+.[0-9]*|.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?`, a finite number that is not an integer
- *            (no thousands separators, no decimal comma);
+ *            (no thousands separators; a decimal comma only as below);
  *   boolean  true, false, yes, no (any case);
  *   date     `YYYY-MM-DD`, a real calendar date;
  *   datetime `YYYY-MM-DD[T ]HH:MM[:SS[.fff]]` (hours 00–23), optionally with `Z` or an offset `±HH[:]MM` from
  *   −18:00 to +18:00 (read as UTC);
  *   text     anything else.
+ * - In a semicolon-delimited CSV a number written with a decimal comma — `1,5`, `-0,25`, `1.234,56` (points
+ *   grouping thousands before the comma) — is read as that number with a decimal point (`1.5`, `1234.56`):
+ *   decimalCommaSql rewrites such a cell as it is loaded, so every step after the load sees `1.5`. Nothing
+ *   else changes: `1.234` alone stays 1.234, and a comma- or tab-delimited file is read as it is (there a
+ *   comma may group thousands).
  * - A column's inferred type is the narrowest class that holds every non-null value: integer, then
  *   decimal (integers and decimals), boolean, date, datetime (dates and datetimes), else text. A column
  *   with no non-null value is text.
@@ -125,6 +130,23 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
         END
       ELSE CASE WHEN v IS NULL THEN 0 ELSE 6 END
     END)`);
+}
+
+/** Whether cells of a CSV/TSV with this delimiter are read with a decimal comma (the header comment). */
+export function readsDecimalComma(delimiter: string): boolean {
+  return delimiter === ';';
+}
+
+/** a number with a decimal comma, spaces around it allowed, thousands grouped by points before the comma */
+const DECIMAL_COMMA_RE = `' *[+-]?([0-9]+|[0-9]{1,3}(\\.[0-9]{3})+),[0-9]+ *'`;
+
+/**
+ * SQL: the cell's text with a decimal comma read as a decimal point (`1.234,5` is `1234.5`, spaces around
+ * it kept); any other cell as it is. Only cells holding a comma try the pattern.
+ */
+export function decimalCommaSql(ident: string): string {
+  return `CASE WHEN contains(${ident}, ',') AND regexp_full_match(${ident}, ${DECIMAL_COMMA_RE})
+    THEN replace(replace(${ident}, '.', ''), ',', '.') ELSE ${ident} END`;
 }
 
 /** SQL: true when the cell counts as null. */
