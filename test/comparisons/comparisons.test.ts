@@ -73,12 +73,15 @@ describe('comparisons: automatic and requested, end to end', function () {
     await stop();
   });
 
-  it('a semicolon CSV with decimal commas: its report types them as numbers, its next version compares them as numbers', async () => {
+  it('a semicolon CSV with decimal commas and day-first dates: its report types them, its next version compares them as numbers and dates', async () => {
     const team = await createTeam({ plan: 'premium' });
-    const up = await uploadFile('id;price;qty\n1;2,5;3\n2;1.234,75;4\n3;0,1;5\n', {
-      token: team.adminToken,
-      name: 'prices.csv',
-    });
+    const up = await uploadFile(
+      'id;price;qty;day\n1;2,5;3;15.03.2024\n2;1.234,75;4;1.4.2024\n3;0,1;5;30.04.2024\n',
+      {
+        token: team.adminToken,
+        name: 'prices.csv',
+      },
+    );
     expect(up.status, up.text).to.equal(201);
     const id = up.body.id as string;
     const report = await whenReady(team.adminToken, `/files/${id}/versions/1/report`, 'v1 report');
@@ -86,11 +89,20 @@ describe('comparisons: automatic and requested, end to end', function () {
     const price = report.profile.sheets[0].columnProfiles[1];
     expect(price).to.include({ inferredType: 'decimal', min: 0.1, max: 1234.75 });
     expect(price.mean).to.be.closeTo((2.5 + 1234.75 + 0.1) / 3, 1e-9);
-    // 2,50 is 2,5; 0,1 became 0,2
-    const v2 = await uploadTo(`/files/${id}/versions`, 'id;price;qty\n3;0,2;5\n1;2,50;3\n2;1234,75;4\n', {
-      token: team.adminToken,
-      name: 'prices.csv',
+    expect(report.profile.sheets[0].columnProfiles[3]).to.include({
+      inferredType: 'date',
+      min: '2024-03-15',
+      max: '2024-04-30',
     });
+    // 2,50 is 2,5, 01.04.2024 is 1.4.2024; 0,1 became 0,2
+    const v2 = await uploadTo(
+      `/files/${id}/versions`,
+      'id;price;qty;day\n3;0,2;5;30/04/2024\n1;2,50;3;15.03.2024\n2;1234,75;4;01.04.2024\n',
+      {
+        token: team.adminToken,
+        name: 'prices.csv',
+      },
+    );
     expect(v2.status, v2.text).to.equal(201);
     const done = await whenReady(team.adminToken, `/files/${id}/versions/2/comparison`, 'v2 compared');
     expect(done.result).to.deep.include({ added: 0, removed: 0, changed: 1, unchanged: 2, typeChanges: [] });

@@ -227,9 +227,11 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
     }
   });
 
-  it('semicolon versions compare decimal commas as numbers: read back by line, by DuckDB and from loaded tables alike', async () => {
-    const baseText = 'id;amount;label\n1;1,5;a,b\n2;2,5;x\n3;1.234,5;y\n4;7;1,5 kg\n';
-    const targetText = 'id;amount;label\n4;7,0;1,5 kg\n3;1234,50;y\n2;3,5;x\n1;1,50;a,c\n';
+  it('semicolon versions compare decimal commas as numbers and day-first dates as dates: read back by line, by DuckDB and from loaded tables alike', async () => {
+    const baseText =
+      'id;amount;label;day\n1;1,5;a,b;15.03.2024\n2;2,5;x;1.2.2024\n3;1.234,5;y;01.01.2000\n4;7;1,5 kg;31.12.1999\n';
+    const targetText =
+      'id;amount;label;day\n4;7,0;1,5 kg;31/12/1999\n3;1234,50;y;1.1.2000\n2;3,5;x;01.02.2024\n1;1,50;a,c;16.03.2024\n';
     const loadText = async (text: string, lazy: boolean) => {
       const file = path.join(workDir, `comma${++seq}.csv`);
       await writeFile(file, text);
@@ -262,10 +264,17 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
     const sheet = byLine.summary.sheets[0];
     expect(sheet).to.include({ matching: 'inferred_key', changed: 2, unchanged: 2, added: 0, removed: 0 });
     expect(sheet.typeChanges).to.deep.equal([]);
-    // 1,5 and 1,50 are one number, 1.234,5 and 1234,50 too; a cell that is no number is compared as text
+    // 1,5 and 1,50 are one number, 1.234,5 and 1234,50 too, 1.2.2024 and 01.02.2024 one day; a cell that is no
+    // number is compared as text
     expect(byLine.changes.map((c) => [c.key, c.columns])).to.deep.equal([
       [{ id: '2' }, [{ column: 'amount', old: '2.5', new: '3.5' }]],
-      [{ id: '1' }, [{ column: 'label', old: 'a,b', new: 'a,c' }]],
+      [
+        { id: '1' },
+        [
+          { column: 'label', old: 'a,b', new: 'a,c' },
+          { column: 'day', old: '2024-03-15', new: '2024-03-16' },
+        ],
+      ],
     ]);
     expect(byDuckDb).to.deep.equal(byLine);
     expect(loaded).to.deep.equal(byLine);

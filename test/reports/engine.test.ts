@@ -507,7 +507,7 @@ describe('reports: the analysis engine', () => {
     expect((failure as AnalysisFailure).reason).to.equal('unparsable_file');
   });
 
-  it('a semicolon-delimited CSV reads decimal commas as numbers; a comma- or tab-delimited file reads them as written', async () => {
+  it('a semicolon-delimited CSV reads decimal commas as numbers and day-first dates as dates; a comma- or tab-delimited file reads them as written', async () => {
     // the fast path (read as it is) and the normalising pass (a BOM, a quoted line break) read the same
     const body =
       'id;amount;price;label;note\n' +
@@ -542,11 +542,48 @@ describe('reports: the analysis engine', () => {
         ),
       ).to.deep.equal([1.5, -0.25, 10, null]);
     }
+    // day-first dates and datetimes (a point or a slash, one or two digits) read as ISO dates; a day that does
+    // not exist, mixed separators or a two-digit year stay as written
+    const dates = (
+      await analyse(
+        'id;day;at;other\n' +
+          '1;15.03.2024;15.03.2024 14:30;31.02.2024\n' +
+          '2;5/3/2024; 1.12.1999 9:05:07 ;15.03/2024\n' +
+          '3; 01.01.2000 ;01/01/2000;15.03.24\n' +
+          '4;;2.1.2024 23:59:59.5;15.03.2024 24:00\n',
+        'csv',
+        { delimiter: ';' },
+      )
+    ).profile.sheets[0];
+    const [, day, at, other] = dates.columnProfiles;
+    expect(day).to.include({ inferredType: 'date', min: '2000-01-01', max: '2024-03-15', nulls: 1 });
+    expect(day.topValues.map((t) => t.value).sort()).to.deep.equal([
+      '2000-01-01',
+      '2024-03-05',
+      '2024-03-15',
+    ]);
+    expect(at).to.include({
+      inferredType: 'datetime',
+      min: '1999-12-01T09:05:07.000Z',
+      max: '2024-03-15T14:30:00.000Z',
+    });
+    expect(at.shares).to.include({ date: 1 / 4, datetime: 3 / 4 });
+    expect(at.topValues.map((t) => t.value)).to.include.members(['2024-01-02 23:59:59.5', '2000-01-01']);
+    expect(other.inferredType).to.equal('text');
+    expect(other.topValues.map((t) => t.value).sort()).to.deep.equal([
+      '15.03.2024 24:00',
+      '15.03.24',
+      '15.03/2024',
+      '31.02.2024',
+    ]);
     // a comma-delimited file keeps a quoted "1,5" as its text (a comma may group thousands there), a tab too
     const comma = (await analyse('id,amount\n1,"1,5"\n2,"2,5"\n', 'csv')).profile.sheets[0];
     expect(comma.columnProfiles[1]).to.include({ inferredType: 'text', min: '1,5' });
-    const tab = (await analyse('id\tamount\n1\t1,5\n2\t2,5\n', 'tsv', { delimiter: '\t' })).profile.sheets[0];
+    const tab = (
+      await analyse('id\tamount\tday\n1\t1,5\t15.03.2024\n2\t2,5\t16.03.2024\n', 'tsv', { delimiter: '\t' })
+    ).profile.sheets[0];
     expect(tab.columnProfiles[1]).to.include({ inferredType: 'text', min: '1,5' });
+    expect(tab.columnProfiles[2]).to.include({ inferredType: 'text', min: '15.03.2024' });
   });
 
   it('a file that cannot be read or is over a limit fails with a reason code', async () => {

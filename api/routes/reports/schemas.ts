@@ -11,7 +11,8 @@ const columnProfileSchema = {
       enum: ['integer', 'decimal', 'boolean', 'date', 'datetime', 'text'],
       description:
         'the narrowest class holding every non-null value (README "Reports"); in a semicolon-delimited CSV a ' +
-        'number with a decimal comma (1,5 or 1.234,5) is read as that number, and shown with a point',
+        'number with a decimal comma (1,5 or 1.234,5) and a day-first date (15.03.2024, 5/3/2024 9:05) are read ' +
+        'as that number and date, and shown as 1.5 and 2024-03-15',
     },
     count: { type: 'integer' },
     nulls: { type: 'integer' },

@@ -13,7 +13,7 @@ import { inspectionFailureReason, inspectXlsxFile, NotAWorkbookError } from '../
 import { CANNOT_READ, readSheetRows, type SheetCell } from '../../files/xlsxRead';
 import { clockText, DAY_MS, isoCellDate, serialClockText, serialDate } from '../../files/xlsxDates';
 import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
-import { classSql, decimalCommaSql, literal, readsDecimalComma } from './sql';
+import { classSql, europeanCellSql, literal, readsEuropeanNotation } from './sql';
 import {
   AnalysisFailure,
   type LoadedColumn,
@@ -139,7 +139,7 @@ class Progress {
 
 /**
  * DuckDB's reader of the copy, every column VARCHAR (an empty cell is NULL), short rows padded with NULLs;
- * with a semicolon, a subquery that reads decimal commas as points (sql.ts `readsDecimalComma`).
+ * with a semicolon, a subquery that reads cells in European notation (sql.ts `readsEuropeanNotation`).
  */
 function readCsvSql(
   copy: string,
@@ -154,8 +154,8 @@ function readCsvSql(
   const read = `read_csv(${literal(copy)}, delim=${literal(delimiter)}, quote='"', escape='"', header=true,
     auto_detect=false, columns={${spec}}, null_padding=true, strict_mode=${strict}, max_line_size=${MAX_RECORD_BYTES},
     ignore_errors=false, parallel=${parallel}${buffer})`;
-  if (!readsDecimalComma(delimiter)) return read;
-  return `(SELECT ${columns.map((c) => `${decimalCommaSql(c.ident)} AS ${c.ident}`).join(', ')} FROM ${read})`;
+  if (!readsEuropeanNotation(delimiter)) return read;
+  return `(SELECT ${columns.map((c) => `${europeanCellSql(c.ident)} AS ${c.ident}`).join(', ')} FROM ${read})`;
 }
 
 /** Creates `table` from the copy (row numbers from `firstRow`), with DuckDB's progress polled as rows. */

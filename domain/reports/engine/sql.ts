@@ -13,11 +13,13 @@
  *   datetime `YYYY-MM-DD[T ]HH:MM[:SS[.fff]]` (hours 00–23), optionally with `Z` or an offset `±HH[:]MM` from
  *   −18:00 to +18:00 (read as UTC);
  *   text     anything else.
- * - In a semicolon-delimited CSV a number written with a decimal comma — `1,5`, `-0,25`, `1.234,56` (points
- *   grouping thousands before the comma) — is read as that number with a decimal point (`1.5`, `1234.56`):
- *   decimalCommaSql rewrites such a cell as it is loaded, so every step after the load sees `1.5`. Nothing
- *   else changes: `1.234` alone stays 1.234, and a comma- or tab-delimited file is read as it is (there a
- *   comma may group thousands).
+ * - In a semicolon-delimited CSV (European notation) a number written with a decimal comma — `1,5`, `-0,25`,
+ *   `1.234,56` (points grouping thousands before the comma) — is read as that number with a decimal point
+ *   (`1.5`, `1234.56`), and a day-first date — `15.03.2024`, `5/3/2024`, `15.03.2024 14:30` — as the ISO date
+ *   or datetime (`2024-03-15`, `2024-03-05`, `2024-03-15 14:30:00`): europeanCellSql rewrites such a cell as it
+ *   is loaded, so every step after the load sees the rewritten text. Nothing else changes: `1.234` alone stays
+ *   1.234, `15.03.24` (a two-digit year) stays text, and a comma- or tab-delimited file is read as it is
+ *   (there a comma may group thousands, and `03/04/2024` may be either day).
  * - A column's inferred type is the narrowest class that holds every non-null value: integer, then
  *   decimal (integers and decimals), boolean, date, datetime (dates and datetimes), else text. A column
  *   with no non-null value is text.
@@ -132,21 +134,47 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
     END)`);
 }
 
-/** Whether cells of a CSV/TSV with this delimiter are read with a decimal comma (the header comment). */
-export function readsDecimalComma(delimiter: string): boolean {
+/**
+ * Whether cells of a CSV/TSV with this delimiter are read in European notation (the header comment): a
+ * semicolon, as spreadsheet programs write CSV where the comma is the decimal mark.
+ */
+export function readsEuropeanNotation(delimiter: string): boolean {
   return delimiter === ';';
 }
 
 /** a number with a decimal comma, spaces around it allowed, thousands grouped by points before the comma */
 const DECIMAL_COMMA_RE = `' *[+-]?([0-9]+|[0-9]{1,3}(\\.[0-9]{3})+),[0-9]+ *'`;
+/**
+ * a day-first date, `D.M.YYYY` or `D/M/YYYY` (one or two digits for the day and the month, four for the year),
+ * optionally with a time of day `H:MM[:SS[.f]]` (at most 6 decimals) after spaces; spaces around it allowed
+ */
+const DAY_FIRST_RE = `' *[0-9]{1,2}[./][0-9]{1,2}[./][0-9]{4}( +[0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?)? *'`;
+/** DuckDB's `strptime` formats of DAY_FIRST_RE's dates (its %d and %m take one digit too) and datetimes */
+const DAY_FIRST_DATES = `['%d.%m.%Y', '%d/%m/%Y']`;
+const DAY_FIRST_DATETIMES = `[${['%H:%M', '%H:%M:%S', '%H:%M:%S.%f']
+  .flatMap((time) => [`'%d.%m.%Y ${time}'`, `'%d/%m/%Y ${time}'`])
+  .join(', ')}]`;
 
 /**
- * SQL: the cell's text with a decimal comma read as a decimal point (`1.234,5` is `1234.5`, spaces around
- * it kept); any other cell as it is. Only cells holding a comma try the pattern.
+ * SQL: the cell's text in European notation read as the type rules write it; any other cell as it is.
+ * - a number with a decimal comma gets a decimal point (`1.234,5` is `1234.5`; spaces around it kept);
+ * - a day-first date of a real calendar day is `YYYY-MM-DD`, with its time `YYYY-MM-DD HH:MM:SS[.f]`
+ *   (`5.3.2024 9:05` is `2024-03-05 09:05:00`; spaces around it dropped). Both separators must be the same;
+ *   a day or a time that does not exist (`31.02.2024`, `24:00`) stays as written.
+ * Only cells holding a comma try the first pattern; only cells starting with a digit or a space and holding a
+ * point or a slash the second (measured: the cast formats cost less than taking the pattern's groups apart).
  */
-export function decimalCommaSql(ident: string): string {
-  return `CASE WHEN contains(${ident}, ',') AND regexp_full_match(${ident}, ${DECIMAL_COMMA_RE})
-    THEN replace(replace(${ident}, '.', ''), ',', '.') ELSE ${ident} END`;
+export function europeanCellSql(ident: string): string {
+  const v = ident;
+  return `CASE
+    WHEN contains(${v}, ',') AND regexp_full_match(${v}, ${DECIMAL_COMMA_RE})
+      THEN replace(replace(${v}, '.', ''), ',', '.')
+    WHEN (ascii(${v}) BETWEEN 48 AND 57 OR ascii(${v}) = 32) AND (contains(${v}, '.') OR contains(${v}, '/'))
+      AND regexp_full_match(${v}, ${DAY_FIRST_RE})
+      THEN coalesce(CASE WHEN contains(${v}, ':')
+        THEN try_strptime(trim(${v}), ${DAY_FIRST_DATETIMES})::VARCHAR
+        ELSE try_strptime(trim(${v}), ${DAY_FIRST_DATES})::DATE::VARCHAR END, ${v})
+    ELSE ${v} END`;
 }
 
 /** SQL: true when the cell counts as null. */
