@@ -310,7 +310,7 @@ export async function runComparison(
     const downloads = versions.map((v, i) => {
       if (v.format === 'xlsx') return undefined;
       const download = downloadText(
-        { open: () => open(i) },
+        { open: () => open(i), encoding: v.encoding },
         workDir,
         (bytes) => {
           read[i] = bytes;
@@ -409,6 +409,7 @@ export async function runComparison(
                 downloaded,
                 format: v.format,
                 delimiter: v.delimiter,
+                encoding: v.encoding,
                 sizeBytes: Number(v.sizeBytes),
               },
               {

@@ -122,6 +122,7 @@ export async function previewVersion(
             version.format,
             version.delimiter,
             options,
+            version.encoding,
           )),
           sheet: null,
           sheets: null,

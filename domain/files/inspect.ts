@@ -1,10 +1,18 @@
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { BadRequestError, PayloadTooLargeError } from '../../common/errors';
 import { MAX_FILE_BYTES, type SheetLimits } from './formats';
 import { LineCounter } from './lineEndings';
-import { incompleteUtf8Tail, NOT_A_SPREADSHEET, sniff, SNIFF_BYTES, type Sniffed } from './sniff';
+import { holdsUtf8Sequence, type TextEncoding } from './encoding';
+import {
+  incompleteUtf8Tail,
+  MIXED_ENCODINGS,
+  NOT_A_SPREADSHEET,
+  sniff,
+  SNIFF_BYTES,
+  type Sniffed,
+} from './sniff';
 import { LocalEntryWalk } from './zipLayout';
 
 export const TOO_LARGE = `the file is larger than 25 MB (${MAX_FILE_BYTES} bytes)`;
@@ -12,8 +20,9 @@ export const TOO_LARGE = `the file is larger than 25 MB (${MAX_FILE_BYTES} bytes
 /**
  * Passes an upload through unchanged while it checks it, so nothing is held but the first 64 KB:
  * counts bytes (over 25 MB → 413 at once), decides the format from the first bytes (not a spreadsheet
- * → 400 before anything is stored), and for text checks every byte is UTF-8 without NUL and counts
- * lines against the row limit; for XLSX walks the zip's local entries as the report builds' reader will
+ * → 400 before anything is stored), and for text checks there is no NUL, decides the encoding (UTF-8
+ * while every byte so far is, else Windows-1252: domain/files/encoding.ts) and counts lines against the row
+ * limit; for XLSX walks the zip's local entries as the report builds' reader will
  * (`zipWalk`, compared with the zip directory once stored). Fails the stream with the typed error, which
  * aborts the upload.
  */
@@ -25,6 +34,10 @@ export class UploadInspector extends Transform {
   private held: Buffer[] = [];
   private heldBytes = 0;
   private utf8Carry: Buffer = Buffer.alloc(0);
+  /** CSV/TSV: UTF-8 until a byte says otherwise (then Windows-1252 for the whole file) */
+  private textEncoding: TextEncoding = 'utf-8';
+  /** a UTF-8 sequence of two or more bytes (or the byte order mark) was seen: the file cannot be Windows-1252 */
+  private utf8Seen = false;
   private readonly hash = createHash('sha256');
   private digest: string | undefined;
   /** XLSX: its local entries as a streaming reader walks them, fed every byte (at most `maxZipEntries` kept) */
@@ -44,6 +57,12 @@ export class UploadInspector extends Transform {
   get dataRows(): number | null {
     if (!this.sniffed || this.sniffed.format === 'xlsx') return null;
     return Math.max(0, this.lines.lines - 1);
+  }
+
+  /** CSV/TSV: the encoding its bytes are read in, known once the stream has ended; null for XLSX */
+  get encoding(): TextEncoding | null {
+    if (!this.sniffed || this.sniffed.format === 'xlsx') return null;
+    return this.textEncoding;
   }
 
   /** sha256 (hex) of every byte seen; known once the stream has ended (Idempotency-Key fingerprints uploads by it) */
@@ -83,9 +102,8 @@ export class UploadInspector extends Transform {
         this.pass(sample);
       }
       this.zipWalk?.end();
-      if (this.sniffed!.format !== 'xlsx' && this.utf8Carry.length > 0) {
-        throw new BadRequestError(`${NOT_A_SPREADSHEET}: the text is not valid UTF-8`);
-      }
+      // a file ending inside a UTF-8 sequence: its last bytes are no UTF-8
+      if (this.sniffed!.format !== 'xlsx' && this.utf8Carry.length > 0) this.notUtf8(this.utf8Carry);
       // the streaming check counts line breaks; a last line without one is only known here
       if ((this.dataRows ?? 0) > this.limits.maxRows) throw this.tooManyRows();
       this.digest = this.hash.digest('hex');
@@ -97,6 +115,7 @@ export class UploadInspector extends Transform {
 
   private decide(sample: Buffer, complete: boolean): void {
     this.sniffed = sniff(sample, complete, this.name, this.limits);
+    if (this.sniffed.encoding) this.textEncoding = this.sniffed.encoding;
     if (this.sniffed.format === 'xlsx') this.zipWalk = new LocalEntryWalk(this.maxZipEntries);
   }
 
@@ -109,14 +128,29 @@ export class UploadInspector extends Transform {
   private checkText(chunk: Buffer): void {
     if (chunk.length === 0) return;
     if (chunk.indexOf(0) !== -1) throw new BadRequestError(`${NOT_A_SPREADSHEET}: it holds NUL bytes`);
-    const whole = this.utf8Carry.length > 0 ? Buffer.concat([this.utf8Carry, chunk]) : chunk;
-    const tail = incompleteUtf8Tail(whole);
-    if (!isUtf8(whole.subarray(0, whole.length - tail))) {
-      throw new BadRequestError(`${NOT_A_SPREADSHEET}: the text is not valid UTF-8`);
+    if (this.textEncoding === 'utf-8') {
+      const whole = this.utf8Carry.length > 0 ? Buffer.concat([this.utf8Carry, chunk]) : chunk;
+      const tail = incompleteUtf8Tail(whole);
+      const complete = whole.subarray(0, whole.length - tail);
+      if (isUtf8(complete)) {
+        this.utf8Carry = tail > 0 ? Buffer.from(whole.subarray(whole.length - tail)) : Buffer.alloc(0);
+        if (!this.utf8Seen && !isAscii(complete)) this.utf8Seen = true;
+      } else {
+        this.notUtf8(whole);
+      }
     }
-    this.utf8Carry = tail > 0 ? Buffer.from(whole.subarray(whole.length - tail)) : Buffer.alloc(0);
     this.lines.feed(chunk);
     if (this.lines.breaks - 1 > this.limits.maxRows) throw this.tooManyRows();
+  }
+
+  /**
+   * Bytes that are not UTF-8: the file is Windows-1252 from its first byte, unless UTF-8 sequences came before
+   * or come in these bytes (a mix: 400).
+   */
+  private notUtf8(bytes: Buffer): void {
+    if (this.utf8Seen || holdsUtf8Sequence(bytes)) throw new BadRequestError(MIXED_ENCODINGS);
+    this.textEncoding = 'windows-1252';
+    this.utf8Carry = Buffer.alloc(0);
   }
 
   private tooManyRows(): BadRequestError {

@@ -26,6 +26,8 @@ export function presentVersion(version: FileVersion) {
     originalName: version.originalName,
     format: version.format,
     contentType: version.contentType,
+    // CSV/TSV: the encoding its text is read in (versions stored before it was recorded were all UTF-8)
+    encoding: version.format === 'xlsx' ? null : (version.encoding ?? 'utf-8'),
     sizeBytes: Number(version.sizeBytes),
     rowCount: version.rowCount,
     columnCount: version.columnCount,

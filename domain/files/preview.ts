@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import type { FileFormat } from './formats';
 import { headerNames } from './headerNames';
+import { utf8Stream, type TextEncoding } from './encoding';
 import { RECORD_DELIMITERS } from './lineEndings';
 import { UnreadableFileError } from './unreadable';
 
@@ -120,6 +121,8 @@ export async function previewStream(
   format: Exclude<FileFormat, 'xlsx'>,
   delimiter: string | null,
   options: PreviewOptions,
+  /** the version's (null or absent: UTF-8); Windows-1252 is converted as it is read */
+  encoding?: TextEncoding | null,
 ): Promise<Preview> {
-  return previewText(source, delimiter ?? (format === 'tsv' ? '\t' : ','), options);
+  return previewText(utf8Stream(source, encoding), delimiter ?? (format === 'tsv' ? '\t' : ','), options);
 }

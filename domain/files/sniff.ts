@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { BadRequestError } from '../../common/errors';
+import { decodeWindows1252, holdsUtf8Sequence, type TextEncoding } from './encoding';
 import type { Delimiter, FileFormat, SheetLimits } from './formats';
 import { hasLineBreak, isLineBreak, LINE_ENDINGS, type LineEndings } from './lineEndings';
 
@@ -15,6 +16,9 @@ export interface Sniffed {
   columns?: number;
   /** CSV/TSV: the line-ending rule the file is read with (domain/files/lineEndings.ts) */
   lineEndings?: LineEndings;
+  /** CSV/TSV: the text encoding of the first bytes (domain/files/encoding.ts); the upload may find later bytes
+   * that are not UTF-8 (UploadInspector.encoding) */
+  encoding?: TextEncoding;
 }
 
 const ZIP_LOCAL_HEADER = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
@@ -24,7 +28,9 @@ const UTF16BE_BOM = Buffer.from([0xfe, 0xff]);
 const OLE2 = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
-export const NOT_A_SPREADSHEET = 'the file is not a spreadsheet: accepted are XLSX, CSV and TSV (UTF-8)';
+export const NOT_A_SPREADSHEET =
+  'the file is not a spreadsheet: accepted are XLSX, CSV and TSV (UTF-8 or Windows-1252)';
+export const MIXED_ENCODINGS = `${NOT_A_SPREADSHEET}: the text mixes UTF-8 with bytes UTF-8 does not allow (save it as UTF-8)`;
 
 /** Length of a trailing, incomplete UTF-8 sequence (0 when the buffer ends on a character boundary). */
 export function incompleteUtf8Tail(buf: Buffer): number {
@@ -139,13 +145,19 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
   if (sample.subarray(0, 2).equals(UTF16LE_BOM) || sample.subarray(0, 2).equals(UTF16BE_BOM)) {
     throw new BadRequestError(`${NOT_A_SPREADSHEET}: the text is UTF-16 (save it as UTF-8)`);
   }
+  let encoding: TextEncoding = 'utf-8';
   if (!isUtf8(text)) {
-    // binary data is refused as such below; text in another encoding (Latin-1, Windows-1252) says so
-    if (hasBinaryControl(text)) throw new BadRequestError(NOT_A_SPREADSHEET);
-    throw new BadRequestError(`${NOT_A_SPREADSHEET}: the text is not valid UTF-8 (save it as UTF-8)`);
+    // text that is not UTF-8 is Windows-1252, unless it also holds UTF-8 sequences or starts with UTF-8's byte
+    // order mark (a mix: refused); binary data is refused as such below (the cut-off tail of a sample is only a
+    // UTF-8 question: read it whole)
+    const bom = sample.subarray(0, 3).equals(UTF8_BOM);
+    text = sample;
+    if (!hasBinaryControl(text) && (bom || holdsUtf8Sequence(text)))
+      throw new BadRequestError(MIXED_ENCODINGS);
+    encoding = 'windows-1252';
   }
   if (hasBinaryControl(text)) throw new BadRequestError(NOT_A_SPREADSHEET);
-  const decoded = text.toString('utf8');
+  const decoded = encoding === 'utf-8' ? text.toString('utf8') : decodeWindows1252(text);
   if (!complete && !hasLineBreak(decoded)) {
     throw new BadRequestError(`${NOT_A_SPREADSHEET}: no line break in the first ${SNIFF_BYTES} bytes`);
   }
@@ -170,5 +182,6 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
     delimiter: best.delimiter,
     columns: best.columns,
     lineEndings: LINE_ENDINGS,
+    encoding,
   };
 }

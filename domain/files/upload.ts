@@ -193,6 +193,7 @@ async function writeRows(
         contentType: CONTENT_TYPES[sniffed.format],
         delimiter: sniffed.delimiter ?? null,
         lineEndings: sniffed.lineEndings ?? null,
+        encoding: received.inspector.encoding,
         sizeBytes: received.size,
         objectKey: slot.objectKey,
         rowCount: facts.rowCount,

@@ -215,7 +215,10 @@ export async function runBuild(
     if (version.format !== 'xlsx') {
       await mkdir(workDir, { recursive: true });
       download = downloadText(
-        { open: async () => storage.client.getObject(storage.bucket, version.objectKey) },
+        {
+          open: async () => storage.client.getObject(storage.bucket, version.objectKey),
+          encoding: version.encoding,
+        },
         workDir,
         (bytes) => progress.update({ bytesRead: bytes }),
         hooks.signal,
@@ -247,6 +250,7 @@ export async function runBuild(
           open: async () => storage.client.getObject(storage.bucket, version.objectKey),
           format: version.format,
           delimiter: version.delimiter,
+          encoding: version.encoding,
           sizeBytes,
           downloaded: download,
         },

@@ -111,9 +111,9 @@ describe('files: content checks and size limit', function () {
       ['prose.csv', 'Dear customer, thank you.\nWe are glad; really.\nBye\n', /no consistent delimiter/],
       ['one-column.csv', 'name\nalice\nbob\n', /no consistent delimiter/],
       [
-        'latin1.csv',
-        Buffer.from('a,b\ncaf\xe9,1\n', 'latin1'),
-        /not a spreadsheet.*not valid UTF-8 \(save it as UTF-8\)/,
+        'mixed.csv',
+        Buffer.concat([Buffer.from('a,b\ncafé,1\n'), Buffer.from('caf\xe9,2\n', 'latin1')]),
+        /not a spreadsheet.*mixes UTF-8 with bytes UTF-8 does not allow \(save it as UTF-8\)/,
       ],
       [
         'unicode.csv',

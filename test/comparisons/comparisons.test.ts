@@ -6,6 +6,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { expect } from 'chai';
+import iconv from 'iconv-lite';
 import { testEnv, startWorker } from '../helpers/env';
 import { untilLockWaiters } from '../helpers/locks';
 import { createTeam } from '../helpers/factories';
@@ -109,6 +110,67 @@ describe('comparisons: automatic and requested, end to end', function () {
     const changes = await call('GET', `/comparisons/${done.id}/changes`, { token: team.adminToken });
     expect(changes.body.data.map((c: any) => [c.key, c.columns])).to.deep.equal([
       [{ id: '3' }, [{ column: 'price', old: '0.1', new: '0.2' }]],
+    ]);
+  });
+
+  it('a Windows-1252 CSV is accepted as such: previewed, profiled and compared in its own characters, stored as uploaded', async () => {
+    const team = await createTeam({ plan: 'premium' });
+    const cp1252 = (text: string) => iconv.encode(text, 'win1252');
+    const v1 = cp1252('Stadt;Betrag;Notiz\nMünchen;1,5;„gut“\nKöln;2,5;€ 5\nZürich;3,0;ß\n');
+    const up = await uploadFile(v1, { token: team.adminToken, name: 'städte.csv' });
+    expect(up.status, up.text).to.equal(201);
+    expect(up.body.version).to.include({
+      format: 'csv',
+      encoding: 'windows-1252',
+      columnCount: 3,
+      rowCount: 3,
+    });
+    const id = up.body.id as string;
+    const preview = await call('GET', `/files/${id}/versions/1/preview`, { token: team.adminToken });
+    expect(preview.status, preview.text).to.equal(200);
+    expect(preview.body.rows).to.deep.equal([
+      ['München', '1,5', '„gut“'],
+      ['Köln', '2,5', '€ 5'],
+      ['Zürich', '3,0', 'ß'],
+    ]);
+    const report = await whenReady(team.adminToken, `/files/${id}/versions/1/report`, 'v1 report');
+    expect(report.status).to.equal('ready');
+    const [city, amount, note] = report.profile.sheets[0].columnProfiles;
+    expect(city.topValues.map((t: any) => t.value).sort()).to.deep.equal(['Köln', 'München', 'Zürich']);
+    expect(city.length).to.include({ min: 4, max: 7 });
+    expect(amount).to.include({ inferredType: 'decimal', min: 1.5, max: 3 });
+    expect(note.topValues.map((t: any) => t.value)).to.include.members(['„gut“', '€ 5', 'ß']);
+    // the stored object is the uploaded bytes
+    const stored = await testEnv().storage.client.getObject(
+      testEnv().storage.bucket,
+      (await testEnv().knex('fileVersions').where({ fileId: id, version: 1 }).first()).objectKey,
+    );
+    const chunks: Buffer[] = [];
+    for await (const c of stored) chunks.push(c as Buffer);
+    expect(Buffer.concat(chunks).equals(v1)).to.equal(true);
+
+    // a second version, ASCII for its first 64 KB and Windows-1252 after (the upload decides on every byte)
+    const filler = Array.from({ length: 6000 }, (_, i) => `Ort ${i};${i},0;x`).join('\n');
+    const v2 = cp1252(`Stadt;Betrag;Notiz\n${filler}\nMünchen;1,5;„gut“\nKöln;2,5;€ 6\n`);
+    expect(v2.subarray(0, 65536).every((b) => b < 0x80)).to.equal(true);
+    const up2 = await uploadTo(`/files/${id}/versions`, v2, { token: team.adminToken, name: 'städte.csv' });
+    expect(up2.status, up2.text).to.equal(201);
+    expect(up2.body.encoding).to.equal('windows-1252');
+    const done = await whenReady(team.adminToken, `/files/${id}/versions/2/comparison`, 'v2 compared');
+    expect(done.status).to.equal('ready');
+    expect(done.result).to.deep.include({ added: 6000, removed: 1, changed: 1, unchanged: 1 });
+    // in target row order: the removed row (base row 4) on the first page, Köln (row 6003) on the last
+    const all = [];
+    for (const page of [1, 61]) {
+      const changes = await call('GET', `/comparisons/${done.id}/changes?limit=100&page=${page}`, {
+        token: team.adminToken,
+      });
+      expect(changes.status, changes.text).to.equal(200);
+      all.push(...changes.body.data.filter((c: any) => c.kind !== 'added'));
+    }
+    expect(all.map((c: any) => [c.kind, c.key, c.columns ?? null])).to.deep.equal([
+      ['removed', { Stadt: 'Zürich' }, null],
+      ['changed', { Stadt: 'Köln' }, [{ column: 'Notiz', old: '€ 5', new: '€ 6' }]],
     ]);
   });
 

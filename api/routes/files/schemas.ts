@@ -30,6 +30,12 @@ export const versionSchema = {
     originalName: { type: 'string' },
     format: { enum: FILE_FORMATS },
     contentType: { type: 'string' },
+    encoding: {
+      enum: ['utf-8', 'windows-1252', null],
+      description:
+        'CSV/TSV: the text encoding the upload found — UTF-8, or Windows-1252 when the text is not UTF-8 (a ' +
+        'mix is refused); readers convert it, the stored object keeps the uploaded bytes. null for XLSX',
+    },
     sizeBytes: { type: 'integer' },
     rowCount: {
       type: ['integer', 'null'],

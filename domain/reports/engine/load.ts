@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import { isMissingObject } from '../../../common/storage';
+import { utf8Stream } from '../../files/encoding';
 import { headerNames, type HeaderCell } from '../../files/headerNames';
 import { BadRequestError } from '../../../common/errors';
 import { UnreadableFileError } from '../../files/unreadable';
@@ -63,16 +64,21 @@ export function fileSource(filePath: string, rest: Omit<LoadSource, 'open'>): Lo
  * starts); the load then owns the file. The file is removed when the download fails.
  */
 export async function downloadText(
-  source: Pick<LoadSource, 'open'>,
+  source: Pick<LoadSource, 'open' | 'encoding'>,
   workDir: string,
   onBytes: (bytes: number) => void,
   signal?: AbortSignal,
 ): Promise<DownloadedText> {
   const download = path.join(workDir, `load-${randomUUID()}.raw`);
   try {
-    const stream = await openSource(source);
+    const raw = await openSource(source);
+    // the copy is UTF-8 (domain/files/encoding.ts); progress counts the object's own bytes
+    const stream = utf8Stream(raw, source.encoding);
+    let rawBytes = 0;
+    if (stream !== raw) raw.on('data', (chunk: Buffer) => void (rawBytes += chunk.length));
+    const counted = stream === raw ? onBytes : () => onBytes(rawBytes);
     try {
-      return { path: download, facts: await downloadChecked(stream, download, onBytes, signal) };
+      return { path: download, facts: await downloadChecked(stream, download, counted, signal) };
     } finally {
       stream.destroy();
     }

@@ -28,6 +28,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import type { TextEncoding } from '../../files/encoding';
 import type { FileFormat } from '../../files/formats';
 import type { XlsxLimits } from '../../files/xlsx';
 import type { DownloadFacts } from './csvText';
@@ -39,6 +40,11 @@ export interface LoadSource {
   format: FileFormat;
   /** CSV/TSV: the delimiter the upload found (null: `,` for CSV, tab for TSV). Quote is `"`, escaped `""`. */
   delimiter: string | null;
+  /**
+   * CSV/TSV: the text encoding the upload found (domain/files/encoding.ts; null or absent: UTF-8). The bytes
+   * are converted to UTF-8 as they are read, so everything after the download sees UTF-8.
+   */
+  encoding?: TextEncoding | null;
   sizeBytes: number;
   /**
    * CSV/TSV: the object already being downloaded by the caller (load.ts `downloadText`); the load takes the

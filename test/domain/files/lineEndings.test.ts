@@ -42,6 +42,7 @@ describe('line endings: one rule (\\r\\n, \\n and a bare \\r each end a record) 
         delimiter: ',',
         columns: 2,
         lineEndings: LINE_ENDINGS,
+        encoding: 'utf-8',
       });
       expect(fieldCounts(text, ',', true, 10)).to.deep.equal([2, 2, 2]);
       for (const size of [1, 2, 3, 1000])

@@ -15,6 +15,13 @@ describe('file sniffing (pure)', () => {
       delimiter: ',',
       columns: 3,
       lineEndings: 'crlf-lf-cr',
+      encoding: 'utf-8',
+    });
+    // a Windows-1252 file (München, €) reads as such; its delimiter is found in its decoded text
+    expect(sniff(Buffer.from('Stadt;Betrag\nM\xfcnchen;\x80 5\n', 'latin1'), true, 'x', limits)).to.include({
+      delimiter: ';',
+      columns: 2,
+      encoding: 'windows-1252',
     });
     expect(sniff(Buffer.from('a;b\n"1;2";3\n'), true, 'x.csv', limits)).to.include({
       delimiter: ';',
@@ -145,7 +152,7 @@ describe('UploadInspector (pure)', () => {
     expect(await statusOf(inspect([longer.subarray(0, 3), longer.subarray(3)], text.length))).to.equal(413);
   });
 
-  it('fails with 413 past the byte limit and 400 on invalid UTF-8 after the sniffed start', async () => {
+  it('fails with 413 past the byte limit and 400 on UTF-8 mixed with bytes UTF-8 refuses after the sniffed start', async () => {
     const big = Buffer.alloc(70_000, 'a,b\n');
     try {
       await inspect([big, big], 100_000);
@@ -153,11 +160,43 @@ describe('UploadInspector (pure)', () => {
     } catch (err) {
       expect((err as { statusCode: number }).statusCode).to.equal(413);
     }
-    try {
-      await inspect([big, Buffer.from([0xff, 0x0a])]);
-      expect.fail('no error');
-    } catch (err) {
-      expect((err as Error).message).to.match(/not valid UTF-8/);
+    const utf8 = Buffer.from('Zürich,1\n');
+    for (const chunks of [
+      [big, utf8, Buffer.from([0xff, 0x0a])],
+      [big, Buffer.concat([utf8, Buffer.from([0xfc, 0x0a])])],
+      [Buffer.from('a,b\nZ\xfcrich,1\n', 'latin1'), utf8],
+      // UTF-8's byte order mark, then a byte UTF-8 refuses
+      [Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('a,b\nZ\xfcrich,1\n', 'latin1')])],
+    ]) {
+      try {
+        await inspect(chunks);
+        expect.fail('no error');
+      } catch (err) {
+        expect((err as { statusCode: number }).statusCode).to.equal(400);
+        expect((err as Error).message).to.match(/mixes UTF-8 with bytes UTF-8 does not allow/);
+      }
     }
+  });
+
+  it('reads a text that is not UTF-8 as Windows-1252, decided in its first bytes or after them', async () => {
+    const big = Buffer.alloc(70_000, 'a,b\n');
+    const cp1252 = Buffer.from([0x4d, 0xfc, 0x6e, 0x63, 0x68, 0x65, 0x6e, 0x2c, 0x80, 0x0a]); // München,€
+    // in the sniffed start
+    const early = await inspect([Buffer.concat([Buffer.from('a,b\n'), cp1252])]);
+    expect(early.inspector.sniffed).to.deep.include({ encoding: 'windows-1252', columns: 2 });
+    expect(early.inspector.encoding).to.equal('windows-1252');
+    expect(early.inspector.dataRows).to.equal(1);
+    // after an ASCII start, and a last byte that would begin a UTF-8 sequence
+    const late = await inspect([big, cp1252, Buffer.from([0x31, 0x2c, 0xe9])]);
+    expect(late.inspector.sniffed).to.deep.include({ encoding: 'utf-8' });
+    expect(late.inspector.encoding).to.equal('windows-1252');
+    expect(late.bytes.equals(Buffer.concat([big, cp1252, Buffer.from([0x31, 0x2c, 0xe9])]))).to.equal(true);
+    // only the last byte, which would begin a UTF-8 sequence
+    expect((await inspect([big, Buffer.from([0x31, 0x2c, 0xe9])])).inspector.encoding).to.equal(
+      'windows-1252',
+    );
+    // UTF-8 stays UTF-8
+    expect((await inspect([Buffer.from('a,b\nZürich,1\n')])).inspector.encoding).to.equal('utf-8');
+    expect((await inspect([Buffer.from('a,b\n1,2\n')])).inspector.encoding).to.equal('utf-8');
   });
 });
