@@ -49,7 +49,8 @@ const uploadForm = (withVisibility: boolean) => ({
     file: {
       type: 'string',
       format: 'binary',
-      description: 'the spreadsheet: XLSX, CSV or TSV (UTF-8 or Windows-1252), at most 25 MB; judged by its content',
+      description:
+        'the spreadsheet: XLSX, CSV or TSV (UTF-8 or Windows-1252), at most 25 MB; judged by its content',
     },
     ...(withVisibility
       ? {
