@@ -65,7 +65,7 @@ const fileArguments = {
   contentBase64: {
     type: 'string',
     description:
-      'the spreadsheet (XLSX, CSV or TSV in UTF-8 or Windows-1252), base64-encoded; at most MCP_UPLOAD_MAX_BYTES decoded (10 MB by default)',
+      'the spreadsheet (XLSX, CSV or TSV in UTF-8, Windows-1252 or UTF-16), base64-encoded; at most MCP_UPLOAD_MAX_BYTES decoded (10 MB by default)',
   },
 } as const;
 

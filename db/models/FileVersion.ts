@@ -17,8 +17,8 @@ export class FileVersion extends TenantModel {
   delimiter!: string | null;
   /** CSV/TSV: the line-ending rule it was counted with (domain/files/lineEndings.ts); null for XLSX */
   lineEndings!: string | null;
-  /** CSV/TSV: `utf-8` or `windows-1252` (domain/files/encoding.ts); null for XLSX and for versions stored before it */
-  encoding!: 'utf-8' | 'windows-1252' | null;
+  /** CSV/TSV: its text encoding (domain/files/encoding.ts); null for XLSX and for versions stored before it */
+  encoding!: 'utf-8' | 'windows-1252' | 'utf-16le' | 'utf-16be' | null;
   /** bigint comes back from pg as a string */
   sizeBytes!: number | string;
   objectKey!: string;

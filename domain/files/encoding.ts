@@ -2,15 +2,61 @@
  * The text encodings a CSV/TSV upload is read in. UTF-8 (with or without its byte order mark) is the rule; a
  * file that is not valid UTF-8 and holds no UTF-8 sequence of two or more bytes at all is Windows-1252 — what
  * spreadsheet programs on Windows write as "CSV" in Western Europe and the Americas (`München`, `€`, `„…“`).
- * A file mixing valid UTF-8 sequences with bytes UTF-8 refuses is neither and is refused (400). The stored
+ * A file mixing valid UTF-8 sequences with bytes UTF-8 refuses is neither and is refused (400). A file that
+ * starts with a UTF-16 byte order mark is UTF-16 (little- or big-endian): a spreadsheet program's "Unicode
+ * text" export, tab-separated. The stored
  * object keeps the uploaded bytes; every reader (preview, report builds, comparisons) reads them through
  * `utf8Stream`, so DuckDB, csv-parse and the line read-back only ever see UTF-8.
  */
 import { Transform, type Readable } from 'node:stream';
 import iconv from 'iconv-lite';
 
-export type TextEncoding = 'utf-8' | 'windows-1252';
-export const TEXT_ENCODINGS: readonly TextEncoding[] = ['utf-8', 'windows-1252'];
+export type TextEncoding = 'utf-8' | 'windows-1252' | 'utf-16le' | 'utf-16be';
+export const TEXT_ENCODINGS: readonly TextEncoding[] = ['utf-8', 'windows-1252', 'utf-16le', 'utf-16be'];
+
+const UTF16LE_BOM = Buffer.from([0xff, 0xfe]);
+const UTF16BE_BOM = Buffer.from([0xfe, 0xff]);
+
+/** UTF-16 by the byte order mark the bytes start with; null without one */
+export function utf16ByBom(bytes: Buffer): 'utf-16le' | 'utf-16be' | null {
+  if (bytes.subarray(0, 2).equals(UTF16LE_BOM)) return 'utf-16le';
+  if (bytes.subarray(0, 2).equals(UTF16BE_BOM)) return 'utf-16be';
+  return null;
+}
+
+/** iconv-lite's names */
+const ICONV_NAMES: Record<Exclude<TextEncoding, 'utf-8'>, string> = {
+  'windows-1252': 'win1252',
+  'utf-16le': 'utf16le',
+  'utf-16be': 'utf16be',
+};
+
+/** A decoder of chunks of text in `encoding`: a character cut between two chunks comes whole; a UTF-16 byte
+ * order mark is dropped. */
+export interface ChunkDecoder {
+  write(chunk: Buffer): string;
+  end(): string;
+}
+
+export function chunkDecoder(encoding: Exclude<TextEncoding, 'utf-8'>): ChunkDecoder {
+  const decoder = iconv.getDecoder(ICONV_NAMES[encoding]);
+  // iconv-lite gives a character outside the BMP cut between chunks as two halves: a high surrogate at the end
+  // of one piece waits for the next (alone it would become U+FFFD in UTF-8)
+  let held = '';
+  return {
+    write: (chunk) => {
+      const text = held + decoder.write(chunk);
+      const last = text.charCodeAt(text.length - 1);
+      held = last >= 0xd800 && last <= 0xdbff ? text.slice(-1) : '';
+      return held ? text.slice(0, -1) : text;
+    },
+    end: () => {
+      const text = held + (decoder.end() ?? '');
+      held = '';
+      return text;
+    },
+  };
+}
 
 /**
  * Whether `bytes` (not valid UTF-8 as a whole) hold a valid UTF-8 sequence of two or more bytes: a text with
@@ -31,14 +77,19 @@ export function decodeWindows1252(bytes: Buffer): string {
 }
 
 /**
- * The stream's bytes as UTF-8: UTF-8 as it is, Windows-1252 converted chunk by chunk. Destroying the result
- * destroys the source; an error of the source fails the result.
+ * The stream's bytes as UTF-8: UTF-8 as it is, any other encoding converted chunk by chunk (a UTF-16 byte order
+ * mark dropped). Destroying the result destroys the source; an error of the source fails the result.
  */
 export function utf8Stream(source: Readable, encoding: TextEncoding | null | undefined): Readable {
   if (!encoding || encoding === 'utf-8') return source;
+  const decoder = chunkDecoder(encoding);
   const out = new Transform({
     transform(chunk: Buffer, _enc, done) {
-      done(null, Buffer.from(decodeWindows1252(chunk), 'utf8'));
+      done(null, Buffer.from(decoder.write(chunk), 'utf8'));
+    },
+    flush(done) {
+      const rest = decoder.end();
+      done(null, rest ? Buffer.from(rest, 'utf8') : undefined);
     },
   });
   source.on('error', (err) => out.destroy(err));

@@ -4,7 +4,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { BadRequestError, PayloadTooLargeError } from '../../common/errors';
 import { MAX_FILE_BYTES, type SheetLimits } from './formats';
 import { LineCounter } from './lineEndings';
-import { holdsUtf8Sequence, type TextEncoding } from './encoding';
+import { chunkDecoder, holdsUtf8Sequence, type ChunkDecoder, type TextEncoding } from './encoding';
 import {
   incompleteUtf8Tail,
   MIXED_ENCODINGS,
@@ -38,6 +38,8 @@ export class UploadInspector extends Transform {
   private textEncoding: TextEncoding = 'utf-8';
   /** a UTF-8 sequence of two or more bytes (or the byte order mark) was seen: the file cannot be Windows-1252 */
   private utf8Seen = false;
+  /** UTF-16: the text decoded as it comes, its line breaks counted in the text (its bytes hold NULs) */
+  private utf16?: ChunkDecoder;
   private readonly hash = createHash('sha256');
   private digest: string | undefined;
   /** XLSX: its local entries as a streaming reader walks them, fed every byte (at most `maxZipEntries` kept) */
@@ -104,6 +106,9 @@ export class UploadInspector extends Transform {
       this.zipWalk?.end();
       // a file ending inside a UTF-8 sequence: its last bytes are no UTF-8
       if (this.sniffed!.format !== 'xlsx' && this.utf8Carry.length > 0) this.notUtf8(this.utf8Carry);
+      if (this.utf16 && this.bytes % 2 === 1) {
+        throw new BadRequestError(`${NOT_A_SPREADSHEET}: the UTF-16 text ends in the middle of a character`);
+      }
       // the streaming check counts line breaks; a last line without one is only known here
       if ((this.dataRows ?? 0) > this.limits.maxRows) throw this.tooManyRows();
       this.digest = this.hash.digest('hex');
@@ -116,6 +121,9 @@ export class UploadInspector extends Transform {
   private decide(sample: Buffer, complete: boolean): void {
     this.sniffed = sniff(sample, complete, this.name, this.limits);
     if (this.sniffed.encoding) this.textEncoding = this.sniffed.encoding;
+    if (this.textEncoding === 'utf-16le' || this.textEncoding === 'utf-16be') {
+      this.utf16 = chunkDecoder(this.textEncoding);
+    }
     if (this.sniffed.format === 'xlsx') this.zipWalk = new LocalEntryWalk(this.maxZipEntries);
   }
 
@@ -127,6 +135,13 @@ export class UploadInspector extends Transform {
 
   private checkText(chunk: Buffer): void {
     if (chunk.length === 0) return;
+    if (this.utf16) {
+      const text = this.utf16.write(chunk);
+      if (text.includes('\u0000')) throw new BadRequestError(`${NOT_A_SPREADSHEET}: it holds NUL characters`);
+      this.lines.feed(Buffer.from(text, 'utf8'));
+      if (this.lines.breaks - 1 > this.limits.maxRows) throw this.tooManyRows();
+      return;
+    }
     if (chunk.indexOf(0) !== -1) throw new BadRequestError(`${NOT_A_SPREADSHEET}: it holds NUL bytes`);
     if (this.textEncoding === 'utf-8') {
       const whole = this.utf8Carry.length > 0 ? Buffer.concat([this.utf8Carry, chunk]) : chunk;

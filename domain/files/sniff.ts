@@ -1,6 +1,12 @@
 import { isUtf8 } from 'node:buffer';
 import { BadRequestError } from '../../common/errors';
-import { decodeWindows1252, holdsUtf8Sequence, type TextEncoding } from './encoding';
+import {
+  chunkDecoder,
+  decodeWindows1252,
+  holdsUtf8Sequence,
+  utf16ByBom,
+  type TextEncoding,
+} from './encoding';
 import type { Delimiter, FileFormat, SheetLimits } from './formats';
 import { hasLineBreak, isLineBreak, LINE_ENDINGS, type LineEndings } from './lineEndings';
 
@@ -22,14 +28,11 @@ export interface Sniffed {
 }
 
 const ZIP_LOCAL_HEADER = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
-/** UTF-16 byte order marks (a spreadsheet program's "Unicode text" export) */
-const UTF16LE_BOM = Buffer.from([0xff, 0xfe]);
-const UTF16BE_BOM = Buffer.from([0xfe, 0xff]);
 const OLE2 = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 export const NOT_A_SPREADSHEET =
-  'the file is not a spreadsheet: accepted are XLSX, CSV and TSV (UTF-8 or Windows-1252)';
+  'the file is not a spreadsheet: accepted are XLSX, CSV and TSV (UTF-8, Windows-1252 or UTF-16)';
 export const MIXED_ENCODINGS = `${NOT_A_SPREADSHEET}: the text mixes UTF-8 with bytes UTF-8 does not allow (save it as UTF-8)`;
 
 /** Length of a trailing, incomplete UTF-8 sequence (0 when the buffer ends on a character boundary). */
@@ -142,22 +145,31 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
   }
   let text = sample.subarray(0, 3).equals(UTF8_BOM) ? sample.subarray(3) : sample;
   if (!complete) text = text.subarray(0, text.length - incompleteUtf8Tail(text));
-  if (sample.subarray(0, 2).equals(UTF16LE_BOM) || sample.subarray(0, 2).equals(UTF16BE_BOM)) {
-    throw new BadRequestError(`${NOT_A_SPREADSHEET}: the text is UTF-16 (save it as UTF-8)`);
-  }
   let encoding: TextEncoding = 'utf-8';
-  if (!isUtf8(text)) {
+  let decoded: string;
+  const utf16 = utf16ByBom(sample);
+  if (utf16) {
+    // a spreadsheet program's "Unicode text": UTF-16 after its byte order mark (a cut character left out)
+    encoding = utf16;
+    decoded = chunkDecoder(utf16).write(sample);
+    if (decoded.includes('\u0000') || hasBinaryControl(Buffer.from(decoded, 'utf8'))) {
+      throw new BadRequestError(NOT_A_SPREADSHEET);
+    }
+  } else if (!isUtf8(text)) {
     // text that is not UTF-8 is Windows-1252, unless it also holds UTF-8 sequences or starts with UTF-8's byte
-    // order mark (a mix: refused); binary data is refused as such below (the cut-off tail of a sample is only a
-    // UTF-8 question: read it whole)
+    // order mark (a mix: refused); binary data is refused as such (the cut-off tail of a sample is only a UTF-8
+    // question: read it whole)
     const bom = sample.subarray(0, 3).equals(UTF8_BOM);
     text = sample;
     if (!hasBinaryControl(text) && (bom || holdsUtf8Sequence(text)))
       throw new BadRequestError(MIXED_ENCODINGS);
     encoding = 'windows-1252';
+    if (hasBinaryControl(text)) throw new BadRequestError(NOT_A_SPREADSHEET);
+    decoded = decodeWindows1252(text);
+  } else {
+    if (hasBinaryControl(text)) throw new BadRequestError(NOT_A_SPREADSHEET);
+    decoded = text.toString('utf8');
   }
-  if (hasBinaryControl(text)) throw new BadRequestError(NOT_A_SPREADSHEET);
-  const decoded = encoding === 'utf-8' ? text.toString('utf8') : decodeWindows1252(text);
   if (!complete && !hasLineBreak(decoded)) {
     throw new BadRequestError(`${NOT_A_SPREADSHEET}: no line break in the first ${SNIFF_BYTES} bytes`);
   }

@@ -83,21 +83,36 @@ function recordingStorage(options: { failPart?: number; failPut?: boolean } = {}
 describe('files: content checks and size limit', function () {
   this.timeout(90_000);
 
-  it('accepts CSV (comma, semicolon), TSV and XLSX by content, whatever the name says', async () => {
+  it('accepts CSV (comma, semicolon), TSV and XLSX by content, whatever the name says; text in UTF-8, Windows-1252 or UTF-16', async () => {
     const a = await createTeam({ plan: 'premium' });
     const b = await createTeam({ plan: 'premium' });
     const ids: string[] = [];
-    const cases: Array<[string, Buffer | string, string]> = [
-      ['comma.txt', 'a,b,c\n1,2,3\n', 'csv'],
-      ['semi.csv', '\ufeffa;b\n"x;y";2\n', 'csv'],
-      ['tabs.dat', 'a\tb\n1\t2\n', 'tsv'],
-      ['quoted.csv', 'name,note\n"Smith, J","line\nbreak"\n', 'csv'],
-      ['workbook.bin', await xlsx(2), 'xlsx'],
+    const utf16le = (text: string) =>
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+    const cases: Array<[string, Buffer | string, string, string | null]> = [
+      ['comma.txt', 'a,b,c\n1,2,3\n', 'csv', 'utf-8'],
+      ['semi.csv', '\ufeffa;b\n"x;y";2\n', 'csv', 'utf-8'],
+      ['tabs.dat', 'a\tb\n1\t2\n', 'tsv', 'utf-8'],
+      ['quoted.csv', 'name,note\n"Smith, J","line\nbreak"\n', 'csv', 'utf-8'],
+      ['workbook.bin', await xlsx(2), 'xlsx', null],
+      ['latin.csv', Buffer.from('a;b\ncaf\xe9;1\n', 'latin1'), 'csv', 'windows-1252'],
+      // a spreadsheet program's "Unicode text" export: UTF-16 with its byte order mark, tab-separated
+      ['unicode.txt', utf16le('Stadt\tBetrag\r\nMünchen\t1,5\r\n'), 'tsv', 'utf-16le'],
+      [
+        'unicode-be.txt',
+        Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from('a\tb\n€\t2\n', 'utf16le').swap16()]),
+        'tsv',
+        'utf-16be',
+      ],
     ];
-    for (const [name, data, format] of cases) {
+    for (const [name, data, format, encoding] of cases) {
       const res = await uploadFile(data, { token: a.adminToken, name });
       expect(res.status, `${name}: ${res.text}`).to.equal(201);
       expect(res.body.version.format, name).to.equal(format);
+      expect(res.body.version.encoding, name).to.equal(encoding);
+      if (encoding && encoding !== 'utf-8') {
+        expect(res.body.version, name).to.include({ columnCount: 2, rowCount: 1 });
+      }
       ids.push(res.body.id);
     }
     await expectHiddenFrom(b.adminToken, ids);
@@ -116,9 +131,14 @@ describe('files: content checks and size limit', function () {
         /not a spreadsheet.*mixes UTF-8 with bytes UTF-8 does not allow \(save it as UTF-8\)/,
       ],
       [
-        'unicode.csv',
-        Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('a,b\n1,2\n', 'utf16le')]),
-        /not a spreadsheet.*the text is UTF-16 \(save it as UTF-8\)/,
+        'odd-unicode.csv',
+        Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('a,b\n1,2\n', 'utf16le'), Buffer.from([0x33])]),
+        /not a spreadsheet.*the UTF-16 text ends in the middle of a character/,
+      ],
+      [
+        'nul-unicode.csv',
+        Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('a,b\n1,\u0000\n', 'utf16le')]),
+        /not a spreadsheet/,
       ],
       ['nul.csv', Buffer.concat([Buffer.from('a,b\n1,2\n'), Buffer.alloc(70_000, 0)]), /not a spreadsheet/],
       [

@@ -174,6 +174,40 @@ describe('comparisons: automatic and requested, end to end', function () {
     ]);
   });
 
+  it('a UTF-16 "Unicode text" TSV is previewed, profiled and compared with a UTF-8 next version by its text', async () => {
+    const team = await createTeam({ plan: 'premium' });
+    const text = 'Stadt\tBetrag\r\nMünchen\t1,5\r\nKöln\t€ 2\r\n';
+    const v1 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+    const up = await uploadFile(v1, { token: team.adminToken, name: 'städte.txt' });
+    expect(up.status, up.text).to.equal(201);
+    expect(up.body.version).to.include({ format: 'tsv', encoding: 'utf-16le', rowCount: 2, columnCount: 2 });
+    const id = up.body.id as string;
+    const preview = await call('GET', `/files/${id}/versions/1/preview`, { token: team.adminToken });
+    expect(preview.body.columns).to.deep.equal(['Stadt', 'Betrag']);
+    expect(preview.body.rows).to.deep.equal([
+      ['München', '1,5'],
+      ['Köln', '€ 2'],
+    ]);
+    const report = await whenReady(team.adminToken, `/files/${id}/versions/1/report`, 'v1 report');
+    expect(report.status).to.equal('ready');
+    const [city, amount] = report.profile.sheets[0].columnProfiles;
+    expect(city).to.include({ name: 'Stadt', min: 'Köln', max: 'München', inferredType: 'text' });
+    expect(amount.topValues.map((t: any) => t.value).sort()).to.deep.equal(['1,5', '€ 2']);
+    // the next version in UTF-8: the same text is the same value
+    const v2 = await uploadTo(`/files/${id}/versions`, 'Stadt\tBetrag\nKöln\t€ 3\nMünchen\t1,5\n', {
+      token: team.adminToken,
+      name: 'städte.txt',
+    });
+    expect(v2.status, v2.text).to.equal(201);
+    expect(v2.body.encoding).to.equal('utf-8');
+    const done = await whenReady(team.adminToken, `/files/${id}/versions/2/comparison`, 'v2 compared');
+    expect(done.result).to.deep.include({ added: 0, removed: 0, changed: 1, unchanged: 1 });
+    const changes = await call('GET', `/comparisons/${done.id}/changes`, { token: team.adminToken });
+    expect(changes.body.data.map((c: any) => [c.key, c.columns])).to.deep.equal([
+      [{ Stadt: 'Köln' }, [{ column: 'Betrag', old: '€ 2', new: '€ 3' }]],
+    ]);
+  });
+
   it('compares each new version with the previous one; events once per version, none when nothing differs', async () => {
     const team = await createTeam({ plan: 'premium' });
     const up = await uploadFile(V1, { token: team.adminToken, visibility: 'company' });

@@ -50,7 +50,7 @@ const uploadForm = (withVisibility: boolean) => ({
       type: 'string',
       format: 'binary',
       description:
-        'the spreadsheet: XLSX, CSV or TSV (UTF-8 or Windows-1252), at most 25 MB; judged by its content',
+        'the spreadsheet: XLSX, CSV or TSV (UTF-8, Windows-1252 or UTF-16), at most 25 MB; judged by its content',
     },
     ...(withVisibility
       ? {

@@ -31,10 +31,11 @@ export const versionSchema = {
     format: { enum: FILE_FORMATS },
     contentType: { type: 'string' },
     encoding: {
-      enum: ['utf-8', 'windows-1252', null],
+      enum: ['utf-8', 'windows-1252', 'utf-16le', 'utf-16be', null],
       description:
-        'CSV/TSV: the text encoding the upload found — UTF-8, or Windows-1252 when the text is not UTF-8 (a ' +
-        'mix is refused); readers convert it, the stored object keeps the uploaded bytes. null for XLSX',
+        'CSV/TSV: the text encoding the upload found — UTF-16 after its byte order mark, else UTF-8, or ' +
+        'Windows-1252 when the text is not UTF-8 (a mix is refused); readers convert it, the stored object ' +
+        'keeps the uploaded bytes. null for XLSX',
     },
     sizeBytes: { type: 'integer' },
     rowCount: {

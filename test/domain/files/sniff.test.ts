@@ -195,6 +195,23 @@ describe('UploadInspector (pure)', () => {
     expect((await inspect([big, Buffer.from([0x31, 0x2c, 0xe9])])).inspector.encoding).to.equal(
       'windows-1252',
     );
+    // UTF-16 after its byte order mark, little- or big-endian, a character cut between chunks at any byte (past
+    // the sniffed start: the inspector decodes chunk by chunk there)
+    const text = `a\tb\r\n${'x\ty\r\n'.repeat(6000)}München\t€\r\n𝔘\t2\r\n`;
+    const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+    const be = Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()]);
+    const surrogate = le.length - 12; // 𝔘 is two code units, its first byte 12 bytes before the end
+    for (const [bytes, encoding] of [
+      [le, 'utf-16le'],
+      [be, 'utf-16be'],
+    ] as const) {
+      for (const cut of [70_001, 70_002, surrogate + 1, surrogate + 2, surrogate + 3]) {
+        const { inspector } = await inspect([bytes.subarray(0, cut), bytes.subarray(cut)]);
+        expect(inspector.encoding).to.equal(encoding);
+        expect(inspector.sniffed).to.deep.include({ format: 'tsv', columns: 2 });
+        expect(inspector.dataRows, `${encoding} cut at ${cut}`).to.equal(6002);
+      }
+    }
     // UTF-8 stays UTF-8
     expect((await inspect([Buffer.from('a,b\nZürich,1\n')])).inspector.encoding).to.equal('utf-8');
     expect((await inspect([Buffer.from('a,b\n1,2\n')])).inspector.encoding).to.equal('utf-8');

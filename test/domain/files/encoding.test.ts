@@ -1,0 +1,55 @@
+import { expect } from 'chai';
+import { Readable } from 'node:stream';
+import { holdsUtf8Sequence, utf8Stream, type TextEncoding } from '../../../domain/files/encoding';
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+describe('text encodings (pure)', () => {
+  const text = 'Stadt;Betrag\r\nMünchen;€ 1,5\r\n„Köln“;𝔘 ß\r\n';
+  const encoded: Array<[TextEncoding, Buffer]> = [
+    ['utf-8', Buffer.from(text)],
+    // Windows-1252 has no 𝔘: left out of its bytes
+    [
+      'windows-1252',
+      Buffer.from('Stadt;Betrag\r\nM\xfcnchen;\x80 1,5\r\n\x84K\xf6ln\x93;\xdf\r\n', 'latin1'),
+    ],
+    ['utf-16le', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')])],
+    ['utf-16be', Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()])],
+  ];
+
+  it('utf8Stream gives the text as UTF-8 whatever the chunks, without a UTF-16 byte order mark', async () => {
+    for (const [encoding, bytes] of encoded) {
+      const expected = encoding === 'windows-1252' ? text.replace('𝔘 ', '') : text;
+      for (const size of [1, 2, 3, 5, bytes.length]) {
+        const chunks: Buffer[] = [];
+        for (let at = 0; at < bytes.length; at += size) chunks.push(bytes.subarray(at, at + size));
+        const out = await readAll(utf8Stream(Readable.from(chunks), encoding));
+        expect(out.toString('utf8'), `${encoding} in chunks of ${size}`).to.equal(expected);
+      }
+    }
+  });
+
+  it("utf8Stream's result destroyed destroys its source; the source's error fails it", async () => {
+    const source = new Readable({ read() {} });
+    const out = utf8Stream(source, 'windows-1252');
+    out.destroy();
+    await new Promise((r) => setImmediate(r));
+    expect(source.destroyed).to.equal(true);
+    const failing = new Readable({ read() {} });
+    const failed = utf8Stream(failing, 'utf-16le');
+    const error = new Promise((resolve) => failed.on('error', resolve));
+    failing.destroy(new Error('MinIO went away'));
+    expect(((await error) as Error).message).to.equal('MinIO went away');
+  });
+
+  it('holdsUtf8Sequence tells a mix of encodings from Windows-1252 text', () => {
+    expect(holdsUtf8Sequence(Buffer.from('M\xfcnchen \x80', 'latin1'))).to.equal(false);
+    expect(
+      holdsUtf8Sequence(Buffer.concat([Buffer.from('Zürich '), Buffer.from('M\xfcnchen', 'latin1')])),
+    ).to.equal(true);
+  });
+});
