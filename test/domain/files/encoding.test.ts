@@ -1,6 +1,12 @@
 import { expect } from 'chai';
 import { Readable } from 'node:stream';
-import { holdsUtf8Sequence, utf8Stream, type TextEncoding } from '../../../domain/files/encoding';
+import iconv from 'iconv-lite';
+import {
+  decodeWindows1252,
+  holdsUtf8Sequence,
+  utf8Stream,
+  type TextEncoding,
+} from '../../../domain/files/encoding';
 
 async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -44,6 +50,12 @@ describe('text encodings (pure)', () => {
     const error = new Promise((resolve) => failed.on('error', resolve));
     failing.destroy(new Error('MinIO went away'));
     expect(((await error) as Error).message).to.equal('MinIO went away');
+  });
+
+  it("decodeWindows1252 reads every byte as iconv-lite's Windows-1252 table does", () => {
+    const every = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    expect(decodeWindows1252(every)).to.equal(iconv.decode(every, 'win1252'));
+    expect(decodeWindows1252(Buffer.from([0x80, 0x84, 0x93, 0x94, 0x96, 0xe4, 0xdf]))).to.equal('€„“”–äß');
   });
 
   it('holdsUtf8Sequence tells a mix of encodings from Windows-1252 text', () => {
