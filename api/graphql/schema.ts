@@ -223,6 +223,12 @@ export const VersionType: GraphQLObjectType = new GraphQLObjectType<FileVersion,
     originalName: reqStr,
     format: reqStr,
     contentType: reqStr,
+    encoding: {
+      type: GraphQLString,
+      description:
+        'CSV/TSV: utf-8, windows-1252, utf-16le or utf-16be (as the REST version shows it); null for XLSX',
+      resolve: (v) => presentVersion(v).encoding,
+    },
     sizeBytes: { type: nn(GraphQLFloat), resolve: (v) => presentVersion(v).sizeBytes },
     rowCount: int,
     columnCount: int,
