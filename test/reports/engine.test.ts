@@ -507,7 +507,7 @@ describe('reports: the analysis engine', () => {
     expect((failure as AnalysisFailure).reason).to.equal('unparsable_file');
   });
 
-  it('a semicolon-delimited CSV reads decimal commas as numbers and day-first dates as dates; a comma- or tab-delimited file reads them as written', async () => {
+  it('a semicolon-delimited CSV reads decimal commas as numbers and day-first dates as dates; a comma-delimited one thousands grouped by commas; a tab-delimited one as written', async () => {
     // the fast path (read as it is) and the normalising pass (a BOM, a quoted line break) read the same
     const body =
       'id;amount;price;label;note\n' +
@@ -575,6 +575,24 @@ describe('reports: the analysis engine', () => {
       '15.03.24',
       '15.03/2024',
       '31.02.2024',
+    ]);
+    // a comma-delimited file reads a quoted number whose thousands are grouped by commas as that number; a
+    // quoted "1,5" or "1,23" is text there (no group of three), as in a tab-delimited file
+    const grouped = (
+      await analyse('id,amount,label\n1,"1,234.5","a,b"\n2," -12,345 ",x\n3,7,"1,23"\n4,"1,000",1,5\n', 'csv')
+    ).profile.sheets[0];
+    expect(grouped.columnProfiles[1].inferredType).to.equal('decimal');
+    expectNumeric(grouped.columnProfiles[1], [1234.5, -12345, 7, 1000]);
+    expect(grouped.columnProfiles[1].topValues.map((t) => t.value)).to.include.members([
+      '1234.5',
+      ' -12345 ',
+    ]);
+    expect(grouped.columnProfiles[2]).to.include({ inferredType: 'text' });
+    expect(grouped.columnProfiles[2].topValues.map((t) => t.value).sort()).to.deep.equal([
+      '1',
+      '1,23',
+      'a,b',
+      'x',
     ]);
     // a comma-delimited file keeps a quoted "1,5" as its text (a comma may group thousands there), a tab too
     const comma = (await analyse('id,amount\n1,"1,5"\n2,"2,5"\n', 'csv')).profile.sheets[0];

@@ -30,7 +30,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { batches } from '../../../common/lanes';
 import { classSql, inferType, isNullSql, LAZY_FIRST_ROW, tooManyRows } from '../../reports/engine';
-import { europeanCellSql, knownTypedSql, literal, readsEuropeanNotation } from '../../reports/engine/sql';
+import { knownTypedSql, literal, notationCellSql } from '../../reports/engine/sql';
 import {
   INFERRED_TYPES,
   type InferredType,
@@ -573,10 +573,10 @@ async function compareSheet(
         ).map((r) => num(r.n));
         const staged = linesTable(into);
         if (await stageLines(c, lines.path, numbers, staged, opts.signal)) {
-          // cells as the load reads them: an empty one NULL; with a semicolon, European notation rewritten
+          // cells as the load reads them: an empty one NULL, numbers and dates in the file's notation rewritten
           const cells = shared.map((s) => {
             const cell = `nullif(s[${(side === 'base' ? s.base : s.target).position}], '')`;
-            return readsEuropeanNotation(lines.delimiter) ? europeanCellSql(cell) : cell;
+            return lines.notation ? notationCellSql(cell, lines.notation) : cell;
           });
           await c.run(`CREATE TABLE ${into} AS
             SELECT rn, ${listSql(cells)} AS v

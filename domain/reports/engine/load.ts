@@ -14,7 +14,7 @@ import { inspectionFailureReason, inspectXlsxFile, NotAWorkbookError } from '../
 import { CANNOT_READ, readSheetRows, type SheetCell } from '../../files/xlsxRead';
 import { clockText, DAY_MS, isoCellDate, serialClockText, serialDate } from '../../files/xlsxDates';
 import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
-import { classSql, europeanCellSql, literal, readsEuropeanNotation } from './sql';
+import { cellNotation, classSql, literal, notationCellSql, type CellNotation } from './sql';
 import {
   AnalysisFailure,
   type LoadedColumn,
@@ -145,11 +145,12 @@ class Progress {
 
 /**
  * DuckDB's reader of the copy, every column VARCHAR (an empty cell is NULL), short rows padded with NULLs;
- * with a semicolon, a subquery that reads cells in European notation (sql.ts `readsEuropeanNotation`).
+ * with a `notation` (sql.ts `cellNotation`), a subquery that reads its numbers and dates as the type rules do.
  */
 function readCsvSql(
   copy: string,
   delimiter: string,
+  notation: CellNotation | null,
   columns: LoadedColumn[],
   strict: boolean,
   parallel = true,
@@ -160,8 +161,8 @@ function readCsvSql(
   const read = `read_csv(${literal(copy)}, delim=${literal(delimiter)}, quote='"', escape='"', header=true,
     auto_detect=false, columns={${spec}}, null_padding=true, strict_mode=${strict}, max_line_size=${MAX_RECORD_BYTES},
     ignore_errors=false, parallel=${parallel}${buffer})`;
-  if (!readsEuropeanNotation(delimiter)) return read;
-  return `(SELECT ${columns.map((c) => `${europeanCellSql(c.ident)} AS ${c.ident}`).join(', ')} FROM ${read})`;
+  if (!notation) return read;
+  return `(SELECT ${columns.map((c) => `${notationCellSql(c.ident, notation)} AS ${c.ident}`).join(', ')} FROM ${read})`;
 }
 
 /** Creates `table` from the copy (row numbers from `firstRow`), with DuckDB's progress polled as rows. */
@@ -207,13 +208,14 @@ async function lazyView(
   table: string,
   download: string,
   delimiter: string,
+  notation: CellNotation | null,
   columns: LoadedColumn[],
   opts: LoadOptions,
   progress: Progress,
 ): Promise<Omit<LoadedSheet, 'name' | 'warnings'> | null> {
   // buffers of two records' length rather than DuckDB's default 16: the view is read several times, by
   // two threads, next to the other version's (measured: ~15 MB less per scan of a 25 MB file, no slower)
-  const read = readCsvSql(download, delimiter, columns, true, true, 2 * MAX_RECORD_BYTES);
+  const read = readCsvSql(download, delimiter, notation, columns, true, true, 2 * MAX_RECORD_BYTES);
   const classify = await opts.classify;
   const rawTable = `${table}_raw`;
   const views = async () => {
@@ -317,6 +319,8 @@ async function loadText(
     downloadPath = download;
     let facts;
     facts = downloaded.facts;
+    // how its numbers are written (the normalising pass keeps the download's quotes)
+    const notation = cellNotation(delimiter, downloaded.facts.quoteFree);
     progress.state.bytesRead = source.sizeBytes;
 
     // 2. the fast path: DuckDB's parallel reader on the download, in strict mode, so a row wider than the
@@ -328,7 +332,7 @@ async function loadText(
       if (width <= opts.maxColumns) {
         const columns = columnsOf(headerNames(header, width));
         if (opts.lazy) {
-          const sheet = await lazyView(conn, table, download, delimiter, columns, opts, progress);
+          const sheet = await lazyView(conn, table, download, delimiter, notation, columns, opts, progress);
           if (sheet) {
             keep = true;
             return [
@@ -337,7 +341,7 @@ async function loadText(
                 name: sheetName,
                 warnings: headerWarnings(header, width),
                 download: { path: download, facts: downloaded.facts },
-                ...(downloaded.facts.quoteFree ? { lines: { path: download, delimiter } } : {}),
+                ...(downloaded.facts.quoteFree ? { lines: { path: download, delimiter, notation } } : {}),
               },
             ];
           }
@@ -347,7 +351,7 @@ async function loadText(
           await createFromCsv(
             conn,
             table,
-            readCsvSql(download, delimiter, columns, true),
+            readCsvSql(download, delimiter, notation, columns, true),
             2,
             0,
             opts,
@@ -415,7 +419,7 @@ async function loadText(
           await createFromCsv(
             conn,
             table,
-            readCsvSql(copy, delimiter, columns, false, parallel),
+            readCsvSql(copy, delimiter, notation, columns, false, parallel),
             firstRow,
             facts.dataRows,
             opts,

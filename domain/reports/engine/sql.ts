@@ -13,6 +13,8 @@
  *   datetime `YYYY-MM-DD[T ]HH:MM[:SS[.fff]]` (hours 00–23), optionally with `Z` or an offset `±HH[:]MM` from
  *   −18:00 to +18:00 (read as UTC);
  *   text     anything else.
+ * - In a comma-delimited CSV a quoted number whose thousands are grouped by commas — `"1,234"`, `"-12,345.5"` —
+ *   is read without them (`1234`, `-12345.5`): groupedCellSql.
  * - In a semicolon-delimited CSV (European notation) a number written with a decimal comma — `1,5`, `-0,25`,
  *   `1.234,56` (points grouping thousands before the comma) — is read as that number with a decimal point
  *   (`1.5`, `1234.56`), and a day-first date — `15.03.2024`, `5/3/2024`, `15.03.2024 14:30` — as the ISO date
@@ -135,11 +137,32 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
 }
 
 /**
- * Whether cells of a CSV/TSV with this delimiter are read in European notation (the header comment): a
- * semicolon, as spreadsheet programs write CSV where the comma is the decimal mark.
+ * How the numbers (and dates) of a CSV/TSV's cells are written, by its delimiter (the header comment):
+ * - `european` with a semicolon, as spreadsheet programs write CSV where the comma is the decimal mark;
+ * - `grouped` with a comma when the file holds a quote (only a quoted cell can hold a comma): `"1,234.5"`, a
+ *   number whose thousands are grouped by commas;
+ * - null otherwise: the cells are read as written (a tab-separated file may come from either side).
  */
-export function readsEuropeanNotation(delimiter: string): boolean {
-  return delimiter === ';';
+export type CellNotation = 'european' | 'grouped';
+
+export function cellNotation(delimiter: string, quoteFree: boolean): CellNotation | null {
+  if (delimiter === ';') return 'european';
+  if (delimiter === ',' && !quoteFree) return 'grouped';
+  return null;
+}
+
+/** SQL: the cell as the type rules read it in `notation` (europeanCellSql, groupedCellSql). */
+export function notationCellSql(ident: string, notation: CellNotation): string {
+  return notation === 'european' ? europeanCellSql(ident) : groupedCellSql(ident);
+}
+
+/** a number whose thousands are grouped by commas (at least one group), spaces around it allowed */
+const GROUPED_RE = `' *[+-]?[0-9]{1,3}(,[0-9]{3})+(\\.[0-9]+)? *'`;
+
+/** SQL: the cell's text without the commas grouping its thousands (`1,234.5` is `1234.5`); any other as it is */
+export function groupedCellSql(ident: string): string {
+  return `CASE WHEN contains(${ident}, ',') AND regexp_full_match(${ident}, ${GROUPED_RE})
+    THEN replace(${ident}, ',', '') ELSE ${ident} END`;
 }
 
 /** a number with a decimal comma, spaces around it allowed, thousands grouped by points before the comma */

@@ -32,6 +32,7 @@ import type { TextEncoding } from '../../files/encoding';
 import type { FileFormat } from '../../files/formats';
 import type { XlsxLimits } from '../../files/xlsx';
 import type { DownloadFacts } from './csvText';
+import type { CellNotation } from './sql';
 
 /** The file to load (read once, as a stream) and what the upload recorded about it. */
 export interface LoadSource {
@@ -167,7 +168,7 @@ export interface LoadedSheet {
    * the line split at `delimiter` — a comparison reads its rows back by line number from `path`
    * (domain/comparisons/engine/lines.ts) rather than through DuckDB's reader
    */
-  lines?: { path: string; delimiter: string };
+  lines?: { path: string; delimiter: string; notation: CellNotation | null };
 }
 
 export interface LoadedVersion {
