@@ -232,12 +232,12 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
       'id;amount;label;day\n1;1,5;a,b;15.03.2024\n2;2,5;x;1.2.2024\n3;1.234,5;y;01.01.2000\n4;7;1,5 kg;31.12.1999\n';
     const targetText =
       'id;amount;label;day\n4;7,0;1,5 kg;31/12/1999\n3;1234,50;y;1.1.2000\n2;3,5;x;01.02.2024\n1;1,50;a,c;16.03.2024\n';
-    const loadText = async (text: string, lazy: boolean) => {
-      const file = path.join(workDir, `comma${++seq}.csv`);
+    const loadText = async (text: string, lazy: boolean, delimiter = ';') => {
+      const file = path.join(workDir, `notation${++seq}.csv`);
       await writeFile(file, text);
       return loadVersion(
         seq % 2 === 0 ? other : engine.conn,
-        fileSource(file, { format: 'csv', delimiter: ';', sizeBytes: text.length }),
+        fileSource(file, { format: 'csv', delimiter, sizeBytes: text.length }),
         {
           maxColumns: 100,
           xlsxLimits: null,
@@ -281,25 +281,8 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
 
     // a comma-delimited pair with quotes: thousands grouped by commas are read without them (DuckDB reads
     // the rows back: a file with quotes has no line read-back)
-    const file = async (text: string) => {
-      const f = path.join(workDir, `grouped${++seq}.csv`);
-      await writeFile(f, text);
-      return loadVersion(
-        engine.conn,
-        fileSource(f, { format: 'csv', delimiter: ',', sizeBytes: text.length }),
-        {
-          maxColumns: 100,
-          xlsxLimits: null,
-          maxRows: 1000,
-          workDir,
-          tablePrefix: `v${seq}_`,
-          lazy: true,
-          classify: true,
-        },
-      );
-    };
-    const gb = await file('id,amount,note\n1,"1,234.5","a,b"\n2,"2,000",x\n');
-    const gt = await file('id,amount,note\n2,"2,001",x\n1,1234.50,"a,b"\n');
+    const gb = await loadText('id,amount,note\n1,"1,234.5","a,b"\n2,"2,000",x\n', true, ',');
+    const gt = await loadText('id,amount,note\n2,"2,001",x\n1,1234.50,"a,b"\n', true, ',');
     expect(gb.sheets[0].lines).to.equal(undefined);
     const grouped = await compare(gb, gt);
     expect(grouped.summary.sheets[0]).to.include({ changed: 1, unchanged: 1 });
