@@ -7,6 +7,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import iconv from 'iconv-lite';
 import { AFTER_COMMIT_WAIT_MS, runAfterCommitHooks } from '../../db/transaction';
 import { unitOfWork } from '../../db/unitOfWork';
 import { ForbiddenError, NotFoundError } from '../../common/errors';
@@ -65,6 +66,23 @@ function demoSales(): string {
   return lines.join('\n') + '\n';
 }
 
+/**
+ * A German spreadsheet program's "CSV": semicolons, Windows-1252 (Straße, München, €), decimal commas and
+ * day-first dates — read as numbers and dates (README "Reports", notation; docs/files.md "Encoding").
+ */
+function demoUmsatz(): string {
+  const cities = ['München', 'Köln', 'Düsseldorf', 'Nürnberg'];
+  const lines = ['Beleg;Datum;Stadt;Straße;Betrag;Währung'];
+  for (let i = 1; i <= 80; i++) {
+    const day = new Date(Date.UTC(2026, 2, 1) + ((i * 11) % 200) * 86_400_000);
+    const date = `${String(day.getUTCDate()).padStart(2, '0')}.${String(day.getUTCMonth() + 1).padStart(2, '0')}.${day.getUTCFullYear()}`;
+    const amount = (((i * 9973) % 500000) / 100 + 10).toFixed(2).replace('.', ',');
+    const grouped = amount.replace(/^(\d+)(\d{3}),/, '$1.$2,'); // 1.234,56
+    lines.push(`R-${2000 + i};${date};${cities[i % 4]};Hauptstraße ${i};${grouped};€`);
+  }
+  return lines.join('\r\n') + '\r\n';
+}
+
 function demoInventory(): string {
   const lines = ['sku\twarehouse\tin_stock\treorder_level\tlast_counted'];
   for (let i = 1; i <= 60; i++) {
@@ -80,12 +98,20 @@ function demoInventory(): string {
 async function addFile(
   ctx: DemoSeedContext,
   services: DemoServices,
-  file: { name: string; format: 'csv' | 'tsv'; delimiter: string; content: string; columns: number },
+  file: {
+    name: string;
+    format: 'csv' | 'tsv';
+    delimiter: string;
+    content: string;
+    columns: number;
+    encoding?: 'utf-8' | 'windows-1252';
+  },
 ): Promise<void> {
   const fileId = uuidv7();
   const datasetId = uuidv7();
   const versionId = uuidv7();
-  const data = Buffer.from(file.content);
+  const encoding = file.encoding ?? 'utf-8';
+  const data = encoding === 'utf-8' ? Buffer.from(file.content) : iconv.encode(file.content, 'win1252');
   const objectKey = services.storage.key('files', ctx.companyId, fileId, versionId);
   // the object first: a seeding that rolls back leaves an unreferenced object for the orphan sweep
   await services.storage.client.putObject(services.storage.bucket, objectKey, data, data.length, {
@@ -111,6 +137,7 @@ async function addFile(
     format: file.format,
     contentType: CONTENT_TYPES[file.format],
     delimiter: file.delimiter,
+    encoding,
     sizeBytes: data.length,
     objectKey,
     rowCount: file.content.trimEnd().split('\n').length - 1,
@@ -217,6 +244,21 @@ export const DEMO_SEED_STEPS: DemoSeedStep[] = [
         delimiter: '\t',
         content: demoInventory(),
         columns: 5,
+      });
+    },
+  },
+  {
+    // a German spreadsheet export: Windows-1252, semicolons, decimal commas, day-first dates
+    name: 'european-export',
+    async run(ctx) {
+      if (!ctx.services) return;
+      await addFile(ctx, ctx.services, {
+        name: 'umsatz-2026.csv',
+        format: 'csv',
+        delimiter: ';',
+        content: demoUmsatz(),
+        columns: 6,
+        encoding: 'windows-1252',
       });
     },
   },

@@ -14,9 +14,9 @@ describe('reports: the demo company', function () {
       const token = opened.body.accessToken as string;
       const files = await call('GET', '/files', { token });
       const names = files.body.data.map((f: { originalName: string }) => f.originalName).sort();
-      expect(names).to.include.members(['inventory.tsv', 'sales-2026.csv']);
+      expect(names).to.include.members(['inventory.tsv', 'sales-2026.csv', 'umsatz-2026.csv']);
       for (const file of files.body.data as Array<{ id: string; originalName: string }>) {
-        if (!['inventory.tsv', 'sales-2026.csv'].includes(file.originalName)) continue;
+        if (!['inventory.tsv', 'sales-2026.csv', 'umsatz-2026.csv'].includes(file.originalName)) continue;
         const report = await eventually(
           async () => {
             const res = await call('GET', `/files/${file.id}/report`, { token });
@@ -37,6 +37,25 @@ describe('reports: the demo company', function () {
             'boolean',
             'text',
           ]);
+        } else if (file.originalName === 'umsatz-2026.csv') {
+          // Windows-1252, semicolons, decimal commas, day-first dates
+          expect(sheet).to.include({ rows: 80, columns: 6 });
+          expect(sheet.columnProfiles.map((c: any) => [c.name, c.inferredType])).to.deep.equal([
+            ['Beleg', 'text'],
+            ['Datum', 'date'],
+            ['Stadt', 'text'],
+            ['Straße', 'text'],
+            ['Betrag', 'decimal'],
+            ['Währung', 'text'],
+          ]);
+          expect(sheet.columnProfiles[2].topValues.map((t: any) => t.value).sort()).to.deep.equal([
+            'Düsseldorf',
+            'Köln',
+            'München',
+            'Nürnberg',
+          ]);
+          expect(sheet.columnProfiles[4].max).to.be.greaterThan(1000);
+          expect(sheet.columnProfiles[5].topValues).to.deep.equal([{ value: '€', count: 80 }]);
         } else {
           expect(sheet).to.include({ rows: 60, columns: 5 });
         }
