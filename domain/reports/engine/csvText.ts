@@ -277,6 +277,41 @@ export interface DownloadFacts {
   headerLine: string;
   /** no quote character anywhere: with `plain`, every line after the first is one record (`LoadedSheet.lines`) */
   quoteFree: boolean;
+  /**
+   * a quote followed by what starts a number whose thousands are grouped by commas (spaces, a sign, one to three
+   * digits, a comma): only then may a quoted cell hold one (sql.ts `cellNotation`); false when quote-free
+   */
+  groupedNumbers: boolean;
+}
+
+const SPACE = 0x20;
+const COMMA = 0x2c;
+const PLUS = 0x2b;
+const MINUS = 0x2d;
+const isDigit = (b: number) => b >= 0x30 && b <= 0x39;
+
+/**
+ * Whether a quote in `bytes` is followed by spaces, an optional sign, one to three digits and a comma (true);
+ * else the offset of the first quote whose bytes end before that is decided (the next chunk decides it), or −1.
+ */
+export function quotedGroupedStart(bytes: Buffer): true | number {
+  let undecided = -1;
+  for (let q = bytes.indexOf(QUOTE); q !== -1; q = bytes.indexOf(QUOTE, q + 1)) {
+    let at = q + 1;
+    while (at < bytes.length && bytes[at] === SPACE) at++;
+    if (at < bytes.length && (bytes[at] === PLUS || bytes[at] === MINUS)) at++;
+    let digits = 0;
+    while (at < bytes.length && digits < 4 && isDigit(bytes[at])) {
+      at++;
+      digits++;
+    }
+    if (at >= bytes.length) {
+      if (undecided < 0) undecided = q;
+    } else if (digits >= 1 && digits <= 3 && bytes[at] === COMMA) {
+      return true;
+    }
+  }
+  return undecided;
 }
 
 /**
@@ -295,6 +330,8 @@ export async function downloadChecked(
   try {
     let plain = true;
     let quoteFree = true;
+    let groupedNumbers = false;
+    let undecided: Buffer | null = null; // from a quote at the end of the previous chunk that it did not decide
     let bytes = 0;
     let first = true;
     let tail = Buffer.alloc(0); // the last two bytes of the previous chunk
@@ -307,6 +344,12 @@ export async function downloadChecked(
       bytes += chunk.length;
       onBytes(bytes);
       if (quoteFree && chunk.indexOf(QUOTE) >= 0) quoteFree = false;
+      if (!quoteFree && !groupedNumbers) {
+        const bytes: Buffer = undecided ? Buffer.concat([undecided, chunk]) : chunk;
+        const found = quotedGroupedStart(bytes);
+        if (found === true) groupedNumbers = true;
+        else undecided = found >= 0 ? Buffer.from(bytes.subarray(found)) : null;
+      }
       if (plain) {
         if (first) {
           first = false;
@@ -335,7 +378,8 @@ export async function downloadChecked(
     await writer.end();
     if (headerBytes) plain = false; // no line ending at all (header only, or empty)
     if (tail.length > 0 && tail[tail.length - 1] === CR) plain = false; // a final bare CR
-    return { plain, headerLine, quoteFree };
+    // a quote still undecided at the end of the file: the file ends before its comma
+    return { plain, headerLine, quoteFree, groupedNumbers };
   } finally {
     await writer.settled();
     await out.close();

@@ -139,15 +139,16 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
 /**
  * How the numbers (and dates) of a CSV/TSV's cells are written, by its delimiter (the header comment):
  * - `european` with a semicolon, as spreadsheet programs write CSV where the comma is the decimal mark;
- * - `grouped` with a comma when the file holds a quote (only a quoted cell can hold a comma): `"1,234.5"`, a
- *   number whose thousands are grouped by commas;
- * - null otherwise: the cells are read as written (a tab-separated file may come from either side).
+ * - `grouped` with a comma when a quoted cell may start with a number whose thousands are grouped by commas
+ *   (`"1,234.5"`; only a quoted cell can hold a comma: csvText.ts `DownloadFacts.groupedNumbers` says whether
+ *   a quote is followed by one to three digits and a comma anywhere in the file);
+ * - null otherwise: the cells are read as written (a tab-separated file may come from either side), at no cost.
  */
 export type CellNotation = 'european' | 'grouped';
 
-export function cellNotation(delimiter: string, quoteFree: boolean): CellNotation | null {
+export function cellNotation(delimiter: string, groupedNumbers: boolean): CellNotation | null {
   if (delimiter === ';') return 'european';
-  if (delimiter === ',' && !quoteFree) return 'grouped';
+  if (delimiter === ',' && groupedNumbers) return 'grouped';
   return null;
 }
 
