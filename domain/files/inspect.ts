@@ -20,9 +20,9 @@ export const TOO_LARGE = `the file is larger than 25 MB (${MAX_FILE_BYTES} bytes
 /**
  * Passes an upload through unchanged while it checks it, so nothing is held but the first 64 KB:
  * counts bytes (over 25 MB → 413 at once), decides the format from the first bytes (not a spreadsheet
- * → 400 before anything is stored), and for text checks there is no NUL, decides the encoding (UTF-8
- * while every byte so far is, else Windows-1252: domain/files/encoding.ts) and counts lines against the row
- * limit; for XLSX walks the zip's local entries as the report builds' reader will
+ * → 400 before anything is stored), and for text checks there is no NUL, decides the encoding (UTF-16 after
+ * its byte order mark, else UTF-8 while every byte so far is, else Windows-1252: domain/files/encoding.ts) and
+ * counts lines against the row limit; for XLSX walks the zip's local entries as the report builds' reader will
  * (`zipWalk`, compared with the zip directory once stored). Fails the stream with the typed error, which
  * aborts the upload.
  */
