@@ -121,7 +121,7 @@ export async function previewStream(
   format: Exclude<FileFormat, 'xlsx'>,
   delimiter: string | null,
   options: PreviewOptions,
-  /** the version's (null or absent: UTF-8); Windows-1252 is converted as it is read */
+  /** the version's (null or absent: UTF-8); any other encoding is converted to UTF-8 as it is read */
   encoding?: TextEncoding | null,
 ): Promise<Preview> {
   return previewText(utf8Stream(source, encoding), delimiter ?? (format === 'tsv' ? '\t' : ','), options);
