@@ -23,19 +23,27 @@ export function attachmentDisposition(name: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }
 
-/** A presigned GET for exactly one object (one version), valid for `expiresIn` seconds. */
+/**
+ * A presigned GET for exactly one object (one version), valid for `expiresIn` seconds; served as `contentType`
+ * when given (a version's: the charset its text is in, decided once the whole upload was read), else with the
+ * object's own.
+ */
 export async function downloadLink(
   config: Config,
   objectKey: string,
   originalName: string,
   expiresIn: number,
   now: Date = new Date(),
+  contentType?: string,
 ): Promise<{ url: string; expiresAt: string }> {
   const url = await presigner(config).presignedGetObject(
     config.s3.bucket,
     objectKey,
     expiresIn,
-    { 'response-content-disposition': attachmentDisposition(originalName) },
+    {
+      'response-content-disposition': attachmentDisposition(originalName),
+      ...(contentType ? { 'response-content-type': contentType } : {}),
+    },
     now,
   );
   return { url, expiresAt: new Date(now.getTime() + expiresIn * 1000).toISOString() };

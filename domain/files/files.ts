@@ -139,7 +139,14 @@ export async function versionDownloadLink(
   expiresIn: number = deps.config.files.downloadLinkTtlSeconds,
 ): Promise<{ url: string; expiresAt: string; expiresIn: number }> {
   const version = await visibleVersion(actor, deps.knex, fileId, versionNumber);
-  const link = await downloadLink(deps.config, version.objectKey, version.originalName, expiresIn);
+  const link = await downloadLink(
+    deps.config,
+    version.objectKey,
+    version.originalName,
+    expiresIn,
+    new Date(),
+    version.contentType,
+  );
   return { ...link, expiresIn };
 }
 

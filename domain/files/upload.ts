@@ -19,7 +19,7 @@ import { planLimits, type PlanName } from '../plans/plans';
 import { checkQuotaEarly, countUpload } from '../plans/quota';
 import { visibleFile, type Db, type FileActor } from './access';
 import { auditFile, type FilesDeps } from './files';
-import { CONTENT_TYPES } from './formats';
+import { contentTypeOf } from './formats';
 import { UploadInspector } from './inspect';
 import { startReport } from './reportStarts';
 import { startAutomaticComparison } from '../comparisons/commands';
@@ -124,7 +124,9 @@ export function storeUpload(
   return streamToObject(storage.client, storage.bucket, slot.objectKey, inspector, {
     partBytes: config.files.uploadPartBytes,
     maxInFlight: config.files.uploadPartsInFlight,
-    contentType: () => CONTENT_TYPES[inspector.sniffed?.format ?? 'csv'],
+    // the charset as far as the inspector knows when the object is created (the download link gives the
+    // version's, decided on every byte)
+    contentType: () => contentTypeOf(inspector.sniffed?.format ?? 'csv', inspector.encoding),
   });
 }
 
@@ -190,7 +192,7 @@ async function writeRows(
         version,
         originalName: received.fileName,
         format: sniffed.format,
-        contentType: CONTENT_TYPES[sniffed.format],
+        contentType: contentTypeOf(sniffed.format, received.inspector.encoding),
         delimiter: sniffed.delimiter ?? null,
         lineEndings: sniffed.lineEndings ?? null,
         encoding: received.inspector.encoding,

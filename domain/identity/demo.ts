@@ -18,7 +18,7 @@ import { startSession, type TokenPair } from './sessions';
 import { generateKey } from './keyFormat';
 import type { Role, Scope } from './scopes';
 import type { Client } from '@temporalio/client';
-import { CONTENT_TYPES } from '../files/formats';
+import { contentTypeOf } from '../files/formats';
 import { uuidv7 } from '../../common/ids';
 import type { Storage } from '../../common/storage';
 import { REPORT_WORKFLOW, reportStart } from '../../workflows/definitions/reports';
@@ -115,7 +115,7 @@ async function addFile(
   const objectKey = services.storage.key('files', ctx.companyId, fileId, versionId);
   // the object first: a seeding that rolls back leaves an unreferenced object for the orphan sweep
   await services.storage.client.putObject(services.storage.bucket, objectKey, data, data.length, {
-    'Content-Type': CONTENT_TYPES[file.format],
+    'Content-Type': contentTypeOf(file.format, encoding),
   });
   await ctx.trx('files').insert({
     id: fileId,
@@ -135,7 +135,7 @@ async function addFile(
     version: 1,
     originalName: file.name,
     format: file.format,
-    contentType: CONTENT_TYPES[file.format],
+    contentType: contentTypeOf(file.format, encoding),
     delimiter: file.delimiter,
     encoding,
     sizeBytes: data.length,

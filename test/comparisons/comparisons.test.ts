@@ -148,6 +148,12 @@ describe('comparisons: automatic and requested, end to end', function () {
     const chunks: Buffer[] = [];
     for await (const c of stored) chunks.push(c as Buffer);
     expect(Buffer.concat(chunks).equals(v1)).to.equal(true);
+    // its download is served with its charset, so a browser or a spreadsheet program reads it right
+    expect(up.body.version.contentType).to.equal('text/csv; charset=windows-1252');
+    const link = await call('GET', `/files/${id}/versions/1/download-link`, { token: team.adminToken });
+    const got = await fetch(link.body.url);
+    expect(got.headers.get('content-type')).to.equal('text/csv; charset=windows-1252');
+    expect(Buffer.from(await got.arrayBuffer()).equals(v1)).to.equal(true);
 
     // a second version, ASCII for its first 64 KB and Windows-1252 after (the upload decides on every byte)
     const filler = Array.from({ length: 6000 }, (_, i) => `Ort ${i};${i},0;x`).join('\n');
@@ -155,7 +161,12 @@ describe('comparisons: automatic and requested, end to end', function () {
     expect(v2.subarray(0, 65536).every((b) => b < 0x80)).to.equal(true);
     const up2 = await uploadTo(`/files/${id}/versions`, v2, { token: team.adminToken, name: 'städte.csv' });
     expect(up2.status, up2.text).to.equal(201);
-    expect(up2.body.encoding).to.equal('windows-1252');
+    expect(up2.body).to.include({ encoding: 'windows-1252', contentType: 'text/csv; charset=windows-1252' });
+    // the object was created while the upload still looked like UTF-8: the link gives the version's charset
+    const link2 = await call('GET', `/files/${id}/versions/2/download-link`, { token: team.adminToken });
+    expect((await fetch(link2.body.url)).headers.get('content-type')).to.equal(
+      'text/csv; charset=windows-1252',
+    );
     const done = await whenReady(team.adminToken, `/files/${id}/versions/2/comparison`, 'v2 compared');
     expect(done.status).to.equal('ready');
     expect(done.result).to.deep.include({ added: 6000, removed: 1, changed: 1, unchanged: 1 });
@@ -180,7 +191,13 @@ describe('comparisons: automatic and requested, end to end', function () {
     const v1 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
     const up = await uploadFile(v1, { token: team.adminToken, name: 'städte.txt' });
     expect(up.status, up.text).to.equal(201);
-    expect(up.body.version).to.include({ format: 'tsv', encoding: 'utf-16le', rowCount: 2, columnCount: 2 });
+    expect(up.body.version).to.include({
+      format: 'tsv',
+      encoding: 'utf-16le',
+      contentType: 'text/tab-separated-values; charset=utf-16le',
+      rowCount: 2,
+      columnCount: 2,
+    });
     const id = up.body.id as string;
     const preview = await call('GET', `/files/${id}/versions/1/preview`, { token: team.adminToken });
     expect(preview.body.columns).to.deep.equal(['Stadt', 'Betrag']);
