@@ -29,7 +29,11 @@ export const versionSchema = {
     version: { type: 'integer', minimum: 1 },
     originalName: { type: 'string' },
     format: { enum: FILE_FORMATS },
-    contentType: { type: 'string' },
+    contentType: {
+      type: 'string',
+      description:
+        'XLSX, or text/csv / text/tab-separated-values with the charset of `encoding`; downloads are served with it',
+    },
     encoding: {
       enum: ['utf-8', 'windows-1252', 'utf-16le', 'utf-16be', null],
       description:
