@@ -507,7 +507,7 @@ describe('reports: the analysis engine', () => {
     expect((failure as AnalysisFailure).reason).to.equal('unparsable_file');
   });
 
-  it('a semicolon-delimited CSV reads decimal commas as numbers and day-first dates as dates; a comma-delimited one thousands grouped by commas; a tab-delimited one as written', async () => {
+  it('a semicolon-delimited CSV reads decimal commas as numbers and day-first dates as dates; a comma-delimited one thousands grouped by commas; a tab-delimited one as its cells show', async () => {
     // the fast path (read as it is) and the normalising pass (a BOM, a quoted line break) read the same
     const body =
       'id;amount;price;label;note\n' +
@@ -597,11 +597,20 @@ describe('reports: the analysis engine', () => {
     // a comma-delimited file keeps a quoted "1,5" as its text (a comma may group thousands there), a tab too
     const comma = (await analyse('id,amount\n1,"1,5"\n2,"2,5"\n', 'csv')).profile.sheets[0];
     expect(comma.columnProfiles[1]).to.include({ inferredType: 'text', min: '1,5' });
-    const tab = (
-      await analyse('id\tamount\tday\n1\t1,5\t15.03.2024\n2\t2,5\t16.03.2024\n', 'tsv', { delimiter: '\t' })
-    ).profile.sheets[0];
-    expect(tab.columnProfiles[1]).to.include({ inferredType: 'text', min: '1,5' });
-    expect(tab.columnProfiles[2]).to.include({ inferredType: 'text', min: '15.03.2024' });
+    // a tab-delimited file is judged on its cells: European when some cell can only be written so (1,5 or
+    // 15.03.2024) and none only the other way (1,234.5 or 03/15/2024), grouped the other way round, else as written
+    const tsv = async (text: string) =>
+      (await analyse(text, 'tsv', { delimiter: '\t' })).profile.sheets[0].columnProfiles;
+    const european = await tsv('id\tamount\tday\n1\t1,5\t15.03.2024\n2\t1.234,5\t5/3/2024\n3\t1,234\t\n');
+    expect(european[1]).to.include({ inferredType: 'decimal', min: 1.234, max: 1234.5 });
+    expect(european[2]).to.include({ inferredType: 'date', min: '2024-03-05', max: '2024-03-15' });
+    const us = await tsv('id\tamount\tday\n1\t1,234.5\t03/15/2024\n2\t1,234\t2024-03-16\n3\t7\t\n');
+    expect(us[1]).to.include({ inferredType: 'decimal', min: 7, max: 1234.5 });
+    expect(us[2]).to.include({ inferredType: 'text' }); // a month-first date is no date here: as written
+    const both = await tsv('id\tamount\n1\t1,5\n2\t1,234.5\n');
+    expect(both[1]).to.include({ inferredType: 'text', min: '1,234.5' });
+    const neither = await tsv('id\tamount\n1\t1,234\n2\t7\n');
+    expect(neither[1]).to.include({ inferredType: 'text', min: '1,234' });
   });
 
   it('a file that cannot be read or is over a limit fails with a reason code', async () => {

@@ -13,7 +13,7 @@ const columnProfileSchema = {
         'the narrowest class holding every non-null value (README "Reports"); in a semicolon-delimited CSV a ' +
         'number with a decimal comma (1,5 or 1.234,5) and a day-first date (15.03.2024, 5/3/2024 9:05) are read ' +
         'as that number and date, and shown as 1.5 and 2024-03-15; in a comma-delimited CSV a quoted number ' +
-        'with thousands grouped by commas ("1,234.5") as 1234.5',
+        'with thousands grouped by commas ("1,234.5") as 1234.5; a tab-delimited one either way as its first cells show',
     },
     count: { type: 'integer' },
     nulls: { type: 'integer' },

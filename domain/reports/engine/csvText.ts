@@ -282,7 +282,12 @@ export interface DownloadFacts {
    * digits, a comma): only then may a quoted cell hold one (sql.ts `cellNotation`); false when quote-free
    */
   groupedNumbers: boolean;
+  /** the file's first HEAD_BYTES as text (a tab-separated file's notation is judged on it: sql.ts `cellNotation`) */
+  head: string;
 }
+
+/** how much of a file's beginning `DownloadFacts.head` keeps */
+export const HEAD_BYTES = 64 * 1024;
 
 const SPACE = 0x20;
 const COMMA = 0x2c;
@@ -331,6 +336,8 @@ export async function downloadChecked(
     let plain = true;
     let quoteFree = true;
     let groupedNumbers = false;
+    const head: Buffer[] = [];
+    let headBytes = 0;
     let undecided: Buffer | null = null; // from a quote at the end of the previous chunk that it did not decide
     let bytes = 0;
     let first = true;
@@ -344,6 +351,11 @@ export async function downloadChecked(
       bytes += chunk.length;
       onBytes(bytes);
       if (quoteFree && chunk.indexOf(QUOTE) >= 0) quoteFree = false;
+      if (headBytes < HEAD_BYTES) {
+        const piece = Buffer.from(chunk.subarray(0, HEAD_BYTES - headBytes));
+        head.push(piece);
+        headBytes += piece.length;
+      }
       if (!quoteFree && !groupedNumbers) {
         const bytes: Buffer = undecided ? Buffer.concat([undecided, chunk]) : chunk;
         const found = quotedGroupedStart(bytes);
@@ -379,7 +391,7 @@ export async function downloadChecked(
     if (headerBytes) plain = false; // no line ending at all (header only, or empty)
     if (tail.length > 0 && tail[tail.length - 1] === CR) plain = false; // a final bare CR
     // a quote still undecided at the end of the file: the file ends before its comma
-    return { plain, headerLine, quoteFree, groupedNumbers };
+    return { plain, headerLine, quoteFree, groupedNumbers, head: Buffer.concat(head).toString('utf8') };
   } finally {
     await writer.settled();
     await out.close();

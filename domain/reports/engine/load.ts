@@ -320,7 +320,7 @@ async function loadText(
     let facts;
     facts = downloaded.facts;
     // how its numbers are written (the normalising pass keeps the download's quotes)
-    const notation = cellNotation(delimiter, downloaded.facts.groupedNumbers);
+    const notation = cellNotation(delimiter, downloaded.facts);
     progress.state.bytesRead = source.sizeBytes;
 
     // 2. the fast path: DuckDB's parallel reader on the download, in strict mode, so a row wider than the

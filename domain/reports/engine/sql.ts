@@ -14,14 +14,15 @@
  *   −18:00 to +18:00 (read as UTC);
  *   text     anything else.
  * - In a comma-delimited CSV a quoted number whose thousands are grouped by commas — `"1,234"`, `"-12,345.5"` —
- *   is read without them (`1234`, `-12345.5`): groupedCellSql.
+ *   is read without them (`1234`, `-12345.5`): groupedCellSql. A tab-delimited file is read one way or the
+ *   other as the cells of its first 64 KB show (`tabNotation`), else as written.
  * - In a semicolon-delimited CSV (European notation) a number written with a decimal comma — `1,5`, `-0,25`,
  *   `1.234,56` (points grouping thousands before the comma) — is read as that number with a decimal point
  *   (`1.5`, `1234.56`), and a day-first date — `15.03.2024`, `5/3/2024`, `15.03.2024 14:30` — as the ISO date
  *   or datetime (`2024-03-15`, `2024-03-05`, `2024-03-15 14:30:00`): europeanCellSql rewrites such a cell as it
  *   is loaded, so every step after the load sees the rewritten text. Nothing else changes: `1.234` alone stays
- *   1.234, `15.03.24` (a two-digit year) stays text, and a comma- or tab-delimited file is read as it is
- *   (there a comma may group thousands, and `03/04/2024` may be either day).
+ *   1.234, `15.03.24` (a two-digit year) stays text. A comma-delimited file is not read so (there a comma
+ *   groups thousands); a tab-delimited one only when its first cells show it (`tabNotation`).
  * - A column's inferred type is the narrowest class that holds every non-null value: integer, then
  *   decimal (integers and decimals), boolean, date, datetime (dates and datetimes), else text. A column
  *   with no non-null value is text.
@@ -137,19 +138,56 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
 }
 
 /**
- * How the numbers (and dates) of a CSV/TSV's cells are written, by its delimiter (the header comment):
+ * How the numbers (and dates) of a CSV/TSV's cells are written (the header comment):
  * - `european` with a semicolon, as spreadsheet programs write CSV where the comma is the decimal mark;
  * - `grouped` with a comma when a quoted cell may start with a number whose thousands are grouped by commas
  *   (`"1,234.5"`; only a quoted cell can hold a comma: csvText.ts `DownloadFacts.groupedNumbers` says whether
  *   a quote is followed by one to three digits and a comma anywhere in the file);
- * - null otherwise: the cells are read as written (a tab-separated file may come from either side), at no cost.
+ * - with a tab, by the cells of the file's first 64 KB (`tabNotation`): a tab-separated file may come from
+ *   either side;
+ * - null otherwise: the cells are read as written, at no cost.
  */
 export type CellNotation = 'european' | 'grouped';
 
-export function cellNotation(delimiter: string, groupedNumbers: boolean): CellNotation | null {
+export function cellNotation(
+  delimiter: string,
+  facts: { groupedNumbers: boolean; head: string },
+): CellNotation | null {
   if (delimiter === ';') return 'european';
-  if (delimiter === ',' && groupedNumbers) return 'grouped';
+  if (delimiter === ',') return facts.groupedNumbers ? 'grouped' : null;
+  if (delimiter === '\t') return tabNotation(facts.head);
   return null;
+}
+
+/** cells only European notation writes: a decimal comma not followed by exactly three digits, `1.234,5`, `15.03.2024` */
+const EUROPEAN_ONLY = [
+  /^ *[+-]?[0-9]+,([0-9]{1,2}|[0-9]{4,}) *$/,
+  /^ *[+-]?[0-9]{1,3}(\.[0-9]{3})+,[0-9]+ *$/,
+  /^ *[0-9]{1,2}\.[0-9]{1,2}\.[0-9]{4}( |$)/,
+];
+/** cells only the other side writes: `1,234.5` (commas grouping, a decimal point), `03/15/2024` (month first) */
+const GROUPED_ONLY = [
+  /^ *[+-]?[0-9]{1,3}(,[0-9]{3})+\.[0-9]+ *$/,
+  /^ *[0-9]{1,2}\/(1[3-9]|2[0-9]|3[01])\/[0-9]{4}( |$)/,
+];
+
+/**
+ * A tab-separated file's notation, judged on the cells of its first 64 KB: `european` when some cell can only be
+ * written so and none only the other way, `grouped` the other way round, else null (as written). `1,234` alone
+ * says nothing (1.234 or 1234). The whole file is then read one way, so a version is consistent with itself.
+ */
+export function tabNotation(head: string): CellNotation | null {
+  let european = false;
+  let grouped = false;
+  for (const line of head.split(/\r\n|\n|\r/)) {
+    for (const cell of line.split('\t')) {
+      if (cell.length === 0 || cell.length > 40) continue;
+      if (!european && EUROPEAN_ONLY.some((re) => re.test(cell))) european = true;
+      if (!grouped && GROUPED_ONLY.some((re) => re.test(cell))) grouped = true;
+    }
+    if (european && grouped) return null;
+  }
+  return european ? 'european' : grouped ? 'grouped' : null;
 }
 
 /** SQL: the cell as the type rules read it in `notation` (europeanCellSql, groupedCellSql). */
