@@ -18,7 +18,7 @@ export class FileVersion extends TenantModel {
   /** CSV/TSV: the line-ending rule it was counted with (domain/files/lineEndings.ts); null for XLSX */
   lineEndings!: string | null;
   /** CSV/TSV: its text encoding (domain/files/encoding.ts); null for XLSX and for versions stored before it */
-  encoding!: 'utf-8' | 'windows-1252' | 'utf-16le' | 'utf-16be' | null;
+  encoding!: 'utf-8' | 'windows-1252' | 'macintosh' | 'utf-16le' | 'utf-16be' | null;
   /** bigint comes back from pg as a string */
   sizeBytes!: number | string;
   objectKey!: string;

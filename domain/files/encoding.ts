@@ -11,8 +11,14 @@
 import { Transform, type Readable } from 'node:stream';
 import iconv from 'iconv-lite';
 
-export type TextEncoding = 'utf-8' | 'windows-1252' | 'utf-16le' | 'utf-16be';
-export const TEXT_ENCODINGS: readonly TextEncoding[] = ['utf-8', 'windows-1252', 'utf-16le', 'utf-16be'];
+export type TextEncoding = 'utf-8' | 'windows-1252' | 'macintosh' | 'utf-16le' | 'utf-16be';
+export const TEXT_ENCODINGS: readonly TextEncoding[] = [
+  'utf-8',
+  'windows-1252',
+  'macintosh',
+  'utf-16le',
+  'utf-16be',
+];
 
 const UTF16LE_BOM = Buffer.from([0xff, 0xfe]);
 const UTF16BE_BOM = Buffer.from([0xfe, 0xff]);
@@ -25,7 +31,8 @@ export function utf16ByBom(bytes: Buffer): 'utf-16le' | 'utf-16be' | null {
 }
 
 /** iconv-lite's names */
-const ICONV_NAMES: Record<'utf-16le' | 'utf-16be', string> = {
+const ICONV_NAMES: Record<'macintosh' | 'utf-16le' | 'utf-16be', string> = {
+  macintosh: 'macintosh',
   'utf-16le': 'utf16le',
   'utf-16be': 'utf16be',
 };
@@ -71,6 +78,28 @@ export function holdsUtf8Sequence(bytes: Buffer): boolean {
   return false;
 }
 
+const isAsciiLetter = (b: number) => (b >= 0x61 && b <= 0x7a) || (b >= 0x41 && b <= 0x5a);
+/** a lowercase letter (it has an uppercase form), ß, or an apostrophe: what follows a letter inside most words */
+const inWord = (ch: string) => ch !== ch.toUpperCase() || ch === 'ß' || ch === '’' || ch === 'ʼ';
+
+/**
+ * The 8-bit encoding of text that is not UTF-8: Windows-1252 (Excel's "CSV" on Windows), or Mac Roman (older
+ * Excel for Mac) when more of its bytes after an ASCII letter read as a lowercase letter that way —
+ * `Müller` is FC in Windows-1252 (ü; `¸` in Mac Roman) and 9F in Mac Roman (ü; `Ÿ` in Windows-1252). Ties, and
+ * text without such bytes, are Windows-1252.
+ */
+export function eightBitEncoding(bytes: Buffer): 'windows-1252' | 'macintosh' {
+  let windows = 0;
+  let mac = 0;
+  for (let i = 1; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (b < 0x80 || !isAsciiLetter(bytes[i - 1])) continue;
+    if (inWord(WINDOWS_1252_HIGH[b - 0x80])) windows++;
+    if (inWord(MAC_ROMAN_HIGH[b - 0x80])) mac++;
+  }
+  return mac > windows ? 'macintosh' : 'windows-1252';
+}
+
 /** Windows-1252's characters of the bytes 80–9F, where it differs from Latin-1 (`€`, `„`, `“`, …; iconv-lite's) */
 const C1_OF_WINDOWS_1252 = iconv.decode(
   Buffer.from(Array.from({ length: 0x20 }, (_, i) => 0x80 + i)),
@@ -85,6 +114,11 @@ const C1_OF_WINDOWS_1252 = iconv.decode(
 export function decodeWindows1252(bytes: Buffer): string {
   return bytes.toString('latin1').replace(/[\x80-\x9f]/g, (c) => C1_OF_WINDOWS_1252[c.charCodeAt(0) - 0x80]);
 }
+
+/** the characters of the bytes 80–FF in either encoding (iconv-lite's tables) */
+const HIGH_BYTES = Buffer.from(Array.from({ length: 0x80 }, (_, i) => 0x80 + i));
+const WINDOWS_1252_HIGH = iconv.decode(HIGH_BYTES, 'win1252');
+const MAC_ROMAN_HIGH = iconv.decode(HIGH_BYTES, 'macintosh');
 
 /**
  * The stream's bytes as UTF-8: UTF-8 as it is, any other encoding converted chunk by chunk (a UTF-16 byte order

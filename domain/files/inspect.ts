@@ -4,7 +4,13 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { BadRequestError, PayloadTooLargeError } from '../../common/errors';
 import { MAX_FILE_BYTES, type SheetLimits } from './formats';
 import { LineCounter } from './lineEndings';
-import { chunkDecoder, holdsUtf8Sequence, type ChunkDecoder, type TextEncoding } from './encoding';
+import {
+  chunkDecoder,
+  eightBitEncoding,
+  holdsUtf8Sequence,
+  type ChunkDecoder,
+  type TextEncoding,
+} from './encoding';
 import {
   incompleteUtf8Tail,
   MIXED_ENCODINGS,
@@ -21,7 +27,8 @@ export const TOO_LARGE = `the file is larger than 25 MB (${MAX_FILE_BYTES} bytes
  * Passes an upload through unchanged while it checks it, so nothing is held but the first 64 KB:
  * counts bytes (over 25 MB → 413 at once), decides the format from the first bytes (not a spreadsheet
  * → 400 before anything is stored), and for text checks there is no NUL, decides the encoding (UTF-16 after
- * its byte order mark, else UTF-8 while every byte so far is, else Windows-1252: domain/files/encoding.ts) and
+ * its byte order mark, else UTF-8 while every byte so far is, else Windows-1252 or Mac Roman:
+ * domain/files/encoding.ts) and
  * counts lines against the row limit; for XLSX walks the zip's local entries as the report builds' reader will
  * (`zipWalk`, compared with the zip directory once stored). Fails the stream with the typed error, which
  * aborts the upload.
@@ -159,12 +166,12 @@ export class UploadInspector extends Transform {
   }
 
   /**
-   * Bytes that are not UTF-8: the file is Windows-1252 from its first byte, unless UTF-8 sequences came before
-   * or come in these bytes (a mix: 400).
+   * Bytes that are not UTF-8: the file is Windows-1252 (or Mac Roman, as these bytes show) from its first byte,
+   * unless UTF-8 sequences came before or come in these bytes (a mix: 400).
    */
   private notUtf8(bytes: Buffer): void {
     if (this.utf8Seen || holdsUtf8Sequence(bytes)) throw new BadRequestError(MIXED_ENCODINGS);
-    this.textEncoding = 'windows-1252';
+    this.textEncoding = eightBitEncoding(bytes);
     this.utf8Carry = Buffer.alloc(0);
   }
 

@@ -3,6 +3,7 @@ import { BadRequestError } from '../../common/errors';
 import {
   chunkDecoder,
   decodeWindows1252,
+  eightBitEncoding,
   holdsUtf8Sequence,
   utf16ByBom,
   type TextEncoding,
@@ -163,9 +164,9 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
     text = sample;
     if (!hasBinaryControl(text) && (bom || holdsUtf8Sequence(text)))
       throw new BadRequestError(MIXED_ENCODINGS);
-    encoding = 'windows-1252';
     if (hasBinaryControl(text)) throw new BadRequestError(NOT_A_SPREADSHEET);
-    decoded = decodeWindows1252(text);
+    encoding = eightBitEncoding(text);
+    decoded = encoding === 'windows-1252' ? decodeWindows1252(text) : chunkDecoder(encoding).write(text);
   } else {
     if (hasBinaryControl(text)) throw new BadRequestError(NOT_A_SPREADSHEET);
     decoded = text.toString('utf8');

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import iconv from 'iconv-lite';
 import * as Minio from 'minio';
 import { createApp } from '../../api/app';
 import { MAX_FILE_BYTES } from '../../domain/files/formats';
@@ -96,6 +97,8 @@ describe('files: content checks and size limit', function () {
       ['quoted.csv', 'name,note\n"Smith, J","line\nbreak"\n', 'csv', 'utf-8'],
       ['workbook.bin', await xlsx(2), 'xlsx', null],
       ['latin.csv', Buffer.from('a;b\ncaf\xe9;1\n', 'latin1'), 'csv', 'windows-1252'],
+      // older Excel for Mac: Mac Roman (ü is 9F there)
+      ['mac.csv', iconv.encode('Stadt;Betrag\nMünchen;1,5\n', 'macintosh'), 'csv', 'macintosh'],
       // a spreadsheet program's "Unicode text" export: UTF-16 with its byte order mark, tab-separated
       ['unicode.txt', utf16le('Stadt\tBetrag\r\nMünchen\t1,5\r\n'), 'tsv', 'utf-16le'],
       [
@@ -112,6 +115,13 @@ describe('files: content checks and size limit', function () {
       expect(res.body.version.encoding, name).to.equal(encoding);
       if (encoding && encoding !== 'utf-8') {
         expect(res.body.version, name).to.include({ columnCount: 2, rowCount: 1 });
+        expect(res.body.version.contentType, name).to.match(new RegExp(`; charset=${encoding}$`));
+      }
+      if (encoding === 'macintosh' || encoding === 'utf-16le') {
+        const preview = await call('GET', `/files/${res.body.id}/versions/1/preview`, {
+          token: a.adminToken,
+        });
+        expect(preview.body.rows[0][0], name).to.equal('München');
       }
       ids.push(res.body.id);
     }

@@ -35,10 +35,11 @@ export const versionSchema = {
         'XLSX, or text/csv / text/tab-separated-values with the charset of `encoding`; downloads are served with it',
     },
     encoding: {
-      enum: ['utf-8', 'windows-1252', 'utf-16le', 'utf-16be', null],
+      enum: ['utf-8', 'windows-1252', 'macintosh', 'utf-16le', 'utf-16be', null],
       description:
         'CSV/TSV: the text encoding the upload found — UTF-16 after its byte order mark, else UTF-8, or ' +
-        'Windows-1252 when the text is not UTF-8 (a mix is refused); readers convert it, the stored object ' +
+        'Windows-1252 (Mac Roman when its letters say so) when the text is not UTF-8 (a mix is refused); ' +
+        'readers convert it, the stored object ' +
         'keeps the uploaded bytes. null for XLSX',
     },
     sizeBytes: { type: 'integer' },

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import iconv from 'iconv-lite';
 import {
   decodeWindows1252,
+  eightBitEncoding,
   holdsUtf8Sequence,
   utf8Stream,
   type TextEncoding,
@@ -23,13 +24,20 @@ describe('text encodings (pure)', () => {
       'windows-1252',
       Buffer.from('Stadt;Betrag\r\nM\xfcnchen;\x80 1,5\r\n\x84K\xf6ln\x93;\xdf\r\n', 'latin1'),
     ],
+    // Mac Roman has „“ but no 𝔘 either (nor €, in iconv-lite's table)
+    ['macintosh', iconv.encode(text.replace('𝔘 ', '').replace('€ ', ''), 'macintosh')],
     ['utf-16le', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')])],
     ['utf-16be', Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()])],
   ];
 
   it('utf8Stream gives the text as UTF-8 whatever the chunks, without a UTF-16 byte order mark', async () => {
     for (const [encoding, bytes] of encoded) {
-      const expected = encoding === 'windows-1252' ? text.replace('𝔘 ', '') : text;
+      const expected =
+        encoding === 'windows-1252'
+          ? text.replace('𝔘 ', '')
+          : encoding === 'macintosh'
+            ? text.replace('𝔘 ', '').replace('€ ', '')
+            : text;
       for (const size of [1, 2, 3, 5, bytes.length]) {
         const chunks: Buffer[] = [];
         for (let at = 0; at < bytes.length; at += size) chunks.push(bytes.subarray(at, at + size));
@@ -56,6 +64,21 @@ describe('text encodings (pure)', () => {
     const every = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
     expect(decodeWindows1252(every)).to.equal(iconv.decode(every, 'win1252'));
     expect(decodeWindows1252(Buffer.from([0x80, 0x84, 0x93, 0x94, 0x96, 0xe4, 0xdf]))).to.equal('€„“”–äß');
+  });
+
+  it('eightBitEncoding tells Mac Roman from Windows-1252 by the letters its bytes make inside words', () => {
+    const texts = [
+      'Name;Stadt\nMüller;München\nGrößer;Köln\n',
+      'nom;ville\nélève;Besançon\nl’été;Bâle\n',
+      'name,city\nPeña;Logroño\ndon’t;São Paulo\n',
+      'Straße;Maß\nÄrger;Übel\n',
+    ];
+    for (const text of texts) {
+      expect(eightBitEncoding(iconv.encode(text, 'win1252')), text).to.equal('windows-1252');
+      expect(eightBitEncoding(iconv.encode(text, 'macintosh')), text).to.equal('macintosh');
+    }
+    // nothing to tell them apart (no byte after a lowercase letter): Windows-1252
+    expect(eightBitEncoding(Buffer.from('a;b\n\x80 5;\xc4\n', 'latin1'))).to.equal('windows-1252');
   });
 
   it('holdsUtf8Sequence tells a mix of encodings from Windows-1252 text', () => {

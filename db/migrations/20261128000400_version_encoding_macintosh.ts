@@ -1,0 +1,19 @@
+import type { Knex } from 'knex';
+
+/** A CSV/TSV version's encoding may also be `macintosh` (Mac Roman: older Excel for Mac; domain/files/encoding.ts). */
+export async function up(knex: Knex): Promise<void> {
+  await knex.raw('alter table file_versions drop constraint file_versions_encoding_check');
+  await knex.raw(
+    `alter table file_versions add constraint file_versions_encoding_check
+       check (encoding in ('utf-8', 'windows-1252', 'macintosh', 'utf-16le', 'utf-16be'))`,
+  );
+}
+
+export async function down(knex: Knex): Promise<void> {
+  await knex.raw(`update file_versions set encoding = 'windows-1252' where encoding = 'macintosh'`);
+  await knex.raw('alter table file_versions drop constraint file_versions_encoding_check');
+  await knex.raw(
+    `alter table file_versions add constraint file_versions_encoding_check
+       check (encoding in ('utf-8', 'windows-1252', 'utf-16le', 'utf-16be'))`,
+  );
+}
