@@ -4,6 +4,16 @@ import { TenantModel } from './base';
 export type FileFormat = 'xlsx' | 'csv' | 'tsv';
 export const FILE_FORMATS: readonly FileFormat[] = ['xlsx', 'csv', 'tsv'];
 
+/** A CSV/TSV version's text encodings: the values file_versions_encoding_check allows (domain/files/encoding.ts). */
+export type TextEncoding = 'utf-8' | 'windows-1252' | 'macintosh' | 'utf-16le' | 'utf-16be';
+export const TEXT_ENCODINGS: readonly TextEncoding[] = [
+  'utf-8',
+  'windows-1252',
+  'macintosh',
+  'utf-16le',
+  'utf-16be',
+];
+
 /** Version n of a file: one object in MinIO holding one upload's bytes. */
 export class FileVersion extends TenantModel {
   static override tableName = 'fileVersions';
@@ -18,7 +28,7 @@ export class FileVersion extends TenantModel {
   /** CSV/TSV: the line-ending rule it was counted with (domain/files/lineEndings.ts); null for XLSX */
   lineEndings!: string | null;
   /** CSV/TSV: its text encoding (domain/files/encoding.ts); null for XLSX and for versions stored before it */
-  encoding!: 'utf-8' | 'windows-1252' | 'macintosh' | 'utf-16le' | 'utf-16be' | null;
+  encoding!: TextEncoding | null;
   /** bigint comes back from pg as a string */
   sizeBytes!: number | string;
   objectKey!: string;

@@ -2,23 +2,17 @@
  * The text encodings a CSV/TSV upload is read in. UTF-8 (with or without its byte order mark) is the rule; a
  * file that is not valid UTF-8 and holds no UTF-8 sequence of two or more bytes at all is Windows-1252 — what
  * spreadsheet programs on Windows write as "CSV" in Western Europe and the Americas (`München`, `€`, `„…“`).
- * A file mixing valid UTF-8 sequences with bytes UTF-8 refuses is neither and is refused (400). A file that
+ * Mac Roman (older Excel for Mac) is told from it by its letters (`eightBitEncoding`). A file mixing valid UTF-8
+ * sequences with bytes UTF-8 refuses is neither and is refused (400). A file that
  * starts with a UTF-16 byte order mark is UTF-16 (little- or big-endian): a spreadsheet program's "Unicode
- * text" export, tab-separated. The stored
- * object keeps the uploaded bytes; every reader (preview, report builds, comparisons) reads them through
+ * text" export, tab-separated. The stored object keeps the uploaded bytes; every reader (preview, report builds, comparisons) reads them through
  * `utf8Stream`, so DuckDB, csv-parse and the line read-back only ever see UTF-8.
  */
 import { Transform, type Readable } from 'node:stream';
 import iconv from 'iconv-lite';
+import { TEXT_ENCODINGS, type TextEncoding } from '../../db/models/FileVersion';
 
-export type TextEncoding = 'utf-8' | 'windows-1252' | 'macintosh' | 'utf-16le' | 'utf-16be';
-export const TEXT_ENCODINGS: readonly TextEncoding[] = [
-  'utf-8',
-  'windows-1252',
-  'macintosh',
-  'utf-16le',
-  'utf-16be',
-];
+export { TEXT_ENCODINGS, type TextEncoding };
 
 const UTF16LE_BOM = Buffer.from([0xff, 0xfe]);
 const UTF16BE_BOM = Buffer.from([0xfe, 0xff]);
@@ -100,11 +94,10 @@ export function eightBitEncoding(bytes: Buffer): 'windows-1252' | 'macintosh' {
   return mac > windows ? 'macintosh' : 'windows-1252';
 }
 
-/** Windows-1252's characters of the bytes 80–9F, where it differs from Latin-1 (`€`, `„`, `“`, …; iconv-lite's) */
-const C1_OF_WINDOWS_1252 = iconv.decode(
-  Buffer.from(Array.from({ length: 0x20 }, (_, i) => 0x80 + i)),
-  'win1252',
-);
+/** the characters of the bytes 80–FF in either encoding (iconv-lite's tables) */
+const HIGH_BYTES = Buffer.from(Array.from({ length: 0x80 }, (_, i) => 0x80 + i));
+const WINDOWS_1252_HIGH = iconv.decode(HIGH_BYTES, 'win1252');
+const MAC_ROMAN_HIGH = iconv.decode(HIGH_BYTES, 'macintosh');
 
 /**
  * Windows-1252 bytes as text (one byte, one character: any chunk boundary is a character boundary). Node's own
@@ -112,13 +105,9 @@ const C1_OF_WINDOWS_1252 = iconv.decode(
  * decoder alone).
  */
 export function decodeWindows1252(bytes: Buffer): string {
-  return bytes.toString('latin1').replace(/[\x80-\x9f]/g, (c) => C1_OF_WINDOWS_1252[c.charCodeAt(0) - 0x80]);
+  // 80–9F are where Windows-1252 differs from Latin-1 (`€`, `„`, `“`, …)
+  return bytes.toString('latin1').replace(/[\x80-\x9f]/g, (c) => WINDOWS_1252_HIGH[c.charCodeAt(0) - 0x80]);
 }
-
-/** the characters of the bytes 80–FF in either encoding (iconv-lite's tables) */
-const HIGH_BYTES = Buffer.from(Array.from({ length: 0x80 }, (_, i) => 0x80 + i));
-const WINDOWS_1252_HIGH = iconv.decode(HIGH_BYTES, 'win1252');
-const MAC_ROMAN_HIGH = iconv.decode(HIGH_BYTES, 'macintosh');
 
 /**
  * The stream's bytes as UTF-8: UTF-8 as it is, any other encoding converted chunk by chunk (a UTF-16 byte order

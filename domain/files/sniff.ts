@@ -1,13 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { BadRequestError } from '../../common/errors';
-import {
-  chunkDecoder,
-  decodeWindows1252,
-  eightBitEncoding,
-  holdsUtf8Sequence,
-  utf16ByBom,
-  type TextEncoding,
-} from './encoding';
+import { chunkDecoder, eightBitEncoding, holdsUtf8Sequence, utf16ByBom, type TextEncoding } from './encoding';
 import type { Delimiter, FileFormat, SheetLimits } from './formats';
 import { hasLineBreak, isLineBreak, LINE_ENDINGS, type LineEndings } from './lineEndings';
 
@@ -152,7 +145,7 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
   if (utf16) {
     // a spreadsheet program's "Unicode text": UTF-16 after its byte order mark (a cut character left out)
     encoding = utf16;
-    decoded = chunkDecoder(utf16).write(sample);
+    decoded = chunkDecoder(encoding).write(sample);
     if (decoded.includes('\u0000') || hasBinaryControl(Buffer.from(decoded, 'utf8'))) {
       throw new BadRequestError(NOT_A_SPREADSHEET);
     }
@@ -166,7 +159,7 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
       throw new BadRequestError(MIXED_ENCODINGS);
     if (hasBinaryControl(text)) throw new BadRequestError(NOT_A_SPREADSHEET);
     encoding = eightBitEncoding(text);
-    decoded = encoding === 'windows-1252' ? decodeWindows1252(text) : chunkDecoder(encoding).write(text);
+    decoded = chunkDecoder(encoding).write(text);
   } else {
     if (hasBinaryControl(text)) throw new BadRequestError(NOT_A_SPREADSHEET);
     decoded = text.toString('utf8');

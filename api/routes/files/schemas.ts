@@ -1,4 +1,5 @@
 import { FILE_FORMATS } from '../../../domain/files/formats';
+import { TEXT_ENCODINGS } from '../../../domain/files/encoding';
 
 /** Response schemas of the files routes: the shapes domain/files/present.ts produces. */
 const uuid = { type: 'string', format: 'uuid' } as const;
@@ -35,7 +36,7 @@ export const versionSchema = {
         'XLSX, or text/csv / text/tab-separated-values with the charset of `encoding`; downloads are served with it',
     },
     encoding: {
-      enum: ['utf-8', 'windows-1252', 'macintosh', 'utf-16le', 'utf-16be', null],
+      enum: [...TEXT_ENCODINGS, null],
       description:
         'CSV/TSV: the text encoding the upload found — UTF-16 after its byte order mark, else UTF-8, or ' +
         'Windows-1252 (Mac Roman when its letters say so) when the text is not UTF-8 (a mix is refused); ' +

@@ -226,8 +226,7 @@ const DAY_FIRST_DATETIMES = `[${['%H:%M', '%H:%M:%S', '%H:%M:%S.%f']
  * Only cells holding a comma try the first pattern; only cells starting with a digit or a space and holding a
  * point or a slash the second (measured: the cast formats cost less than taking the pattern's groups apart).
  */
-export function europeanCellSql(ident: string): string {
-  const v = ident;
+export function europeanCellSql(v: string): string {
   return `CASE
     WHEN contains(${v}, ',') AND regexp_full_match(${v}, ${DECIMAL_COMMA_RE})
       THEN replace(replace(${v}, '.', ''), ',', '.')
