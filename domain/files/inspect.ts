@@ -62,10 +62,18 @@ export class UploadInspector extends Transform {
     super();
   }
 
-  /** Rows of a CSV/TSV: lines after the header (a quoted line break counts as a line: an upper bound). */
+  /**
+   * Rows of a CSV/TSV: lines after the header (a quoted line break counts as a line: an upper bound); a
+   * separator line before the header (`sep=;`) is none.
+   */
   get dataRows(): number | null {
     if (!this.sniffed || this.sniffed.format === 'xlsx') return null;
-    return Math.max(0, this.lines.lines - 1);
+    return Math.max(0, this.lines.lines - this.linesBeforeRows());
+  }
+
+  /** the header's line, and Excel's separator line before it */
+  private linesBeforeRows(): number {
+    return this.sniffed?.separatorLine ? 2 : 1;
   }
 
   /** CSV/TSV: the encoding its bytes are read in, known once the stream has ended; null for XLSX */
@@ -146,7 +154,7 @@ export class UploadInspector extends Transform {
       const text = this.utf16.write(chunk);
       if (text.includes('\u0000')) throw new BadRequestError(`${NOT_A_SPREADSHEET}: it holds NUL characters`);
       this.lines.feed(Buffer.from(text, 'utf8'));
-      if (this.lines.breaks - 1 > this.limits.maxRows) throw this.tooManyRows();
+      if (this.lines.breaks - this.linesBeforeRows() > this.limits.maxRows) throw this.tooManyRows();
       return;
     }
     if (chunk.indexOf(0) !== -1) throw new BadRequestError(`${NOT_A_SPREADSHEET}: it holds NUL bytes`);
@@ -162,7 +170,7 @@ export class UploadInspector extends Transform {
       }
     }
     this.lines.feed(chunk);
-    if (this.lines.breaks - 1 > this.limits.maxRows) throw this.tooManyRows();
+    if (this.lines.breaks - this.linesBeforeRows() > this.limits.maxRows) throw this.tooManyRows();
   }
 
   /**

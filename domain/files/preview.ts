@@ -2,7 +2,8 @@ import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import type { FileFormat } from './formats';
 import { headerNames } from './headerNames';
-import { utf8Stream, type TextEncoding } from './encoding';
+import type { TextEncoding } from './encoding';
+import { tableText } from './separatorHint';
 import { RECORD_DELIMITERS } from './lineEndings';
 import { UnreadableFileError } from './unreadable';
 
@@ -124,5 +125,5 @@ export async function previewStream(
   /** the version's (null or absent: UTF-8); any other encoding is converted to UTF-8 as it is read */
   encoding?: TextEncoding | null,
 ): Promise<Preview> {
-  return previewText(utf8Stream(source, encoding), delimiter ?? (format === 'tsv' ? '\t' : ','), options);
+  return previewText(tableText(source, encoding), delimiter ?? (format === 'tsv' ? '\t' : ','), options);
 }

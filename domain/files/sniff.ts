@@ -3,6 +3,7 @@ import { BadRequestError } from '../../common/errors';
 import { chunkDecoder, eightBitEncoding, holdsUtf8Sequence, utf16ByBom, type TextEncoding } from './encoding';
 import type { Delimiter, FileFormat, SheetLimits } from './formats';
 import { hasLineBreak, isLineBreak, LINE_ENDINGS, type LineEndings } from './lineEndings';
+import { separatorLine } from './separatorHint';
 
 /** How many leading bytes decide what a file is. */
 export const SNIFF_BYTES = 64 * 1024;
@@ -19,7 +20,12 @@ export interface Sniffed {
   /** CSV/TSV: the text encoding of the first bytes (domain/files/encoding.ts); the upload may find later bytes
    * that are not UTF-8 (UploadInspector.encoding) */
   encoding?: TextEncoding;
+  /** CSV/TSV: the file starts with Excel's separator line (`sep=;`), which named the delimiter and is no row
+   * (domain/files/separatorHint.ts) */
+  separatorLine?: boolean;
 }
+
+const DELIMITER_NAMES: Record<Delimiter, string> = { ',': 'comma', ';': 'semicolon', '\t': 'tab' };
 
 const ZIP_LOCAL_HEADER = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
 const OLE2 = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
@@ -167,15 +173,30 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
   if (!complete && !hasLineBreak(decoded)) {
     throw new BadRequestError(`${NOT_A_SPREADSHEET}: no line break in the first ${SNIFF_BYTES} bytes`);
   }
+  // Excel's separator line names the delimiter; the table starts on the next line
+  const hint = separatorLine(decoded, true);
+  let candidates = preferredDelimiters(name);
+  if (hint) {
+    const named = candidates.find((d) => d === hint.delimiter);
+    if (!named) {
+      throw new BadRequestError(
+        `${NOT_A_SPREADSHEET}: its first line names ${JSON.stringify(hint.delimiter)} as the delimiter (sep=${hint.delimiter}); accepted are comma, semicolon and tab`,
+      );
+    }
+    candidates = [named];
+    decoded = decoded.slice(hint.length);
+  }
   let best: DelimiterFit | undefined;
-  for (const delimiter of preferredDelimiters(name)) {
+  for (const delimiter of candidates) {
     const fit = delimiterFit(fieldCounts(decoded, delimiter, complete, SNIFF_RECORDS), delimiter);
     if (fit && (!best || fit.exact > best.exact || (fit.exact === best.exact && fit.columns > best.columns)))
       best = fit;
   }
   if (!best) {
     throw new BadRequestError(
-      `${NOT_A_SPREADSHEET}: no consistent delimiter (comma, semicolon or tab) with at least two columns`,
+      hint
+        ? `${NOT_A_SPREADSHEET}: its first line names the ${DELIMITER_NAMES[candidates[0]]} as the delimiter (sep=${hint.delimiter}), and the lines after it are no table of at least two columns by it`
+        : `${NOT_A_SPREADSHEET}: no consistent delimiter (comma, semicolon or tab) with at least two columns`,
     );
   }
   if (best.columns > limits.maxColumns) {
@@ -189,5 +210,6 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
     columns: best.columns,
     lineEndings: LINE_ENDINGS,
     encoding,
+    ...(hint ? { separatorLine: true } : {}),
   };
 }

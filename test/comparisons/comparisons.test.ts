@@ -185,6 +185,46 @@ describe('comparisons: automatic and requested, end to end', function () {
     ]);
   });
 
+  it("a CSV starting with Excel's separator line (sep=;) is read with that delimiter and without that line: header, rows and row numbers as a spreadsheet shows them", async () => {
+    const team = await createTeam({ plan: 'premium' });
+    // commas in the cells would win the sniff without the line; the line names the semicolon
+    const v1 = 'sep=;\r\nid;price;note\r\n1;2,5;a, b\r\n2;3,5;c, d\r\n3;4,5;e, f\r\n';
+    const up = await uploadFile(v1, { token: team.adminToken, name: 'export.csv' });
+    expect(up.status, up.text).to.equal(201);
+    expect(up.body.version).to.include({ format: 'csv', columnCount: 3, rowCount: 3 });
+    const id = up.body.id as string;
+    const stored = await testEnv().knex('fileVersions').where({ fileId: id, version: 1 }).first();
+    expect(stored.delimiter).to.equal(';');
+    const preview = await call('GET', `/files/${id}/versions/1/preview`, { token: team.adminToken });
+    expect(preview.status, preview.text).to.equal(200);
+    expect(preview.body.columns).to.deep.equal(['id', 'price', 'note']);
+    expect(preview.body.rows[0]).to.deep.equal(['1', '2,5', 'a, b']);
+    const report = await whenReady(team.adminToken, `/files/${id}/versions/1/report`, 'v1 report');
+    expect(report.status).to.equal('ready');
+    const sheet = report.profile.sheets[0];
+    expect(sheet).to.include({ rows: 3, columns: 3 });
+    expect(sheet.columnProfiles.map((c: any) => [c.name, c.inferredType])).to.deep.equal([
+      ['id', 'integer'],
+      ['price', 'decimal'],
+      ['note', 'text'],
+    ]);
+    // the next version without the line: the same table, one price changed, found on the rows a spreadsheet shows
+    const v2 = 'id;price;note\n1;2,5;a, b\n2;3,75;c, d\n3;4,5;e, f\n';
+    const up2 = await uploadTo(`/files/${id}/versions`, v2, { token: team.adminToken, name: 'export.csv' });
+    expect(up2.status, up2.text).to.equal(201);
+    const done = await whenReady(team.adminToken, `/files/${id}/versions/2/comparison`, 'v2 compared');
+    expect(done.result).to.deep.include({ added: 0, removed: 0, changed: 1, unchanged: 2, columnsAdded: [] });
+    const changes = await call('GET', `/comparisons/${done.id}/changes`, { token: team.adminToken });
+    expect(changes.body.data.map((c: any) => [c.key, c.baseRow, c.targetRow, c.columns])).to.deep.equal([
+      [{ id: '2' }, 3, 3, [{ column: 'price', old: '3.5', new: '3.75' }]],
+    ]);
+    // a line naming a delimiter the service does not read is refused, saying so
+    const pipe = await uploadFile('sep=|\nid|price\n1|2\n', { token: team.adminToken, name: 'pipe.csv' });
+    expect(String(expectErrorBody(pipe, 400).message)).to.match(
+      /sep=\|\); accepted are comma, semicolon and tab/,
+    );
+  });
+
   it('a UTF-16 "Unicode text" TSV is previewed, profiled and compared with a UTF-8 next version by its text', async () => {
     const team = await createTeam({ plan: 'premium' });
     const text = 'Stadt\tBetrag\r\nMünchen\t1,5\r\nKöln\t€ 2\r\n';

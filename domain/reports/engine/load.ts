@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import { isMissingObject } from '../../../common/storage';
-import { utf8Stream } from '../../files/encoding';
+import { tableText } from '../../files/separatorHint';
 import { headerNames, type HeaderCell } from '../../files/headerNames';
 import { BadRequestError } from '../../../common/errors';
 import { UnreadableFileError } from '../../files/unreadable';
@@ -72,11 +72,12 @@ export async function downloadText(
   const download = path.join(workDir, `load-${randomUUID()}.raw`);
   try {
     const raw = await openSource(source);
-    // the copy is UTF-8 (domain/files/encoding.ts); progress counts the object's own bytes
-    const stream = utf8Stream(raw, source.encoding);
+    // the copy is UTF-8 (domain/files/encoding.ts) without a separator line (domain/files/separatorHint.ts);
+    // progress counts the object's own bytes
+    const stream = tableText(raw, source.encoding);
     let rawBytes = 0;
-    if (stream !== raw) raw.on('data', (chunk: Buffer) => void (rawBytes += chunk.length));
-    const counted = stream === raw ? onBytes : () => onBytes(rawBytes);
+    raw.on('data', (chunk: Buffer) => void (rawBytes += chunk.length));
+    const counted = () => onBytes(rawBytes);
     try {
       return { path: download, facts: await downloadChecked(stream, download, counted, signal) };
     } finally {
