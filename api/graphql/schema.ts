@@ -229,6 +229,12 @@ export const VersionType: GraphQLObjectType = new GraphQLObjectType<FileVersion,
         'CSV/TSV: utf-8, windows-1252, macintosh, utf-16le or utf-16be (as the REST version shows it); null for XLSX',
       resolve: (v) => presentVersion(v).encoding,
     },
+    headerLine: {
+      type: GraphQLInt,
+      description:
+        "CSV/TSV: the file's line the header is on (1 unless Excel's separator line, a title or notes come before it); null for XLSX",
+      resolve: (v) => presentVersion(v).headerLine,
+    },
     sizeBytes: { type: nn(GraphQLFloat), resolve: (v) => presentVersion(v).sizeBytes },
     rowCount: int,
     columnCount: int,

@@ -29,6 +29,11 @@ export class FileVersion extends TenantModel {
   lineEndings!: string | null;
   /** CSV/TSV: its text encoding (domain/files/encoding.ts); null for XLSX and for versions stored before it */
   encoding!: TextEncoding | null;
+  /**
+   * CSV/TSV: lines before the header that no reader takes as part of the table (Excel's separator line, a title
+   * or notes; domain/files/sniff.ts); null for XLSX and for versions stored before it (0)
+   */
+  linesBeforeHeader!: number | null;
   /** bigint comes back from pg as a string */
   sizeBytes!: number | string;
   objectKey!: string;

@@ -52,7 +52,14 @@ async function readHeader(deps: CommandDeps, v: FileVersion): Promise<string[]> 
   }
   const stream = await deps.storage.client.getObject(deps.storage.bucket, v.objectKey);
   try {
-    const preview = await previewStream(stream, v.format, v.delimiter, options, v.encoding);
+    const preview = await previewStream(
+      stream,
+      v.format,
+      v.delimiter,
+      options,
+      v.encoding,
+      v.linesBeforeHeader,
+    );
     return preview.columns;
   } finally {
     stream.destroy();

@@ -310,7 +310,7 @@ export async function runComparison(
     const downloads = versions.map((v, i) => {
       if (v.format === 'xlsx') return undefined;
       const download = downloadText(
-        { open: () => open(i), encoding: v.encoding },
+        { open: () => open(i), encoding: v.encoding, linesBeforeHeader: v.linesBeforeHeader },
         workDir,
         (bytes) => {
           read[i] = bytes;
@@ -410,6 +410,7 @@ export async function runComparison(
                 format: v.format,
                 delimiter: v.delimiter,
                 encoding: v.encoding,
+                linesBeforeHeader: v.linesBeforeHeader,
                 sizeBytes: Number(v.sizeBytes),
               },
               {

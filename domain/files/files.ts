@@ -123,6 +123,7 @@ export async function previewVersion(
             version.delimiter,
             options,
             version.encoding,
+            version.linesBeforeHeader,
           )),
           sheet: null,
           sheets: null,

@@ -63,17 +63,17 @@ export class UploadInspector extends Transform {
   }
 
   /**
-   * Rows of a CSV/TSV: lines after the header (a quoted line break counts as a line: an upper bound); a
-   * separator line before the header (`sep=;`) is none.
+   * Rows of a CSV/TSV: lines after the header (a quoted line break counts as a line: an upper bound); lines
+   * before the header (Excel's separator line, a title or notes) are none.
    */
   get dataRows(): number | null {
     if (!this.sniffed || this.sniffed.format === 'xlsx') return null;
     return Math.max(0, this.lines.lines - this.linesBeforeRows());
   }
 
-  /** the header's line, and Excel's separator line before it */
+  /** the header's line, and the lines before it (Excel's separator line, a title or notes: sniff.ts) */
   private linesBeforeRows(): number {
-    return this.sniffed?.separatorLine ? 2 : 1;
+    return (this.sniffed?.linesBeforeHeader ?? 0) + 1;
   }
 
   /** CSV/TSV: the encoding its bytes are read in, known once the stream has ended; null for XLSX */

@@ -28,6 +28,8 @@ export function presentVersion(version: FileVersion) {
     contentType: version.contentType,
     // CSV/TSV: the encoding its text is read in (versions stored before it was recorded were all UTF-8)
     encoding: version.format === 'xlsx' ? null : (version.encoding ?? 'utf-8'),
+    // CSV/TSV: the line its header is on (1 unless Excel's separator line, a title or notes come before it)
+    headerLine: version.format === 'xlsx' ? null : (version.linesBeforeHeader ?? 0) + 1,
     sizeBytes: Number(version.sizeBytes),
     rowCount: version.rowCount,
     columnCount: version.columnCount,

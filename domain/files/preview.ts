@@ -3,7 +3,7 @@ import { parse } from 'csv-parse';
 import type { FileFormat } from './formats';
 import { headerNames } from './headerNames';
 import type { TextEncoding } from './encoding';
-import { tableText } from './separatorHint';
+import { tableText } from './tableText';
 import { RECORD_DELIMITERS } from './lineEndings';
 import { UnreadableFileError } from './unreadable';
 
@@ -124,6 +124,12 @@ export async function previewStream(
   options: PreviewOptions,
   /** the version's (null or absent: UTF-8); any other encoding is converted to UTF-8 as it is read */
   encoding?: TextEncoding | null,
+  /** the version's lines before its header (null or absent: none), skipped */
+  linesBeforeHeader?: number | null,
 ): Promise<Preview> {
-  return previewText(tableText(source, encoding), delimiter ?? (format === 'tsv' ? '\t' : ','), options);
+  return previewText(
+    tableText(source, encoding, linesBeforeHeader),
+    delimiter ?? (format === 'tsv' ? '\t' : ','),
+    options,
+  );
 }

@@ -20,9 +20,12 @@ export interface Sniffed {
   /** CSV/TSV: the text encoding of the first bytes (domain/files/encoding.ts); the upload may find later bytes
    * that are not UTF-8 (UploadInspector.encoding) */
   encoding?: TextEncoding;
-  /** CSV/TSV: the file starts with Excel's separator line (`sep=;`), which named the delimiter and is no row
-   * (domain/files/separatorHint.ts) */
-  separatorLine?: boolean;
+  /**
+   * CSV/TSV: lines before the header, when there are any (absent: 0) — Excel's separator line (`sep=;`, which
+   * named the delimiter: domain/files/separatorHint.ts), a title or notes above the table (`tableFit`). They are
+   * no rows: readers skip them.
+   */
+  linesBeforeHeader?: number;
 }
 
 const DELIMITER_NAMES: Record<Delimiter, string> = { ',': 'comma', ';': 'semicolon', '\t': 'tab' };
@@ -56,21 +59,33 @@ function hasBinaryControl(buf: Buffer): boolean {
   return false;
 }
 
+/** A record of a text's first ones (`recordsOf`). */
+export interface SniffedRecord {
+  fields: number;
+  /** where it starts in the text */
+  start: number;
+  /** an empty line comes right before it */
+  afterBlankLine: boolean;
+}
+
 /**
- * Field counts of the first complete records, quote-aware (a quoted field may hold delimiters and newlines).
- * Records end as domain/files/lineEndings.ts says: \r\n, \n or a bare \r.
+ * The first complete records, quote-aware (a quoted field may hold delimiters and newlines): their field counts,
+ * where each starts, and whether an empty line comes right before it. Empty lines are no records. Records end as
+ * domain/files/lineEndings.ts says: \r\n, \n or a bare \r.
  */
-export function fieldCounts(
+export function recordsOf(
   text: string,
   delimiter: string,
   complete: boolean,
   maxRecords: number,
-): number[] {
-  const counts: number[] = [];
+): SniffedRecord[] {
+  const records: SniffedRecord[] = [];
   let fields = 1;
   let inQuotes = false;
   let recordHasContent = false;
-  for (let i = 0; i < text.length && counts.length < maxRecords; i++) {
+  let start = 0;
+  let blankBefore = false;
+  for (let i = 0; i < text.length && records.length < maxRecords; i++) {
     const ch = text[i];
     if (inQuotes) {
       if (ch === '"') {
@@ -79,24 +94,35 @@ export function fieldCounts(
       }
       continue;
     }
-    if (ch === '"') {
-      inQuotes = true;
-      recordHasContent = true;
-    } else if (ch === delimiter) {
-      fields++;
-      recordHasContent = true;
-    } else if (ch === '\n' || ch === '\r') {
+    if (ch === '\n' || ch === '\r') {
       if (!isLineBreak(text, i)) continue; // the \n of a \r\n
-      if (recordHasContent) counts.push(fields);
+      if (recordHasContent) records.push({ fields, start, afterBlankLine: blankBefore });
+      // a line with nothing on it is no record: the next one follows an empty line
+      blankBefore = !recordHasContent;
       fields = 1;
       recordHasContent = false;
-    } else {
-      recordHasContent = true;
+      continue;
     }
+    if (!recordHasContent) start = i;
+    recordHasContent = true;
+    if (ch === '"') inQuotes = true;
+    else if (ch === delimiter) fields++;
   }
   // the last record counts only when the sample is the whole file (otherwise it may be cut)
-  if (complete && !inQuotes && recordHasContent && counts.length < maxRecords) counts.push(fields);
-  return counts;
+  if (complete && !inQuotes && recordHasContent && records.length < maxRecords) {
+    records.push({ fields, start, afterBlankLine: blankBefore });
+  }
+  return records;
+}
+
+/** Field counts of the first complete records (`recordsOf`). */
+export function fieldCounts(
+  text: string,
+  delimiter: string,
+  complete: boolean,
+  maxRecords: number,
+): number[] {
+  return recordsOf(text, delimiter, complete, maxRecords).map((r) => r.fields);
 }
 
 function preferredDelimiters(name: string): Delimiter[] {
@@ -174,7 +200,7 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
     throw new BadRequestError(`${NOT_A_SPREADSHEET}: no line break in the first ${SNIFF_BYTES} bytes`);
   }
   // Excel's separator line names the delimiter; the table starts on the next line
-  const hint = separatorLine(decoded, true);
+  const hint = separatorLine(decoded);
   let candidates = preferredDelimiters(name);
   if (hint) {
     const named = candidates.find((d) => d === hint.delimiter);
@@ -186,12 +212,27 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
     candidates = [named];
     decoded = decoded.slice(hint.length);
   }
-  let best: DelimiterFit | undefined;
+  // the first record as the header, as most files have it; a title or notes above the table only when no
+  // delimiter makes a consistent table that way
+  const better = <T extends DelimiterFit>(a: T | undefined, b: T | undefined) =>
+    b && (!a || b.exact > a.exact || (b.exact === a.exact && b.columns > a.columns)) ? b : a;
+  let plain: TableFit | undefined;
+  let belowNotes: TableFit | undefined;
   for (const delimiter of candidates) {
-    const fit = delimiterFit(fieldCounts(decoded, delimiter, complete, SNIFF_RECORDS), delimiter);
-    if (fit && (!best || fit.exact > best.exact || (fit.exact === best.exact && fit.columns > best.columns)))
-      best = fit;
+    const records = recordsOf(decoded, delimiter, complete, SNIFF_RECORDS + MAX_RECORDS_ABOVE);
+    const first = delimiterFit(
+      records.slice(0, SNIFF_RECORDS).map((r) => r.fields),
+      delimiter,
+    );
+    plain = better(plain, first && { ...first, headerStart: 0 });
+    belowNotes = better(belowNotes, tableBelowNotes(records, delimiter));
   }
+  const best =
+    plain && plain.exact >= CONSISTENT
+      ? plain
+      : belowNotes && (!plain || belowNotes.exact > plain.exact)
+        ? belowNotes
+        : plain;
   if (!best) {
     throw new BadRequestError(
       hint
@@ -210,6 +251,46 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
     columns: best.columns,
     lineEndings: LINE_ENDINGS,
     encoding,
-    ...(hint ? { separatorLine: true } : {}),
+    ...(hint || best.headerStart > 0
+      ? { linesBeforeHeader: (hint ? 1 : 0) + lineBreaksIn(decoded, best.headerStart) }
+      : {}),
   };
+}
+
+/** How many records may come before the header (a title, notes): a table found after more is not taken. */
+export const MAX_RECORDS_ABOVE = 10;
+/** the share of the records after a header below a title or notes that must be exactly as wide as it */
+const CONSISTENT = 0.8;
+
+export interface TableFit extends DelimiterFit {
+  /** where the header starts in the text (0: the first record is the header) */
+  headerStart: number;
+}
+
+/**
+ * A table below a title or notes, as many reports and bank statements exported as CSV have: its header is a
+ * record after the first (at most `MAX_RECORDS_ABOVE` records in) that is at least two fields wide, every
+ * record before it is narrower, either each of those is one field (no delimiter in it) or an empty line comes
+ * right before the header, and at least 80% of the records after it (one at least) are exactly as wide. The
+ * sniff takes it only when no delimiter makes a table as consistent with the first record as header; a header
+ * narrower than its rows without an empty line before it stays the header (ragged rows, as before).
+ */
+export function tableBelowNotes(records: SniffedRecord[], delimiter: Delimiter): TableFit | undefined {
+  const counts = records.map((r) => r.fields);
+  for (let h = 1; h <= MAX_RECORDS_ABOVE && h < records.length - 1; h++) {
+    const width = counts[h];
+    const above = counts.slice(0, h);
+    if (width < 2 || above.some((c) => c >= width)) continue;
+    if (!records[h].afterBlankLine && above.some((c) => c > 1)) continue;
+    const fit = delimiterFit(counts.slice(h, h + SNIFF_RECORDS), delimiter);
+    if (fit && fit.exact >= CONSISTENT) return { ...fit, headerStart: records[h].start };
+  }
+  return undefined;
+}
+
+/** Line breaks (the rule of domain/files/lineEndings.ts, quotes not followed) in `text` before `end`. */
+function lineBreaksIn(text: string, end: number): number {
+  let breaks = 0;
+  for (let i = 0; i < end; i++) if (isLineBreak(text, i)) breaks++;
+  return breaks;
 }

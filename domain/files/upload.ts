@@ -196,6 +196,7 @@ async function writeRows(
         delimiter: sniffed.delimiter ?? null,
         lineEndings: sniffed.lineEndings ?? null,
         encoding: received.inspector.encoding,
+        linesBeforeHeader: sniffed.format === 'xlsx' ? null : (sniffed.linesBeforeHeader ?? 0),
         sizeBytes: received.size,
         objectKey: slot.objectKey,
         rowCount: facts.rowCount,

@@ -218,6 +218,7 @@ export async function runBuild(
         {
           open: async () => storage.client.getObject(storage.bucket, version.objectKey),
           encoding: version.encoding,
+          linesBeforeHeader: version.linesBeforeHeader,
         },
         workDir,
         (bytes) => progress.update({ bytesRead: bytes }),
@@ -251,6 +252,7 @@ export async function runBuild(
           format: version.format,
           delimiter: version.delimiter,
           encoding: version.encoding,
+          linesBeforeHeader: version.linesBeforeHeader,
           sizeBytes,
           downloaded: download,
         },

@@ -185,13 +185,13 @@ describe('comparisons: automatic and requested, end to end', function () {
     ]);
   });
 
-  it("a CSV starting with Excel's separator line (sep=;) is read with that delimiter and without that line: header, rows and row numbers as a spreadsheet shows them", async () => {
+  it("lines before the header — Excel's separator line (sep=;), a bank statement's notes — are no rows: the delimiter the line names, header, rows and row numbers counted from the header", async () => {
     const team = await createTeam({ plan: 'premium' });
     // commas in the cells would win the sniff without the line; the line names the semicolon
     const v1 = 'sep=;\r\nid;price;note\r\n1;2,5;a, b\r\n2;3,5;c, d\r\n3;4,5;e, f\r\n';
     const up = await uploadFile(v1, { token: team.adminToken, name: 'export.csv' });
     expect(up.status, up.text).to.equal(201);
-    expect(up.body.version).to.include({ format: 'csv', columnCount: 3, rowCount: 3 });
+    expect(up.body.version).to.include({ format: 'csv', columnCount: 3, rowCount: 3, headerLine: 2 });
     const id = up.body.id as string;
     const stored = await testEnv().knex('fileVersions').where({ fileId: id, version: 1 }).first();
     expect(stored.delimiter).to.equal(';');
@@ -208,6 +208,12 @@ describe('comparisons: automatic and requested, end to end', function () {
       ['price', 'decimal'],
       ['note', 'text'],
     ]);
+    expect(sheet.warnings).to.deep.include({
+      code: 'lines_before_header',
+      count: 1,
+      message:
+        "1 line(s) before the header (Excel's separator line, a title or notes) are not part of the table",
+    });
     // the next version without the line: the same table, one price changed, found on the rows a spreadsheet shows
     const v2 = 'id;price;note\n1;2,5;a, b\n2;3,75;c, d\n3;4,5;e, f\n';
     const up2 = await uploadTo(`/files/${id}/versions`, v2, { token: team.adminToken, name: 'export.csv' });
@@ -218,6 +224,30 @@ describe('comparisons: automatic and requested, end to end', function () {
     expect(changes.body.data.map((c: any) => [c.key, c.baseRow, c.targetRow, c.columns])).to.deep.equal([
       [{ id: '2' }, 3, 3, [{ column: 'price', old: '3.5', new: '3.75' }]],
     ]);
+    // a bank statement: notes above the table, an empty line, then the header on line 4 — the notes are no rows
+    const bank =
+      '"Konto";"DE02 1203 0000 0000 2020 51";\r\n"Zeitraum";"01.01.2026 - 31.01.2026";\r\n\r\n' +
+      '"Buchungstag";"Valuta";"Text";"Betrag"\r\n' +
+      '"02.01.2026";"02.01.2026";"Miete";"-800,00"\r\n"15.01.2026";"16.01.2026";"Gehalt";"2.500,00"\r\n';
+    const statement = await uploadFile(bank, { token: team.adminToken, name: 'umsaetze.csv' });
+    expect(statement.status, statement.text).to.equal(201);
+    expect(statement.body.version).to.include({ columnCount: 4, rowCount: 2, headerLine: 4 });
+    const sid = statement.body.id as string;
+    const shown = await call('GET', `/files/${sid}/versions/1/preview`, { token: team.adminToken });
+    expect(shown.body.columns).to.deep.equal(['Buchungstag', 'Valuta', 'Text', 'Betrag']);
+    expect(shown.body.rows).to.have.length(2);
+    const built = await whenReady(team.adminToken, `/files/${sid}/versions/1/report`, 'statement report');
+    const table = built.profile.sheets[0];
+    expect(table).to.include({ rows: 2, columns: 4 });
+    expect(table.columnProfiles.map((c: any) => [c.name, c.inferredType])).to.deep.equal([
+      ['Buchungstag', 'date'],
+      ['Valuta', 'date'],
+      ['Text', 'text'],
+      ['Betrag', 'decimal'],
+    ]);
+    expect(table.columnProfiles[3]).to.include({ min: -800, max: 2500 });
+    expect(table.warnings.find((w: any) => w.code === 'lines_before_header')).to.include({ count: 3 });
+
     // a line naming a delimiter the service does not read is refused, saying so
     const pipe = await uploadFile('sep=|\nid|price\n1|2\n', { token: team.adminToken, name: 'pipe.csv' });
     expect(String(expectErrorBody(pipe, 400).message)).to.match(

@@ -43,6 +43,15 @@ export const versionSchema = {
         'readers convert it, the stored object ' +
         'keeps the uploaded bytes. null for XLSX',
     },
+    headerLine: {
+      type: ['integer', 'null'],
+      minimum: 1,
+      description:
+        "CSV/TSV: the file's line the header is on — 1, unless lines come before the table: Excel's separator " +
+        'line (`sep=;`, which names the delimiter), or a title or notes above it (one-field lines, or lines ' +
+        'narrower than the header with an empty line before it). Those lines are no rows; row numbers count ' +
+        'from the header (row 1). null for XLSX',
+    },
     sizeBytes: { type: 'integer' },
     rowCount: {
       type: ['integer', 'null'],

@@ -59,7 +59,13 @@ const warningSchema = {
   type: 'object',
   properties: {
     code: {
-      enum: ['unreadable_cells', 'rows_wider_than_header', 'blank_header_cells', 'repeated_header_names'],
+      enum: [
+        'unreadable_cells',
+        'rows_wider_than_header',
+        'blank_header_cells',
+        'repeated_header_names',
+        'lines_before_header',
+      ],
     },
     count: { type: 'integer' },
     message: { type: 'string' },

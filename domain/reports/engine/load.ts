@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import { isMissingObject } from '../../../common/storage';
-import { tableText } from '../../files/separatorHint';
+import { tableText } from '../../files/tableText';
 import { headerNames, type HeaderCell } from '../../files/headerNames';
 import { BadRequestError } from '../../../common/errors';
 import { UnreadableFileError } from '../../files/unreadable';
@@ -64,7 +64,7 @@ export function fileSource(filePath: string, rest: Omit<LoadSource, 'open'>): Lo
  * starts); the load then owns the file. The file is removed when the download fails.
  */
 export async function downloadText(
-  source: Pick<LoadSource, 'open' | 'encoding'>,
+  source: Pick<LoadSource, 'open' | 'encoding' | 'linesBeforeHeader'>,
   workDir: string,
   onBytes: (bytes: number) => void,
   signal?: AbortSignal,
@@ -72,12 +72,12 @@ export async function downloadText(
   const download = path.join(workDir, `load-${randomUUID()}.raw`);
   try {
     const raw = await openSource(source);
-    // the copy is UTF-8 (domain/files/encoding.ts) without a separator line (domain/files/separatorHint.ts);
-    // progress counts the object's own bytes
-    const stream = tableText(raw, source.encoding);
+    // the copy is UTF-8 (domain/files/encoding.ts) from the header on (domain/files/tableText.ts); progress
+    // counts the object's own bytes
+    const stream = tableText(raw, source.encoding, source.linesBeforeHeader);
     let rawBytes = 0;
-    raw.on('data', (chunk: Buffer) => void (rawBytes += chunk.length));
-    const counted = () => onBytes(rawBytes);
+    if (stream !== raw) raw.on('data', (chunk: Buffer) => void (rawBytes += chunk.length));
+    const counted = stream === raw ? onBytes : () => onBytes(rawBytes);
     try {
       return { path: download, facts: await downloadChecked(stream, download, counted, signal) };
     } finally {
@@ -864,5 +864,14 @@ export async function loadVersion(
     source.format === 'xlsx'
       ? await loadXlsx(conn, source, opts, progress)
       : await loadText(conn, source, opts, progress);
+  const above = source.format === 'xlsx' ? 0 : (source.linesBeforeHeader ?? 0);
+  if (above > 0 && sheets[0]) {
+    // read past, never silently: the profile says how many lines are not part of the table
+    sheets[0].warnings.unshift({
+      code: 'lines_before_header',
+      count: above,
+      message: `${above} line(s) before the header (Excel's separator line, a title or notes) are not part of the table`,
+    });
+  }
   return { format: source.format, bytes: source.sizeBytes, sheets };
 }

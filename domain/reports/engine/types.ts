@@ -46,6 +46,12 @@ export interface LoadSource {
    * are converted to UTF-8 as they are read, so everything after the download sees UTF-8.
    */
   encoding?: TextEncoding | null;
+  /**
+   * CSV/TSV: lines before the header the upload found (Excel's separator line, a title or notes:
+   * domain/files/sniff.ts; null or absent: none). They are skipped as the text is read; the sheet's warnings
+   * count them (`lines_before_header`).
+   */
+  linesBeforeHeader?: number | null;
   sizeBytes: number;
   /**
    * CSV/TSV: the object already being downloaded by the caller (load.ts `downloadText`); the load takes the
@@ -122,7 +128,12 @@ export interface LoadedColumn {
 
 /** A counted problem that did not stop the build (never holds a cell value). */
 export interface LoadWarning {
-  code: 'unreadable_cells' | 'rows_wider_than_header' | 'blank_header_cells' | 'repeated_header_names';
+  code:
+    | 'unreadable_cells'
+    | 'rows_wider_than_header'
+    | 'blank_header_cells'
+    | 'repeated_header_names'
+    | 'lines_before_header';
   count: number;
   message: string;
 }

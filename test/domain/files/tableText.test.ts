@@ -1,0 +1,180 @@
+import { expect } from 'chai';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { UploadInspector } from '../../../domain/files/inspect';
+import { previewStream } from '../../../domain/files/preview';
+import { separatorLine } from '../../../domain/files/separatorHint';
+import { recordsOf, sniff } from '../../../domain/files/sniff';
+import { tableText, withoutLeadingLines } from '../../../domain/files/tableText';
+
+const limits = { maxRows: 1000, maxColumns: 20 };
+
+async function drain(stream: Readable): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const chunk of stream) parts.push(chunk as Buffer);
+  return Buffer.concat(parts);
+}
+
+/** the bytes cut at every position into two chunks, and one byte a chunk */
+function cuts(bytes: Buffer): Buffer[][] {
+  const ways: Buffer[][] = [];
+  for (let at = 0; at <= bytes.length; at++) ways.push([bytes.subarray(0, at), bytes.subarray(at)]);
+  ways.push(Array.from(bytes, (b) => Buffer.from([b])));
+  return ways;
+}
+
+async function inspect(text: string, maxRows = 1000) {
+  const inspector = new UploadInspector('t.csv', { maxRows, maxColumns: 20 });
+  await pipeline(Readable.from([Buffer.from(text)]), inspector, async function* (source) {
+    for await (const _ of source) void _;
+  });
+  return inspector;
+}
+
+/** the text a reader takes from a version with these lines before its header */
+async function readerText(text: string, linesBeforeHeader: number): Promise<string> {
+  return (await drain(tableText(Readable.from([Buffer.from(text)]), 'utf-8', linesBeforeHeader))).toString();
+}
+
+describe('lines before the header: Excel separator line, titles and notes', () => {
+  it("finds Excel's separator line: the first line, `sep=` in any case and one character, after an optional BOM", () => {
+    expect(separatorLine('sep=;\na;b\n')).to.deep.equal({ delimiter: ';', length: 6 });
+    expect(separatorLine('SEP=,\r\na,b')).to.deep.equal({ delimiter: ',', length: 7 });
+    expect(separatorLine('\ufeffsep=\t\ra\tb')).to.deep.equal({ delimiter: '\t', length: 6 });
+    expect(separatorLine('sep=|\n')).to.deep.equal({ delimiter: '|', length: 6 });
+    for (const text of ['sep;a\n', 'sep=;;\n', 'sep=\n', 'a;b\nsep=;\n', 'sep=;', ' sep=;\n', 'se']) {
+      expect(separatorLine(text), JSON.stringify(text)).to.equal(null);
+    }
+  });
+
+  it('the separator line names the delimiter at the upload, which refuses one that is no comma, semicolon or tab', () => {
+    // a comma file whose cells hold semicolons: the line decides, the lines after it only count the columns
+    expect(sniff(Buffer.from('sep=,\na;x,b;y,c\n1;2,3,4\n'), true, 'x.csv', limits)).to.deep.equal({
+      format: 'csv',
+      delimiter: ',',
+      columns: 3,
+      lineEndings: 'crlf-lf-cr',
+      encoding: 'utf-8',
+      linesBeforeHeader: 1,
+    });
+    expect(sniff(Buffer.from('\ufeffsep=;\r\nName;Betrag\r\nA;1,5\r\n'), true, 'x', limits)).to.include({
+      delimiter: ';',
+      columns: 2,
+      linesBeforeHeader: 1,
+    });
+    expect(sniff(Buffer.from('sep=\t\na\tb\n1\t2\n'), true, 'x.csv', limits)).to.include({
+      format: 'tsv',
+      delimiter: '\t',
+    });
+    // UTF-16 ("Unicode text") and Windows-1252 files carry it too
+    const utf16 = Buffer.concat([
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('sep=\t\r\na\tb\r\n1\t2\r\n', 'utf16le'),
+    ]);
+    expect(sniff(utf16, true, 'x.txt', limits)).to.include({ delimiter: '\t', linesBeforeHeader: 1 });
+    expect(sniff(Buffer.from('sep=;\nStadt;x\nM\xfcnchen;1\n', 'latin1'), true, 'x', limits)).to.include({
+      delimiter: ';',
+      encoding: 'windows-1252',
+      linesBeforeHeader: 1,
+    });
+    expect(() => sniff(Buffer.from('sep=|\na|b\n1|2\n'), true, 'x', limits)).to.throw(
+      /names "\|" as the delimiter \(sep=\|\); accepted are comma, semicolon and tab/,
+    );
+    expect(() => sniff(Buffer.from('sep=;\na,b\n1,2\n'), true, 'x', limits)).to.throw(
+      /names the semicolon as the delimiter/,
+    );
+    expect(() => sniff(Buffer.from('sep=;\n'), true, 'x', limits)).to.throw(/names the semicolon/);
+  });
+
+  it('finds a title or notes above the table: one-field lines, or narrower lines with an empty line before the header', () => {
+    const sniffed = (text: string) => sniff(Buffer.from(text), true, 'x.csv', limits);
+    // a title line without a delimiter (before: refused, no first record of two fields)
+    expect(sniffed('Sales report\nregion,sales,units\nEMEA,1,2\nAPAC,3,4\n')).to.include({
+      delimiter: ',',
+      columns: 3,
+      linesBeforeHeader: 1,
+    });
+    // a bank statement: notes with semicolons, an empty line, then the table (before: the notes were the header)
+    const bank =
+      '"Konto";"DE02 1203 0000 0000 2020 51";\n"Zeitraum";"01.01.2026 - 31.01.2026";\n\n' +
+      '"Buchungstag";"Valuta";"Text";"Betrag"\n"02.01.2026";"02.01.2026";"Miete";"-800,00"\n' +
+      '"03.01.2026";"03.01.2026";"Gehalt";"2.500,00"\n';
+    expect(sniffed(bank)).to.include({ delimiter: ';', columns: 4, linesBeforeHeader: 3 });
+    // blank lines and CR LF and a bare CR all count as lines
+    expect(sniffed('Title\r\n\r\nNotes\ra,b\r\n1,2\r\n3,4\r\n')).to.include({ linesBeforeHeader: 3 });
+    // a header narrower than its rows with no empty line before them stays the header (ragged rows)
+    expect(sniffed('a,b\n1,2,3\n4,5,6\n'))
+      .to.deep.include({ columns: 2 })
+      .and.not.have.property('linesBeforeHeader');
+    // notes as wide as the table are its header; a table already consistent keeps its first line
+    expect(sniffed('x,y\n\na,b\n1,2\n')).to.not.have.property('linesBeforeHeader');
+    expect(sniffed('a,b,c\n1,2,3\n4,5,6\n')).to.not.have.property('linesBeforeHeader');
+    // the rows after a header below notes must be consistent (80% exactly as wide), with at least one row
+    expect(() => sniffed('Title\na,b,c\n1,2\n3,4\n5,6,7\n')).to.throw(/no consistent delimiter/);
+    expect(sniffed('T,x\n\na,b,c\n1,2\n3,4\n5,6,7\n'))
+      .to.include({ columns: 2 })
+      .and.not.have.property('linesBeforeHeader');
+    expect(() => sniffed('Title\na,b,c\n')).to.throw(/no consistent delimiter/);
+    // at most 10 records before the header
+    const notes = (n: number) => `${Array.from({ length: n }, (_, i) => `note ${i}`).join('\n')}\na,b\n1,2\n`;
+    expect(sniffed(notes(10))).to.include({ linesBeforeHeader: 10 });
+    expect(() => sniffed(notes(11))).to.throw(/no consistent delimiter/);
+    // with the separator line, lines after it count too
+    expect(sniffed('sep=;\nBericht\n\nx;y\n1;2\n')).to.include({ delimiter: ';', linesBeforeHeader: 3 });
+    // records are quote-aware; a quoted line break in the notes is one more line to skip
+    expect(recordsOf('"a\nb"\n\nx,y\n1,2', ',', true, 10)).to.deep.equal([
+      { fields: 1, start: 0, afterBlankLine: false },
+      { fields: 2, start: 7, afterBlankLine: true },
+      { fields: 2, start: 11, afterBlankLine: false },
+    ]);
+    expect(sniffed('"a\nb"\n\nx,y\n1,2\n')).to.include({ linesBeforeHeader: 3 });
+  });
+
+  it('are no rows of the upload: not counted, nor against the limit', async () => {
+    expect((await inspect('sep=;\na;b\n1;2\n3;4\n', 2)).dataRows).to.equal(2);
+    expect((await inspect('Title\n\na,b\n1,2\n3,4', 2)).dataRows).to.equal(2);
+    let status: number | undefined;
+    await inspect('sep=;\na;b\n1;2\n3;4\n5;6\n', 2).catch((err) => (status = err.statusCode));
+    expect(status).to.equal(400);
+  });
+
+  it('are left out of the text every reader takes, cut anywhere; a version without them reads as it is', async () => {
+    const cases: Array<[string, number, string]> = [
+      ['sep=;\na;b\n1;2\n', 1, 'a;b\n1;2\n'],
+      ['sep=;\r\na;b\r\n', 1, 'a;b\r\n'],
+      ['sep=;\ra;b\r', 1, 'a;b\r'],
+      ['\ufeffsep=,\na,b\n', 1, 'a,b\n'],
+      ['T\r\n\r\nN\ra,b\r\n', 3, 'a,b\r\n'],
+      ['T\n\r\n\ra,b', 3, 'a,b'],
+      ['T\n', 1, ''],
+      ['T\r', 1, ''],
+      ['a;b\n1;2\n', 0, 'a;b\n1;2\n'],
+    ];
+    for (const [input, lines, expected] of cases) {
+      for (const chunks of cuts(Buffer.from(input))) {
+        const stream = withoutLeadingLines(Readable.from(chunks.filter((c) => c.length > 0)), lines);
+        expect(
+          (await drain(stream)).toString('utf8'),
+          `${JSON.stringify(input)} in ${chunks.length}`,
+        ).to.equal(expected);
+      }
+    }
+    expect(await readerText('a,b\n', 0)).to.equal('a,b\n');
+    // after the conversion from the stored encoding: a UTF-16 file's line goes too
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('sep=\t\r\na\tb\r\n', 'utf16le')]);
+    expect((await drain(tableText(Readable.from([utf16]), 'utf-16le', 1))).toString('utf8')).to.equal(
+      'a\tb\r\n',
+    );
+    // the preview's header is the line after them
+    const preview = await previewStream(
+      Readable.from([Buffer.from('sep=;\nName;Betrag\nA;1,5\n')]),
+      'csv',
+      ';',
+      { rows: 5, maxColumns: 10, maxCellChars: 100 },
+      'utf-8',
+      1,
+    );
+    expect(preview.columns).to.deep.equal(['Name', 'Betrag']);
+    expect(preview.rows).to.deep.equal([['A', '1,5']]);
+  });
+});
