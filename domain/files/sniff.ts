@@ -294,3 +294,46 @@ function lineBreaksIn(text: string, end: number): number {
   for (let i = 0; i < end; i++) if (isLineBreak(text, i)) breaks++;
   return breaks;
 }
+
+/** A row of a worksheet's first ones, as `sheetHeaderIndex` judges it. */
+export interface SheetRowShape {
+  /** up to its last cell holding something (cells before it may be empty) */
+  width: number;
+  /** a row missing or holding nothing comes right before it */
+  afterBlankRow: boolean;
+  /** every cell up to its width holds text (a string cell), as a header's names do */
+  allText: boolean;
+}
+
+/** the cell types of text: a shared string, a formula's string, an inline string (xlsxRead.ts SheetCell.type) */
+export const TEXT_CELL_TYPES: ReadonlySet<string> = new Set(['s', 'str', 'inlineStr']);
+
+/** How many of a sheet's first rows holding something `sheetHeaderIndex` needs to judge them. */
+export const SHEET_HEADER_SAMPLE = MAX_RECORDS_ABOVE + 1 + SNIFF_RECORDS;
+
+/**
+ * Which of a worksheet's first rows holding something is its header (their shapes, in order; at most
+ * `SHEET_HEADER_SAMPLE`): the first, unless a title or notes come above the table, as in many reports made in
+ * Excel — the same rule as a CSV's (`tableBelowNotes`), with a row's width up to its last cell holding
+ * something (a row leaves its trailing empty cells out): the first row is the header when at least 80% of the
+ * rows after it are at most as wide; else the header is a later row (at most the 11th) at least two cells wide,
+ * each of them text (names, as a header's: no empty cell, no number, date or boolean), every row above it narrower, either each of those one cell wide or a blank row right above the header, with
+ * at least 80% of the rows after it (one at least) at most as wide. Else the first row, as before.
+ */
+export function sheetHeaderIndex(rows: SheetRowShape[]): number {
+  const fits = (h: number) => {
+    const after = rows.slice(h + 1, h + 1 + SNIFF_RECORDS);
+    return (
+      after.length > 0 && after.filter((r) => r.width <= rows[h].width).length >= CONSISTENT * after.length
+    );
+  };
+  if (rows.length < 2 || fits(0)) return 0;
+  for (let h = 1; h <= MAX_RECORDS_ABOVE && h < rows.length - 1; h++) {
+    const width = rows[h].width;
+    const above = rows.slice(0, h);
+    if (width < 2 || !rows[h].allText || above.some((r) => r.width >= width)) continue;
+    if (!rows[h].afterBlankRow && above.some((r) => r.width > 1)) continue;
+    if (fits(h)) return h;
+  }
+  return 0;
+}

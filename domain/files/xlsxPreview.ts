@@ -2,6 +2,7 @@ import type * as Minio from 'minio';
 import type * as yauzl from 'yauzl';
 import { BadRequestError } from '../../common/errors';
 import { plainCell, shapePreview, type CellValue, type Preview, type PreviewOptions } from './preview';
+import { MAX_RECORDS_ABOVE, SHEET_HEADER_SAMPLE, sheetHeaderIndex, TEXT_CELL_TYPES } from './sniff';
 import { UnreadableFileError } from './unreadable';
 import { ObjectRangeReader, openZip, readEntries, type XlsxLimits } from './xlsx';
 import { isoCellDate, serialClockText, serialDate, type DateStyle } from './xlsxDates';
@@ -84,8 +85,8 @@ async function readRows(
   maxChars: number,
   dates: Map<number, DateStyle>,
   date1904: boolean,
-): Promise<RawCell[][]> {
-  const rows: RawCell[][] = [];
+): Promise<Array<{ cells: RawCell[]; number: number; width: number; allText: boolean }>> {
+  const rows: Array<{ cells: RawCell[]; number: number; width: number; allText: boolean }> = [];
   const clip = (text: string) => (text.length > maxChars ? text.slice(0, maxChars) : text);
   const value = (c: SheetCell): RawCell => {
     switch (c.type) {
@@ -123,10 +124,28 @@ async function readRows(
   await readSheetRows(
     zip,
     sheet,
-    (_number, cells) => {
+    (number, cells) => {
       const row: RawCell[] = [];
-      for (const c of cells) if (c.col < width) row[c.col] = value(c);
-      rows.push(Array.from(row, (c) => c ?? null));
+      // the row's width up to its last cell holding something, also beyond the columns shown (the header's
+      // choice judges it as the report's loader does)
+      let filled = 0;
+      let texts = 0;
+      for (const c of cells) {
+        const v = value(c);
+        if (c.col < width) row[c.col] = v;
+        // (an error cell counts as empty there: the loader reads it as null)
+        if (v !== null && v !== '' && c.type !== 'e') {
+          filled = c.col + 1;
+          if (TEXT_CELL_TYPES.has(c.type)) texts++;
+        }
+      }
+      // every cell up to the last holding something is text (cells are distinct columns)
+      rows.push({
+        cells: Array.from(row, (c) => c ?? null),
+        number,
+        width: filled,
+        allText: texts === filled,
+      });
       if (rows.length >= wanted) throw new Enough();
     },
     maxChars,
@@ -169,15 +188,29 @@ export async function previewStoredXlsx(
     }
     const book = await mapWorkbook(zip, entries, options.sheet);
     const dates = await dateStyles(zip, book.styles);
-    const raw = await readRows(
+    const read = await readRows(
       zip,
       book.sheet,
-      options.rows + 2,
+      // enough rows to tell which is the header (a title or notes may come above the table), and the rows shown
+      SHEET_HEADER_SAMPLE + MAX_RECORDS_ABOVE + options.rows + 2,
       options.maxColumns + 1,
       options.maxCellChars,
       dates,
       book.date1904,
     );
+    // the header as the report's loader takes it (./sniff.ts sheetHeaderIndex): the rows above it are not shown
+    const filled = read
+      .map((r, i) => ({ ...r, i }))
+      .filter((r) => r.width > 0)
+      .slice(0, SHEET_HEADER_SAMPLE);
+    const h = sheetHeaderIndex(
+      filled.map((r, k) => ({
+        width: r.width,
+        afterBlankRow: k > 0 && (r.i > filled[k - 1].i + 1 || r.number > filled[k - 1].number + 1),
+        allText: r.allText,
+      })),
+    );
+    const raw = read.slice(h > 0 ? filled[h].i : 0, undefined).map((r) => r.cells);
     const moreRows = raw.length > options.rows + 1;
     const shown = raw.slice(0, options.rows + 1);
     const needed = new Set<number>();

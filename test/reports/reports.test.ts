@@ -5,6 +5,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { expect } from 'chai';
+import ExcelJS from 'exceljs';
 import { COMPANY_ID } from '../../workflows/shared';
 import type { AnalysisStep } from '../../domain/reports/engine';
 import { testEnv, startWorker } from '../helpers/env';
@@ -162,6 +163,62 @@ describe('reports: builds, the report resource, rebuilds and cancellation', func
       ['column 4', 3, 1],
     ]);
     expect(sheet.warnings.map((w: any) => [w.code, w.count])).to.deep.include(['rows_wider_than_header', 1]);
+  });
+
+  it("a sheet with a title and notes above its table: the header is the table's, the rows above it are counted, not profiled; a plain sheet is read from its first row", async () => {
+    const team = await createTeam({ plan: 'premium' });
+    const book = new ExcelJS.Workbook();
+    const titled = book.addWorksheet('Umsatz');
+    titled.getCell('A1').value = 'Sales report Q1 2026';
+    titled.getCell('A2').value = 'Region EMEA';
+    // row 3 left empty, the table from row 4
+    titled.getRow(4).values = ['region', 'sales', 'units'];
+    titled.getRow(5).values = ['North', 120.5, 3];
+    titled.getRow(6).values = ['South', 80.25, 4];
+    titled.getRow(7).values = ['West', 99, 5];
+    const plain = book.addWorksheet('Plain');
+    plain.getRow(1).values = ['a', 'b'];
+    plain.getRow(2).values = [1, 2, 3];
+    const up = await uploadFile(Buffer.from(await book.xlsx.writeBuffer()), {
+      token: team.adminToken,
+      name: 'sales.xlsx',
+    });
+    expect(up.status, up.text).to.equal(201);
+    const id = up.body.id as string;
+    const preview = await call('GET', `/files/${id}/versions/1/preview`, { token: team.adminToken });
+    expect(preview.status, preview.text).to.equal(200);
+    expect(preview.body.columns).to.deep.equal(['region', 'sales', 'units']);
+    expect(preview.body.rows).to.deep.equal([
+      ['North', 120.5, 3],
+      ['South', 80.25, 4],
+      ['West', 99, 5],
+    ]);
+    const second = await call('GET', `/files/${id}/versions/1/preview?sheet=Plain`, {
+      token: team.adminToken,
+    });
+    expect(second.body.columns).to.deep.equal(['a', 'b', 'column 3']);
+    const ready = await reportWhen(
+      team.adminToken,
+      `/files/${id}/versions/1/report`,
+      (b) => b.status === 'ready',
+      "the titled workbook's report",
+    );
+    const [sheet, other] = ready.profile.sheets;
+    expect(sheet).to.include({ name: 'Umsatz', rows: 3, columns: 3, blankRows: 0 });
+    expect(sheet.columnProfiles.map((c: any) => [c.name, c.inferredType])).to.deep.equal([
+      ['region', 'text'],
+      ['sales', 'decimal'],
+      ['units', 'integer'],
+    ]);
+    expect(sheet.columnProfiles[1]).to.include({ min: 80.25, max: 120.5 });
+    expect(sheet.warnings).to.deep.include({
+      code: 'lines_before_header',
+      count: 2,
+      message: '2 row(s) above the header (a title or notes) are not part of the table',
+    });
+    // a header narrower than its row is still the header (no title: the rule takes nothing away)
+    expect(other).to.include({ name: 'Plain', rows: 1, columns: 3 });
+    expect(other.warnings.map((w: any) => w.code)).to.not.include('lines_before_header');
   });
 
   it('shows progress while building; a rebuild gives 409 while one is queued or building, else 202 and a new build', async () => {

@@ -12,6 +12,7 @@ import { BadRequestError } from '../../../common/errors';
 import { UnreadableFileError } from '../../files/unreadable';
 import { inspectionFailureReason, inspectXlsxFile, NotAWorkbookError } from '../../files/xlsx';
 import { CANNOT_READ, readSheetRows, type SheetCell } from '../../files/xlsxRead';
+import { sheetHeaderIndex, SHEET_HEADER_SAMPLE, TEXT_CELL_TYPES } from '../../files/sniff';
 import { clockText, DAY_MS, isoCellDate, serialClockText, serialDate } from '../../files/xlsxDates';
 import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
 import { cellNotation, classSql, literal, notationCellSql, type CellNotation } from './sql';
@@ -779,11 +780,54 @@ async function readSheets(
       await writer.create();
       let nextTick = progress.state.rowsRead + 1024;
       const workbook = book;
+      /** a data row (the header known): into the table */
+      const take = (number: number, cells: Array<string | null>) => {
+        if (cells.length > writer.width) writer.widen(cells.length);
+        progress.state.rowsRead += writer.row(number, cells);
+        if (progress.state.rowsRead >= nextTick) {
+          nextTick = progress.state.rowsRead + 1024;
+          progress.tick();
+          if (opts.signal?.aborted) throw opts.signal.reason;
+        }
+      };
+      // the first rows holding something, held until they tell which is the header (a title or notes may come
+      // above the table: files/sniff.ts `sheetHeaderIndex`); null once it is known
+      let first: Array<{
+        number: number;
+        cells: Array<string | null>;
+        afterBlankRow: boolean;
+        allText: boolean;
+      }> | null = [];
+      /** rows holding only unreadable cells among those held: rows once the header is known, never the header */
+      let unreadableOnly: number[] = [];
+      let lastNumber = 0;
+      let blankSince = false;
+      let above = 0;
+      const decide = () => {
+        const held = first!;
+        first = null;
+        if (held.length === 0) return;
+        const h = sheetHeaderIndex(
+          held.map((r) => ({ width: r.cells.length, afterBlankRow: r.afterBlankRow, allText: r.allText })),
+        );
+        above = h;
+        writer.header = held[h].cells;
+        writer.headerRow = held[h].number;
+        if (held[h].cells.length > writer.width) writer.widen(held[h].cells.length);
+        const rest = [
+          ...held.slice(h + 1),
+          ...unreadableOnly.filter((n) => n > held[h].number).map((n) => ({ number: n, cells: [] })),
+        ].sort((a, b) => a.number - b.number);
+        unreadableOnly = [];
+        for (const r of rest) take(r.number, r.cells);
+      };
       await readSheetRows(workbook.zip, part, (number, row) => {
         const unreadableBefore = writer.unreadable;
         const cells: Array<string | null> = [];
+        let texts = 0;
         for (const cell of row) {
           let text = sheetCellText(cell, workbook);
+          if (first && text !== null && text !== UNREADABLE && TEXT_CELL_TYPES.has(cell.type)) texts++;
           if (text === UNREADABLE) {
             writer.unreadable++;
             text = null;
@@ -798,28 +842,40 @@ async function readSheets(
           cells[cell.col] = text;
         }
         while (cells.length > 0 && cells[cells.length - 1] === null) cells.pop();
-        if (!writer.header) {
-          if (cells.length === 0) return;
-          writer.header = cells;
-          writer.headerRow = number;
-          if (cells.length > writer.width) writer.widen(cells.length);
+        if (first) {
+          // before the header, a row holding nothing is skipped (it only marks the next row as after a blank)
+          if (cells.length === 0) {
+            blankSince = true;
+            // a cell that cannot be read is something: a row of the table, if the header is above it
+            if (writer.unreadable !== unreadableBefore) unreadableOnly.push(number);
+            return;
+          }
+          const afterBlankRow = blankSince || (first.length > 0 && number > lastNumber + 1);
+          const allText = texts === cells.length && cells.every((c) => c !== null);
+          first.push({ number, cells, afterBlankRow, allText });
+          lastNumber = number;
+          blankSince = false;
+          if (first.length >= SHEET_HEADER_SAMPLE) decide();
           return;
         }
         // a row element that holds nothing (a height, a style, empty cells) is a blank row only when a row
         // that holds something follows it (`writer.row` adds it then, by its number): at the end of a
         // sheet it is no row, as blank lines at the end of a CSV. A cell that cannot be read is something
         if (cells.length === 0 && writer.unreadable === unreadableBefore) return;
-        if (cells.length > writer.width) writer.widen(cells.length);
-        progress.state.rowsRead += writer.row(number, cells);
-        if (progress.state.rowsRead >= nextTick) {
-          nextTick = progress.state.rowsRead + 1024;
-          progress.tick();
-          if (opts.signal?.aborted) throw opts.signal.reason;
-        }
+        take(number, cells);
       });
+      if (first) decide();
       await writer.finish();
       const names = headerNames(writer.header ?? [], writer.width);
       const warnings = headerWarnings(writer.header ?? [], writer.width);
+      if (above > 0) {
+        // read past, never silently
+        warnings.unshift({
+          code: 'lines_before_header',
+          count: above,
+          message: `${above} row(s) above the header (a title or notes) are not part of the table`,
+        });
+      }
       if (writer.unreadable > 0) {
         warnings.push({
           code: 'unreadable_cells',

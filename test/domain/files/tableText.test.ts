@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { UploadInspector } from '../../../domain/files/inspect';
 import { previewStream } from '../../../domain/files/preview';
 import { separatorLine } from '../../../domain/files/separatorHint';
-import { recordsOf, sniff } from '../../../domain/files/sniff';
+import { recordsOf, sheetHeaderIndex, sniff } from '../../../domain/files/sniff';
 import { tableText, withoutLeadingLines } from '../../../domain/files/tableText';
 
 const limits = { maxRows: 1000, maxColumns: 20 };
@@ -128,6 +128,47 @@ describe('lines before the header: Excel separator line, titles and notes', () =
       { fields: 2, start: 11, afterBlankLine: false },
     ]);
     expect(sniffed('"a\nb"\n\nx,y\n1,2\n')).to.include({ linesBeforeHeader: 3 });
+  });
+
+  it("finds a worksheet's header below a title or notes by the same rule, with rows as wide as their last cell", () => {
+    // a width, '-' for a blank row, or '#<width>' for a row that is not all text (a number in it)
+    const shapes = (widths: Array<number | string>) => {
+      const rows: Array<{ width: number; afterBlankRow: boolean; allText: boolean }> = [];
+      let blank = false;
+      for (const w of widths) {
+        if (w === '-') blank = true;
+        else {
+          const allText = typeof w === 'number';
+          rows.push({
+            width: Number(allText ? w : String(w).slice(1)),
+            afterBlankRow: blank && rows.length > 0,
+            allText,
+          });
+          blank = false;
+        }
+      }
+      return rows;
+    };
+    // a header and its rows, some leaving trailing cells empty: the first row
+    expect(sheetHeaderIndex(shapes([3, 3, 2, 3, 1]))).to.equal(0);
+    expect(sheetHeaderIndex(shapes([3]))).to.equal(0);
+    // a title (one cell), with or without a blank row, then the table
+    expect(sheetHeaderIndex(shapes([1, 3, 3, 3]))).to.equal(1);
+    expect(sheetHeaderIndex(shapes([1, 1, '-', 4, 4, 3]))).to.equal(2);
+    // notes two cells wide need a blank row before the table
+    expect(sheetHeaderIndex(shapes([2, 2, '-', 5, 5]))).to.equal(2);
+    expect(sheetHeaderIndex(shapes([2, 5, 5]))).to.equal(0);
+    // a header narrower than its rows stays the header; so does a table after more than 10 rows of notes
+    expect(sheetHeaderIndex(shapes([2, 3, 3, 3]))).to.equal(0);
+    const table = Array(40).fill(2);
+    expect(sheetHeaderIndex(shapes([...Array(10).fill(1), ...table]))).to.equal(10);
+    expect(sheetHeaderIndex(shapes([...Array(11).fill(1), ...table]))).to.equal(0);
+    // a header below notes is names: a row with a number or an empty cell is none (a ragged sheet stays as it is)
+    expect(sheetHeaderIndex(shapes([1, '#3', 3, 3]))).to.equal(0);
+    expect(sheetHeaderIndex(shapes([2, 1, 2, '-', '#4', 3, 2, 1]))).to.equal(0);
+    // the rows after it must be at most as wide (80%), one at least
+    expect(sheetHeaderIndex(shapes([1, 2, 3, 3, 3]))).to.equal(0);
+    expect(sheetHeaderIndex(shapes([1, 3]))).to.equal(0);
   });
 
   it('are no rows of the upload: not counted, nor against the limit', async () => {

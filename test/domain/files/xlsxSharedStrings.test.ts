@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { inspectStoredXlsx, type XlsxLimits } from '../../../domain/files/xlsx';
+import { MAX_RECORDS_ABOVE, SHEET_HEADER_SAMPLE } from '../../../domain/files/sniff';
 import { previewStoredXlsx } from '../../../domain/files/xlsxPreview';
 import { testEnv } from '../../helpers/env';
 import {
@@ -96,11 +97,14 @@ describe('XLSX shared strings: bounded at upload, read only as needed by preview
   });
 
   it('previews from the stored object: values right, only the needed shared strings read', async () => {
-    // everything after the strings the preview needs is broken XML: reading it would fail the preview
-    const { data } = workbook(10, {
+    // everything after the strings the preview needs is broken XML: reading it would fail the preview; the
+    // sheet's rows are read only as far as the header's choice needs (a title may come above the table: the
+    // first SHEET_HEADER_SAMPLE rows holding something), then the rows shown
+    const rows = SHEET_HEADER_SAMPLE + MAX_RECORDS_ABOVE + previewOptions.rows + 2;
+    const { data } = workbook(rows + 2, {
       sstTail: '<si><t>never read</t></si><broken',
-      sheetTail: '<row r="99"><c r="A99"><v>1</v></c></row><broken',
-      rows: 5,
+      sheetTail: '<row r="999"><c r="A999"><v>1</v></c></row><broken',
+      rows,
     });
     const preview = await previewOf('lazy.xlsx', data);
     expect(preview).to.deep.equal({
