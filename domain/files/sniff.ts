@@ -66,6 +66,8 @@ export interface SniffedRecord {
   start: number;
   /** an empty line comes right before it */
   afterBlankLine: boolean;
+  /** every field could be a header's name: not empty, no number or date (`isName`) */
+  names: boolean;
 }
 
 /**
@@ -85,6 +87,16 @@ export function recordsOf(
   let recordHasContent = false;
   let start = 0;
   let blankBefore = false;
+  let fieldStart = 0;
+  let names = true;
+  const endField = (end: number) => {
+    if (names && !isName(text.slice(fieldStart, end))) names = false;
+    fieldStart = end + 1;
+  };
+  const endRecord = (end: number) => {
+    endField(end);
+    records.push({ fields, start, afterBlankLine: blankBefore, names });
+  };
   for (let i = 0; i < text.length && records.length < maxRecords; i++) {
     const ch = text[i];
     if (inQuotes) {
@@ -95,24 +107,42 @@ export function recordsOf(
       continue;
     }
     if (ch === '\n' || ch === '\r') {
-      if (!isLineBreak(text, i)) continue; // the \n of a \r\n
-      if (recordHasContent) records.push({ fields, start, afterBlankLine: blankBefore });
+      if (!isLineBreak(text, i)) {
+        fieldStart = i + 1; // the \n of a \r\n
+        continue;
+      }
+      if (recordHasContent) endRecord(i);
       // a line with nothing on it is no record: the next one follows an empty line
       blankBefore = !recordHasContent;
       fields = 1;
       recordHasContent = false;
+      fieldStart = i + 1;
+      names = true;
       continue;
     }
     if (!recordHasContent) start = i;
     recordHasContent = true;
     if (ch === '"') inQuotes = true;
-    else if (ch === delimiter) fields++;
+    else if (ch === delimiter) {
+      fields++;
+      endField(i);
+    }
   }
   // the last record counts only when the sample is the whole file (otherwise it may be cut)
-  if (complete && !inQuotes && recordHasContent && records.length < maxRecords) {
-    records.push({ fields, start, afterBlankLine: blankBefore });
-  }
+  if (complete && !inQuotes && recordHasContent && records.length < maxRecords) endRecord(text.length);
   return records;
+}
+
+/**
+ * A field a header's name could be: not empty (after its quotes and spaces) and no number or date
+ * (`12`, `-1.234,5`, `02.01.2026`, `2026-01-02`).
+ */
+function isName(raw: string): boolean {
+  let field = raw.trim();
+  if (field.length >= 2 && field.startsWith('"') && field.endsWith('"')) {
+    field = field.slice(1, -1).replace(/""/g, '"').trim();
+  }
+  return field !== '' && !/^[-+]?[\d.,:/ ]*\d[\d.,:/ ]*$/.test(field) && !/^\d{4}-\d\d-\d\d/.test(field);
 }
 
 /** Field counts of the first complete records (`recordsOf`). */
@@ -269,8 +299,8 @@ export interface TableFit extends DelimiterFit {
 
 /**
  * A table below a title or notes, as many reports and bank statements exported as CSV have: its header is a
- * record after the first (at most `MAX_RECORDS_ABOVE` records in) that is at least two fields wide, every
- * record before it is narrower, either each of those is one field (no delimiter in it) or an empty line comes
+ * record after the first (at most `MAX_RECORDS_ABOVE` records in) that is at least two fields wide, all names
+ * (none empty, no number or date: `isName`), every record before it is narrower, either each of those is one field (no delimiter in it) or an empty line comes
  * right before the header, and at least 80% of the records after it (one at least) are exactly as wide. The
  * sniff takes it only when no delimiter makes a table as consistent with the first record as header; a header
  * narrower than its rows without an empty line before it stays the header (ragged rows, as before).
@@ -280,7 +310,7 @@ export function tableBelowNotes(records: SniffedRecord[], delimiter: Delimiter):
   for (let h = 1; h <= MAX_RECORDS_ABOVE && h < records.length - 1; h++) {
     const width = counts[h];
     const above = counts.slice(0, h);
-    if (width < 2 || above.some((c) => c >= width)) continue;
+    if (width < 2 || !records[h].names || above.some((c) => c >= width)) continue;
     if (!records[h].afterBlankLine && above.some((c) => c > 1)) continue;
     const fit = delimiterFit(counts.slice(h, h + SNIFF_RECORDS), delimiter);
     if (fit && fit.exact >= CONSISTENT) return { ...fit, headerStart: records[h].start };

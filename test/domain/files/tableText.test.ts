@@ -123,10 +123,21 @@ describe('lines before the header: Excel separator line, titles and notes', () =
     expect(sniffed('sep=;\nBericht\n\nx;y\n1;2\n')).to.include({ delimiter: ';', linesBeforeHeader: 3 });
     // records are quote-aware; a quoted line break in the notes is one more line to skip
     expect(recordsOf('"a\nb"\n\nx,y\n1,2', ',', true, 10)).to.deep.equal([
-      { fields: 1, start: 0, afterBlankLine: false },
-      { fields: 2, start: 7, afterBlankLine: true },
-      { fields: 2, start: 11, afterBlankLine: false },
+      { fields: 1, start: 0, afterBlankLine: false, names: true },
+      { fields: 2, start: 7, afterBlankLine: true, names: true },
+      { fields: 2, start: 11, afterBlankLine: false, names: false },
     ]);
+    const names = (text: string) => recordsOf(text, ',', true, 10).map((r) => r.names);
+    expect(names('a," b ",""\r\n"x ""y""",Q1,2026-01-02\r\n-1.234,5;02.01.2026')).to.deep.equal([
+      false,
+      false,
+      false,
+    ]);
+    expect(names('a," b ",c\r\n"x ""y""",Q1,n 2')).to.deep.equal([true, true]);
+    // a header below notes is names: numbers or dates after an empty line are rows of a ragged table
+    expect(sniffed('1,2\n\n3,4,5\n6,7,8\n'))
+      .to.include({ columns: 2 })
+      .and.not.have.property('linesBeforeHeader');
     expect(sniffed('"a\nb"\n\nx,y\n1,2\n')).to.include({ linesBeforeHeader: 3 });
   });
 
