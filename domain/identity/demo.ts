@@ -70,9 +70,10 @@ function demoSales(): string {
  * A German spreadsheet program's "CSV": semicolons, Windows-1252 (Straße, München, €), decimal commas and
  * day-first dates — read as numbers and dates (README "Reports", notation; docs/files.md "Encoding").
  */
-function demoUmsatz(): string {
+export function demoUmsatz(): string {
   const cities = ['München', 'Köln', 'Düsseldorf', 'Nürnberg'];
-  const lines = ['Beleg;Datum;Stadt;Straße;Betrag;Währung'];
+  // as Excel saves it for Excel (its separator line), under the report's title and an empty line
+  const lines = ['sep=;', 'Umsatzbericht 2026 (Filialen)', '', 'Beleg;Datum;Stadt;Straße;Betrag;Währung'];
   for (let i = 1; i <= 80; i++) {
     const day = new Date(Date.UTC(2026, 2, 1) + ((i * 11) % 200) * 86_400_000);
     const date = `${String(day.getUTCDate()).padStart(2, '0')}.${String(day.getUTCMonth() + 1).padStart(2, '0')}.${day.getUTCFullYear()}`;
@@ -105,6 +106,8 @@ async function addFile(
     content: string;
     columns: number;
     encoding?: 'utf-8' | 'windows-1252';
+    /** lines before the header (Excel's separator line, a title), as the upload's sniff would find them */
+    linesBeforeHeader?: number;
   },
 ): Promise<void> {
   const fileId = uuidv7();
@@ -138,9 +141,10 @@ async function addFile(
     contentType: contentTypeOf(file.format, encoding),
     delimiter: file.delimiter,
     encoding,
+    linesBeforeHeader: file.linesBeforeHeader ?? 0,
     sizeBytes: data.length,
     objectKey,
-    rowCount: file.content.trimEnd().split('\n').length - 1,
+    rowCount: file.content.trimEnd().split('\n').length - 1 - (file.linesBeforeHeader ?? 0),
     columnCount: file.columns,
     uploadedByPersonId: ctx.visitorId,
   });
@@ -248,7 +252,8 @@ export const DEMO_SEED_STEPS: DemoSeedStep[] = [
     },
   },
   {
-    // a German spreadsheet export: Windows-1252, semicolons, decimal commas, day-first dates
+    // a German spreadsheet export: Windows-1252, Excel's separator line and a title above the table, semicolons,
+    // decimal commas, day-first dates
     name: 'european-export',
     async run(ctx) {
       if (!ctx.services) return;
@@ -259,6 +264,7 @@ export const DEMO_SEED_STEPS: DemoSeedStep[] = [
         content: demoUmsatz(),
         columns: 6,
         encoding: 'windows-1252',
+        linesBeforeHeader: 3,
       });
     },
   },

@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import iconv from 'iconv-lite';
+import { demoUmsatz } from '../../domain/identity/demo';
+import { sniff } from '../../domain/files/sniff';
 import { startWorker } from '../helpers/env';
 import { call } from '../helpers/http';
 import { eventually } from '../helpers/temporal';
@@ -38,8 +41,25 @@ describe('reports: the demo company', function () {
             'text',
           ]);
         } else if (file.originalName === 'umsatz-2026.csv') {
-          // Windows-1252, semicolons, decimal commas, day-first dates
+          // Windows-1252, Excel's separator line and a title above the table, semicolons, decimal commas,
+          // day-first dates
           expect(sheet).to.include({ rows: 80, columns: 6 });
+          expect(sheet.warnings.map((w: any) => [w.code, w.count])).to.deep.equal([
+            ['lines_before_header', 3],
+          ]);
+          const version = await call('GET', `/files/${file.id}/versions/1`, { token });
+          expect(version.body).to.include({ headerLine: 4, rowCount: 80, columnCount: 6 });
+          const sniffed = sniff(iconv.encode(demoUmsatz(), 'win1252'), true, 'umsatz-2026.csv', {
+            maxRows: 1000,
+            maxColumns: 100,
+          });
+          // the seeded dialect is the one an upload of the same bytes records
+          expect(sniffed).to.include({
+            delimiter: ';',
+            columns: 6,
+            linesBeforeHeader: 3,
+            encoding: 'windows-1252',
+          });
           expect(sheet.columnProfiles.map((c: any) => [c.name, c.inferredType])).to.deep.equal([
             ['Beleg', 'text'],
             ['Datum', 'date'],
