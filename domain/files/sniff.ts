@@ -22,8 +22,8 @@ export interface Sniffed {
   encoding?: TextEncoding;
   /**
    * CSV/TSV: lines before the header, when there are any (absent: 0) — Excel's separator line (`sep=;`, which
-   * named the delimiter: domain/files/separatorHint.ts), a title or notes above the table (`tableFit`). They are
-   * no rows: readers skip them.
+   * named the delimiter: domain/files/separatorHint.ts), a title or notes above the table (`tableBelowNotes`).
+   * They are no rows: readers skip them.
    */
   linesBeforeHeader?: number;
 }
@@ -236,7 +236,7 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
     const named = candidates.find((d) => d === hint.delimiter);
     if (!named) {
       throw new BadRequestError(
-        `${NOT_A_SPREADSHEET}: its first line names ${JSON.stringify(hint.delimiter)} as the delimiter (sep=${hint.delimiter}); accepted are comma, semicolon and tab`,
+        `${NOT_A_SPREADSHEET}: its first line names ${JSON.stringify(hint.delimiter)} as the delimiter (sep=${hint.delimiter}); accepted are comma, semicolon and tab (sep=<tab>)`,
       );
     }
     candidates = [named];
@@ -266,7 +266,7 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
   if (!best) {
     throw new BadRequestError(
       hint
-        ? `${NOT_A_SPREADSHEET}: its first line names the ${DELIMITER_NAMES[candidates[0]]} as the delimiter (sep=${hint.delimiter}), and the lines after it are no table of at least two columns by it`
+        ? `${NOT_A_SPREADSHEET}: its first line names the ${DELIMITER_NAMES[candidates[0]]} as the delimiter (sep=${candidates[0] === '\t' ? '<tab>' : candidates[0]}), and the lines after it are no table of at least two columns by it`
         : `${NOT_A_SPREADSHEET}: no consistent delimiter (comma, semicolon or tab) with at least two columns`,
     );
   }
@@ -300,10 +300,11 @@ export interface TableFit extends DelimiterFit {
 /**
  * A table below a title or notes, as many reports and bank statements exported as CSV have: its header is a
  * record after the first (at most `MAX_RECORDS_ABOVE` records in) that is at least two fields wide, all names
- * (none empty, no number or date: `isName`), every record before it is narrower, either each of those is one field (no delimiter in it) or an empty line comes
- * right before the header, and at least 80% of the records after it (one at least) are exactly as wide. The
- * sniff takes it only when no delimiter makes a table as consistent with the first record as header; a header
- * narrower than its rows without an empty line before it stays the header (ragged rows, as before).
+ * (none empty, no number or date: `isName`), every record before it is narrower, either each of those is one
+ * field (no delimiter in it) or an empty line comes right before the header, and at least 80% of the records
+ * after it (one at least) are exactly as wide. The sniff takes it only when no delimiter makes a table as
+ * consistent with the first record as header; a header narrower than its rows without an empty line before it
+ * stays the header (ragged rows, as before).
  */
 export function tableBelowNotes(records: SniffedRecord[], delimiter: Delimiter): TableFit | undefined {
   const counts = records.map((r) => r.fields);
