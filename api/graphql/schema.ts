@@ -226,7 +226,7 @@ export const VersionType: GraphQLObjectType = new GraphQLObjectType<FileVersion,
     encoding: {
       type: GraphQLString,
       description:
-        'CSV/TSV: utf-8, windows-1252, macintosh, utf-16le or utf-16be (as the REST version shows it); null for XLSX',
+        'CSV/TSV: utf-8, windows-1252, windows-1250, macintosh, utf-16le or utf-16be (as the REST version shows it); null for XLSX',
       resolve: (v) => presentVersion(v).encoding,
     },
     headerLine: {

@@ -25,7 +25,8 @@ export function utf16ByBom(bytes: Buffer): 'utf-16le' | 'utf-16be' | null {
 }
 
 /** iconv-lite's names */
-const ICONV_NAMES: Record<'macintosh' | 'utf-16le' | 'utf-16be', string> = {
+const ICONV_NAMES: Record<'windows-1250' | 'macintosh' | 'utf-16le' | 'utf-16be', string> = {
+  'windows-1250': 'win1250',
   macintosh: 'macintosh',
   'utf-16le': 'utf16le',
   'utf-16be': 'utf16be',
@@ -76,28 +77,61 @@ const isAsciiLetter = (b: number) => (b >= 0x61 && b <= 0x7a) || (b >= 0x41 && b
 /** a lowercase letter (it has an uppercase form), ß, or an apostrophe: what follows a letter inside most words */
 const inWord = (ch: string) => ch !== ch.toUpperCase() || ch === 'ß' || ch === '’' || ch === 'ʼ';
 
+/** a lowercase ASCII letter */
+const isAsciiLower = (b: number) => b >= 0x61 && b <= 0x7a;
+
 /**
- * The 8-bit encoding of text that is not UTF-8: Windows-1252 (Excel's "CSV" on Windows), or Mac Roman (older
- * Excel for Mac) when more of its bytes after an ASCII letter read as a lowercase letter that way —
- * `Müller` is FC in Windows-1252 (ü; `¸` in Mac Roman) and 9F in Mac Roman (ü; `Ÿ` in Windows-1252). Ties, and
- * text without such bytes, are Windows-1252.
+ * Central European letters whose Windows-1252 bytes are no lowercase letters: ł ą ż ź ľ ť (`³`, `¹`, `¿`, `Ÿ`,
+ * `¾`, and 9D which Windows-1252 leaves undefined). Inside a word — after a lowercase letter and before a
+ * letter, as in `Wrocławia`, `mąka`, `może`, `ľudia` — they are Windows-1250's; a footnote (`Preis¹`), a unit
+ * (`m³`) or a name in capitals (`L'HAŸE`) is never so placed.
  */
-export function eightBitEncoding(bytes: Buffer): 'windows-1252' | 'macintosh' {
+const CENTRAL_EUROPEAN_ONLY: ReadonlySet<number> = new Set([0xb3, 0xb9, 0xbf, 0x9f, 0xbe, 0x9d]);
+
+/**
+ * The 8-bit encoding of text that is not UTF-8: Windows-1252 (Excel's "CSV" on Windows in Western Europe and
+ * the Americas), Mac Roman (older Excel for Mac) when more of its bytes after an ASCII letter read as a
+ * lowercase letter that way — `Müller` is FC in Windows-1252 (ü; `¸` in Mac Roman) and 9F in Mac Roman (ü; `Ÿ`
+ * in Windows-1252) — and one of them, a letter only there, stands inside a word (`Preis¹` is `Preisπ` in Mac
+ * Roman: a footnote decides nothing), or Windows-1250 (Excel's "CSV" on Windows in Central Europe: Polish, Czech, Slovak,
+ * Hungarian, …) when a letter only it has stands inside a word (`CENTRAL_EUROPEAN_ONLY`) and more of its bytes
+ * after an ASCII letter read as a lowercase letter that way than either other's. Ties, and text without such
+ * bytes, are Windows-1252. Czech or Hungarian text whose letters all read as letters in Windows-1252 too (ě as
+ * ì, ő as õ) without a ť or ľ is read as Windows-1252: nothing in its bytes tells.
+ */
+export function eightBitEncoding(bytes: Buffer): 'windows-1252' | 'windows-1250' | 'macintosh' {
   let windows = 0;
   let mac = 0;
+  let central = 0;
+  let macInside = 0;
+  let centralInside = 0;
+  /** `bytes[i]` is a letter as `table` reads the high bytes */
+  const letterAt = (i: number, table: string) =>
+    i < bytes.length && (isAsciiLetter(bytes[i]) || (bytes[i] >= 0x80 && inWord(table[bytes[i] - 0x80])));
   for (let i = 1; i < bytes.length; i++) {
     const b = bytes[i];
     if (b < 0x80 || !isAsciiLetter(bytes[i - 1])) continue;
-    if (inWord(WINDOWS_1252_HIGH[b - 0x80])) windows++;
-    if (inWord(MAC_ROMAN_HIGH[b - 0x80])) mac++;
+    const asWindows = inWord(WINDOWS_1252_HIGH[b - 0x80]);
+    if (asWindows) windows++;
+    if (inWord(MAC_ROMAN_HIGH[b - 0x80])) {
+      mac++;
+      // a letter only Mac Roman reads so, inside a word (a footnote `Preis¹` is π there, at a word's end)
+      if (!asWindows && letterAt(i + 1, MAC_ROMAN_HIGH)) macInside++;
+    }
+    if (inWord(WINDOWS_1250_HIGH[b - 0x80])) central++;
+    if (CENTRAL_EUROPEAN_ONLY.has(b) && isAsciiLower(bytes[i - 1]) && letterAt(i + 1, WINDOWS_1250_HIGH)) {
+      centralInside++;
+    }
   }
-  return mac > windows ? 'macintosh' : 'windows-1252';
+  if (centralInside > 0 && central > windows && central > mac) return 'windows-1250';
+  return macInside > 0 && mac > windows ? 'macintosh' : 'windows-1252';
 }
 
-/** the characters of the bytes 80–FF in either encoding (iconv-lite's tables) */
+/** the characters of the bytes 80–FF in each 8-bit encoding (iconv-lite's tables) */
 const HIGH_BYTES = Buffer.from(Array.from({ length: 0x80 }, (_, i) => 0x80 + i));
 const WINDOWS_1252_HIGH = iconv.decode(HIGH_BYTES, 'win1252');
 const MAC_ROMAN_HIGH = iconv.decode(HIGH_BYTES, 'macintosh');
+const WINDOWS_1250_HIGH = iconv.decode(HIGH_BYTES, 'win1250');
 
 /**
  * Windows-1252 bytes as text (one byte, one character: any chunk boundary is a character boundary). Node's own

@@ -35,7 +35,7 @@ const OLE2 = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 export const NOT_A_SPREADSHEET =
-  'the file is not a spreadsheet: accepted are XLSX, CSV and TSV (UTF-8, Windows-1252 or UTF-16)';
+  'the file is not a spreadsheet: accepted are XLSX, CSV and TSV (UTF-8, Windows-1252, Windows-1250, Mac Roman or UTF-16)';
 export const MIXED_ENCODINGS = `${NOT_A_SPREADSHEET}: the text mixes UTF-8 with bytes UTF-8 does not allow (save it as UTF-8)`;
 
 /** Length of a trailing, incomplete UTF-8 sequence (0 when the buffer ends on a character boundary). */

@@ -255,6 +255,38 @@ describe('comparisons: automatic and requested, end to end', function () {
     );
   });
 
+  it('a Windows-1250 CSV (Central European Excel) is read in its own letters: previewed, profiled, served with its charset', async () => {
+    const team = await createTeam({ plan: 'premium' });
+    const bytes = iconv.encode(
+      'Miasto;Kwota\r\nWrocław;1,5\r\nBiałystok;2,5\r\nŁódź;3,0\r\nGdańsk;4,0\r\n',
+      'win1250',
+    );
+    const up = await uploadFile(bytes, { token: team.adminToken, name: 'miasta.csv' });
+    expect(up.status, up.text).to.equal(201);
+    expect(up.body.version).to.include({
+      encoding: 'windows-1250',
+      contentType: 'text/csv; charset=windows-1250',
+      rowCount: 4,
+    });
+    const id = up.body.id as string;
+    const preview = await call('GET', `/files/${id}/versions/1/preview`, { token: team.adminToken });
+    expect(preview.body.rows.map((r: string[]) => r[0])).to.deep.equal([
+      'Wrocław',
+      'Białystok',
+      'Łódź',
+      'Gdańsk',
+    ]);
+    const report = await whenReady(team.adminToken, `/files/${id}/versions/1/report`, 'v1 report');
+    const [city, amount] = report.profile.sheets[0].columnProfiles;
+    expect(city.topValues.map((t: any) => t.value).sort()).to.deep.equal([
+      'Białystok',
+      'Gdańsk',
+      'Wrocław',
+      'Łódź',
+    ]);
+    expect(amount).to.include({ inferredType: 'decimal', min: 1.5, max: 4 });
+  });
+
   it('a UTF-16 "Unicode text" TSV is previewed, profiled and compared with a UTF-8 next version by its text', async () => {
     const team = await createTeam({ plan: 'premium' });
     const text = 'Stadt\tBetrag\r\nMünchen\t1,5\r\nKöln\t€ 2\r\n';

@@ -50,7 +50,7 @@ const uploadForm = (withVisibility: boolean) => ({
       type: 'string',
       format: 'binary',
       description:
-        'the spreadsheet: XLSX, CSV or TSV (UTF-8, Windows-1252 or UTF-16), at most 25 MB; judged by its content. ' +
+        'the spreadsheet: XLSX, CSV or TSV (UTF-8, Windows-1252, Windows-1250, Mac Roman or UTF-16), at most 25 MB; judged by its content. ' +
         "A CSV's first line `sep=;` (Excel's separator line; `sep=,`, `sep=<tab>`) names its delimiter and is no " +
         'row: the header is the next line',
     },

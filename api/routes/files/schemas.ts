@@ -39,7 +39,8 @@ export const versionSchema = {
       enum: [...TEXT_ENCODINGS, null],
       description:
         'CSV/TSV: the text encoding the upload found — UTF-16 after its byte order mark, else UTF-8, or ' +
-        'Windows-1252 (Mac Roman when its letters say so) when the text is not UTF-8 (a mix is refused); ' +
+        'Windows-1252 (Windows-1250 or Mac Roman when their letters say so) when the text is not UTF-8 (a mix is ' +
+        'refused); ' +
         'readers convert it, the stored object ' +
         'keeps the uploaded bytes. null for XLSX',
     },

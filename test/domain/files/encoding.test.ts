@@ -24,6 +24,8 @@ describe('text encodings (pure)', () => {
       'windows-1252',
       Buffer.from('Stadt;Betrag\r\nM\xfcnchen;\x80 1,5\r\n\x84K\xf6ln\x93;\xdf\r\n', 'latin1'),
     ],
+    // Windows-1250 has € „“ ß ü ö but no 𝔘
+    ['windows-1250', iconv.encode(text.replace('𝔘 ', ''), 'win1250')],
     // Mac Roman has „“ but no 𝔘 either (nor €, in iconv-lite's table)
     ['macintosh', iconv.encode(text.replace('𝔘 ', '').replace('€ ', ''), 'macintosh')],
     ['utf-16le', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')])],
@@ -33,7 +35,7 @@ describe('text encodings (pure)', () => {
   it('utf8Stream gives the text as UTF-8 whatever the chunks, without a UTF-16 byte order mark', async () => {
     for (const [encoding, bytes] of encoded) {
       const expected =
-        encoding === 'windows-1252'
+        encoding === 'windows-1252' || encoding === 'windows-1250'
           ? text.replace('𝔘 ', '')
           : encoding === 'macintosh'
             ? text.replace('𝔘 ', '').replace('€ ', '')
@@ -79,6 +81,38 @@ describe('text encodings (pure)', () => {
     }
     // nothing to tell them apart (no byte after a lowercase letter): Windows-1252
     expect(eightBitEncoding(Buffer.from('a;b\n\x80 5;\xc4\n', 'latin1'))).to.equal('windows-1252');
+  });
+
+  it('eightBitEncoding reads Central European text as Windows-1250 when one of its own letters stands inside a word', () => {
+    const central = [
+      'miasto;kwota\nWrocław;1,5\nBiałystok;2\nŁódź;3\n',
+      'nazwisko;uwagi\nKowalska;może później\nWiśniewski;mąka\n',
+      'meno;mesto\nĽubomír;Žilina\nPoľana;Kráľová\n',
+      'Název;Město\nkoťata;Brno\n',
+    ];
+    for (const text of central) {
+      expect(eightBitEncoding(iconv.encode(text, 'win1250')), text).to.equal('windows-1250');
+    }
+    // Western text whose bytes are those letters outside words stays Windows-1252: a unit, a footnote, capitals
+    const western = [
+      'Artikel;Volumen\nTank;5 m³\nFass;2 m³\n',
+      'Preis¹;Gewicht²\n1;2\n',
+      "ville;département\nL'HAŸE-LES-ROSES;Val-de-Marne\n",
+      'Name;Stadt\nMüller;München\n¿Qué?;España\n',
+      // the letters of Windows-1252 that are letters in Windows-1250 too decide nothing (è, ì, ø read as č, ě, ř)
+      'città;perché\nlunedì;caffè\nSøren;Ærø\n',
+    ];
+    for (const text of western) {
+      expect(eightBitEncoding(iconv.encode(text, 'win1252')), text).to.equal('windows-1252');
+    }
+    // Czech whose letters all read as letters in Windows-1252 too (ě as ì, č as è, ř as ø): nothing tells
+    expect(eightBitEncoding(iconv.encode('Název;Město\nDěčín;Plzeň\nPřerov;Brno\n', 'win1250'))).to.equal(
+      'windows-1252',
+    );
+    // a Polish name alone at the end of its word (Michał) cannot be told from a footnote: Windows-1252
+    expect(eightBitEncoding(iconv.encode('imię;nazwisko\nMichał;Nowak\n', 'win1250'))).to.equal(
+      'windows-1252',
+    );
   });
 
   it('holdsUtf8Sequence tells a mix of encodings from Windows-1252 text', () => {
