@@ -68,6 +68,11 @@ describe('text encodings (pure)', () => {
     expect(decodeWindows1252(Buffer.from([0x80, 0x84, 0x93, 0x94, 0x96, 0xe4, 0xdf]))).to.equal('€„“”–äß');
   });
 
+  /** each text, written in `written` (iconv-lite's name), is judged to be `expected` */
+  function judged(texts: string[], written: string, expected: string): void {
+    for (const text of texts) expect(eightBitEncoding(iconv.encode(text, written)), text).to.equal(expected);
+  }
+
   it('eightBitEncoding tells Mac Roman from Windows-1252 by the letters its bytes make inside words', () => {
     const texts = [
       'Name;Stadt\nMüller;München\nGrößer;Köln\n',
@@ -75,42 +80,41 @@ describe('text encodings (pure)', () => {
       'name,city\nPeña;Logroño\ndon’t;São Paulo\n',
       'Straße;Maß\nÄrger;Übel\n',
     ];
-    for (const text of texts) {
-      expect(eightBitEncoding(iconv.encode(text, 'win1252')), text).to.equal('windows-1252');
-      expect(eightBitEncoding(iconv.encode(text, 'macintosh')), text).to.equal('macintosh');
-    }
+    judged(texts, 'win1252', 'windows-1252');
+    judged(texts, 'macintosh', 'macintosh');
     // nothing to tell them apart (no byte after a lowercase letter): Windows-1252
     expect(eightBitEncoding(Buffer.from('a;b\n\x80 5;\xc4\n', 'latin1'))).to.equal('windows-1252');
   });
 
   it('eightBitEncoding reads Central European text as Windows-1250 when one of its own letters stands inside a word', () => {
-    const central = [
-      'miasto;kwota\nWrocław;1,5\nBiałystok;2\nŁódź;3\n',
-      'nazwisko;uwagi\nKowalska;może później\nWiśniewski;mąka\n',
-      'meno;mesto\nĽubomír;Žilina\nPoľana;Kráľová\n',
-      'Název;Město\nkoťata;Brno\n',
-    ];
-    for (const text of central) {
-      expect(eightBitEncoding(iconv.encode(text, 'win1250')), text).to.equal('windows-1250');
-    }
-    // Western text whose bytes are those letters outside words stays Windows-1252: a unit, a footnote, capitals
-    const western = [
-      'Artikel;Volumen\nTank;5 m³\nFass;2 m³\n',
-      'Preis¹;Gewicht²\n1;2\n',
-      "ville;département\nL'HAŸE-LES-ROSES;Val-de-Marne\n",
-      'Name;Stadt\nMüller;München\n¿Qué?;España\n',
-      // the letters of Windows-1252 that are letters in Windows-1250 too decide nothing (è, ì, ø read as č, ě, ř)
-      'città;perché\nlunedì;caffè\nSøren;Ærø\n',
-    ];
-    for (const text of western) {
-      expect(eightBitEncoding(iconv.encode(text, 'win1252')), text).to.equal('windows-1252');
-    }
-    // Czech whose letters all read as letters in Windows-1252 too (ě as ì, č as è, ř as ø): nothing tells
-    expect(eightBitEncoding(iconv.encode('Název;Město\nDěčín;Plzeň\nPřerov;Brno\n', 'win1250'))).to.equal(
+    judged(
+      [
+        'miasto;kwota\nWrocław;1,5\nBiałystok;2\nŁódź;3\n',
+        'nazwisko;uwagi\nKowalska;może później\nWiśniewski;mąka\n',
+        'meno;mesto\nĽubomír;Žilina\nPoľana;Kráľová\n',
+        'Název;Město\nkoťata;Brno\n',
+      ],
+      'win1250',
+      'windows-1250',
+    );
+    // Western text whose bytes are those letters outside words stays Windows-1252: a unit, a footnote, capitals;
+    // the letters of Windows-1252 that are letters in Windows-1250 too decide nothing (è, ì, ø read as č, ě, ř)
+    judged(
+      [
+        'Artikel;Volumen\nTank;5 m³\nFass;2 m³\n',
+        'Preis¹;Gewicht²\n1;2\n',
+        "ville;département\nL'HAŸE-LES-ROSES;Val-de-Marne\n",
+        'Name;Stadt\nMüller;München\n¿Qué?;España\n',
+        'città;perché\nlunedì;caffè\nSøren;Ærø\n',
+      ],
+      'win1252',
       'windows-1252',
     );
-    // a Polish name alone at the end of its word (Michał) cannot be told from a footnote: Windows-1252
-    expect(eightBitEncoding(iconv.encode('imię;nazwisko\nMichał;Nowak\n', 'win1250'))).to.equal(
+    // nothing tells (Windows-1252): Czech whose letters all read as letters there too (ě as ì, č as è, ř as ø), and
+    // a Polish name alone at the end of its word (Michał), which a footnote could be
+    judged(
+      ['Název;Město\nDěčín;Plzeň\nPřerov;Brno\n', 'imię;nazwisko\nMichał;Nowak\n'],
+      'win1250',
       'windows-1252',
     );
   });
