@@ -89,15 +89,23 @@ const isAsciiLower = (b: number) => b >= 0x61 && b <= 0x7a;
 const CENTRAL_EUROPEAN_ONLY: ReadonlySet<number> = new Set([0xb3, 0xb9, 0xbf, 0x9f, 0xbe, 0x9d]);
 
 /**
+ * Czech ě and ů, which Windows-1252 reads as ì and ù: letters there too, but only at a word's end in the
+ * languages it writes (Italian `lunedì`, `più`; French `où`), while Czech has them inside words after any letter
+ * (`Město`, `věc`, `domům`). Inside a word they are Windows-1250's.
+ */
+const CZECH_INSIDE: ReadonlySet<number> = new Set([0xec, 0xf9]);
+
+/**
  * The 8-bit encoding of text that is not UTF-8: Windows-1252 (Excel's "CSV" on Windows in Western Europe and
  * the Americas), Mac Roman (older Excel for Mac) when more of its bytes after an ASCII letter read as a
  * lowercase letter that way — `Müller` is FC in Windows-1252 (ü; `¸` in Mac Roman) and 9F in Mac Roman (ü; `Ÿ`
  * in Windows-1252) — and one of them, a letter only there, stands inside a word (`Preis¹` is `Preisπ` in Mac
- * Roman: a footnote decides nothing), or Windows-1250 (Excel's "CSV" on Windows in Central Europe: Polish, Czech, Slovak,
- * Hungarian, …) when a letter only it has stands inside a word (`CENTRAL_EUROPEAN_ONLY`) and more of its bytes
- * after an ASCII letter read as a lowercase letter that way than either other's. Ties, and text without such
- * bytes, are Windows-1252. Czech or Hungarian text whose letters all read as letters in Windows-1252 too (ě as
- * ì, ő as õ) without a ť or ľ is read as Windows-1252: nothing in its bytes tells.
+ * Roman: a footnote decides nothing), or Windows-1250 (Excel's "CSV" on Windows in Central Europe: Polish,
+ * Czech, Slovak, Hungarian, …) when a letter only it has stands inside a word (`CENTRAL_EUROPEAN_ONLY`,
+ * `CZECH_INSIDE`) and at least as many of its bytes after an ASCII letter read as a lowercase letter that way as
+ * Windows-1252's, more than Mac Roman's. Else, and for text without such bytes, Windows-1252. Hungarian text
+ * whose letters all read as letters in Windows-1252 too (ő as õ, ű as û: both inside words in Portuguese and
+ * French) is read as Windows-1252: nothing in its bytes tells.
  */
 export function eightBitEncoding(bytes: Buffer): 'windows-1252' | 'windows-1250' | 'macintosh' {
   let windows = 0;
@@ -119,11 +127,10 @@ export function eightBitEncoding(bytes: Buffer): 'windows-1252' | 'windows-1250'
       if (!asWindows && letterAt(i + 1, MAC_ROMAN_HIGH)) macInside++;
     }
     if (inWord(WINDOWS_1250_HIGH[b - 0x80])) central++;
-    if (CENTRAL_EUROPEAN_ONLY.has(b) && isAsciiLower(bytes[i - 1]) && letterAt(i + 1, WINDOWS_1250_HIGH)) {
-      centralInside++;
-    }
+    const ownLetter = (CENTRAL_EUROPEAN_ONLY.has(b) && isAsciiLower(bytes[i - 1])) || CZECH_INSIDE.has(b);
+    if (ownLetter && letterAt(i + 1, WINDOWS_1250_HIGH)) centralInside++;
   }
-  if (centralInside > 0 && central > windows && central > mac) return 'windows-1250';
+  if (centralInside > 0 && central >= windows && central > mac) return 'windows-1250';
   return macInside > 0 && mac > windows ? 'macintosh' : 'windows-1252';
 }
 

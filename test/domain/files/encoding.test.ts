@@ -93,6 +93,9 @@ describe('text encodings (pure)', () => {
         'nazwisko;uwagi\nKowalska;może później\nWiśniewski;mąka\n',
         'meno;mesto\nĽubomír;Žilina\nPoľana;Kráľová\n',
         'Název;Město\nkoťata;Brno\n',
+        // Czech ě and ů inside words (Windows-1252's ì and ù stand only at a word's end: lunedì, più, où)
+        'Název;Město\nDěčín;Plzeň\nPřerov;Brno\n',
+        'adresa;poznámka\nDomů;věc\n',
       ],
       'win1250',
       'windows-1250',
@@ -106,14 +109,15 @@ describe('text encodings (pure)', () => {
         "ville;département\nL'HAŸE-LES-ROSES;Val-de-Marne\n",
         'Name;Stadt\nMüller;München\n¿Qué?;España\n',
         'città;perché\nlunedì;caffè\nSøren;Ærø\n',
+        'giorno;più\nlunedì;così\nNicolò;où\n',
       ],
       'win1252',
       'windows-1252',
     );
-    // nothing tells (Windows-1252): Czech whose letters all read as letters there too (ě as ì, č as è, ř as ø), and
+    // nothing tells (Windows-1252): Hungarian whose letters all read as letters there too (ő as õ, ű as û), and
     // a Polish name alone at the end of its word (Michał), which a footnote could be
     judged(
-      ['Název;Město\nDěčín;Plzeň\nPřerov;Brno\n', 'imię;nazwisko\nMichał;Nowak\n'],
+      ['Név;Város\nKővári;Győr\nSzűcs;Pécs\n', 'imię;nazwisko\nMichał;Nowak\n'],
       'win1250',
       'windows-1252',
     );
