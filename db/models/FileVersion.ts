@@ -35,6 +35,12 @@ export class FileVersion extends TenantModel {
    * or notes; domain/files/sniff.ts); null for XLSX and for versions stored before it (0)
    */
   linesBeforeHeader!: number | null;
+  /**
+   * CSV/TSV: the row a spreadsheet program shows the header on — its lines before the header but Excel's
+   * separator line, which Excel hides, plus 1; row numbers count from it. Null for XLSX and for versions stored
+   * before it (1)
+   */
+  headerRow!: number | null;
   /** bigint comes back from pg as a string */
   sizeBytes!: number | string;
   objectKey!: string;

@@ -411,6 +411,7 @@ export async function runComparison(
                 delimiter: v.delimiter,
                 encoding: v.encoding,
                 linesBeforeHeader: v.linesBeforeHeader,
+                headerRow: v.headerRow,
                 sizeBytes: Number(v.sizeBytes),
               },
               {

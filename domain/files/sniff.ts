@@ -26,6 +26,11 @@ export interface Sniffed {
    * They are no rows: readers skip them.
    */
   linesBeforeHeader?: number;
+  /**
+   * CSV/TSV: the row a spreadsheet program shows the header on, when lines come before it (absent: 1): those
+   * lines but Excel's separator line (Excel hides it), plus 1
+   */
+  headerRow?: number;
 }
 
 const DELIMITER_NAMES: Record<Delimiter, string> = { ',': 'comma', ';': 'semicolon', '\t': 'tab' };
@@ -282,7 +287,10 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
     lineEndings: LINE_ENDINGS,
     encoding,
     ...(hint || best.headerStart > 0
-      ? { linesBeforeHeader: (hint ? 1 : 0) + lineBreaksIn(decoded, best.headerStart) }
+      ? {
+          linesBeforeHeader: (hint ? 1 : 0) + lineBreaksIn(decoded, best.headerStart),
+          headerRow: lineBreaksIn(decoded, best.headerStart) + 1,
+        }
       : {}),
   };
 }

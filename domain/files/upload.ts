@@ -197,6 +197,7 @@ async function writeRows(
         lineEndings: sniffed.lineEndings ?? null,
         encoding: received.inspector.encoding,
         linesBeforeHeader: sniffed.format === 'xlsx' ? null : (sniffed.linesBeforeHeader ?? 0),
+        headerRow: sniffed.format === 'xlsx' ? null : (sniffed.headerRow ?? 1),
         sizeBytes: received.size,
         objectKey: slot.objectKey,
         rowCount: facts.rowCount,

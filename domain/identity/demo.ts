@@ -108,6 +108,8 @@ async function addFile(
     encoding?: 'utf-8' | 'windows-1252';
     /** lines before the header (Excel's separator line, a title), as the upload's sniff would find them */
     linesBeforeHeader?: number;
+    /** the row a spreadsheet shows the header on (the separator line is none), as the sniff would find it */
+    headerRow?: number;
   },
 ): Promise<void> {
   const fileId = uuidv7();
@@ -142,6 +144,7 @@ async function addFile(
     delimiter: file.delimiter,
     encoding,
     linesBeforeHeader: file.linesBeforeHeader ?? 0,
+    headerRow: file.headerRow ?? 1,
     sizeBytes: data.length,
     objectKey,
     rowCount: file.content.trimEnd().split('\n').length - 1 - (file.linesBeforeHeader ?? 0),
@@ -265,6 +268,7 @@ export const DEMO_SEED_STEPS: DemoSeedStep[] = [
         columns: 6,
         encoding: 'windows-1252',
         linesBeforeHeader: 3,
+        headerRow: 3,
       });
     },
   },

@@ -253,6 +253,7 @@ export async function runBuild(
           delimiter: version.delimiter,
           encoding: version.encoding,
           linesBeforeHeader: version.linesBeforeHeader,
+          headerRow: version.headerRow,
           sizeBytes,
           downloaded: download,
         },

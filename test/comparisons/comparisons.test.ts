@@ -185,7 +185,7 @@ describe('comparisons: automatic and requested, end to end', function () {
     ]);
   });
 
-  it("lines before the header — Excel's separator line (sep=;), a bank statement's notes — are no rows: the delimiter the line names, header, rows and row numbers counted from the header", async () => {
+  it("lines before the header — Excel's separator line (sep=;), a bank statement's notes — are no rows: the delimiter the line names, the header, the rows, numbered as a spreadsheet shows them", async () => {
     const team = await createTeam({ plan: 'premium' });
     // commas in the cells would win the sniff without the line; the line names the semicolon
     const v1 = 'sep=;\r\nid;price;note\r\n1;2,5;a, b\r\n2;3,5;c, d\r\n3;4,5;e, f\r\n';
@@ -247,6 +247,48 @@ describe('comparisons: automatic and requested, end to end', function () {
     ]);
     expect(table.columnProfiles[3]).to.include({ min: -800, max: 2500 });
     expect(table.warnings.find((w: any) => w.code === 'lines_before_header')).to.include({ count: 3 });
+    // its rows are numbered as a spreadsheet shows them: the header on row 4, the data from row 5 (the quoted
+    // file goes the normalising way)
+    const nextStatement =
+      '"Konto";"DE02 1203 0000 0000 2020 51";\r\n"Zeitraum";"01.01.2026 - 31.01.2026";\r\n\r\n' +
+      '"Buchungstag";"Valuta";"Text";"Betrag"\r\n' +
+      '"02.01.2026";"02.01.2026";"Miete";"-800,00"\r\n"15.01.2026";"16.01.2026";"Gehalt";"2.600,00"\r\n';
+    const sv2 = await uploadTo(`/files/${sid}/versions`, nextStatement, {
+      token: team.adminToken,
+      name: 'umsaetze.csv',
+    });
+    expect(sv2.status, sv2.text).to.equal(201);
+    const sdone = await whenReady(
+      team.adminToken,
+      `/files/${sid}/versions/2/comparison`,
+      'statement compared',
+    );
+    // (keyed by its first column, unique in both)
+    expect(sdone.result).to.deep.include({ added: 0, removed: 0, changed: 1, unchanged: 1 });
+    const schanges = await call('GET', `/comparisons/${sdone.id}/changes`, { token: team.adminToken });
+    expect(schanges.body.data.map((c: any) => [c.kind, c.baseRow, c.targetRow])).to.deep.equal([
+      ['changed', 6, 6],
+    ]);
+    // a title line above a quote-free table (the fast way, rows read back by line): header row 2, data from 3
+    const titled = await uploadFile('Sales report\nid,price\n1,2.5\n2,3.5\n3,4.5\n', {
+      token: team.adminToken,
+      name: 'titled.csv',
+    });
+    expect(titled.status, titled.text).to.equal(201);
+    expect(titled.body.version).to.include({ headerLine: 2, rowCount: 3 });
+    const tid = titled.body.id as string;
+    await whenReady(team.adminToken, `/files/${tid}/versions/1/report`, 'titled report');
+    const tv2 = await uploadTo(`/files/${tid}/versions`, 'Sales report\nid,price\n1,2.5\n2,3.75\n3,4.5\n', {
+      token: team.adminToken,
+      name: 'titled.csv',
+    });
+    expect(tv2.status, tv2.text).to.equal(201);
+    const tdone = await whenReady(team.adminToken, `/files/${tid}/versions/2/comparison`, 'titled compared');
+    expect(tdone.result).to.deep.include({ added: 0, removed: 0, changed: 1, unchanged: 2 });
+    const tchanges = await call('GET', `/comparisons/${tdone.id}/changes`, { token: team.adminToken });
+    expect(tchanges.body.data.map((c: any) => [c.key, c.baseRow, c.targetRow, c.columns])).to.deep.equal([
+      [{ id: '2' }, 4, 4, [{ column: 'price', old: '3.5', new: '3.75' }]],
+    ]);
 
     // a line naming a delimiter the service does not read is refused, saying so
     const pipe = await uploadFile('sep=|\nid|price\n1|2\n', { token: team.adminToken, name: 'pipe.csv' });

@@ -327,9 +327,10 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
       await writeFile(file, lines.slice(0, -1).join(ending) + ending + lines[lines.length - 1] + last);
       for (const chunk of [1, 3, 7, 64, 1024]) {
         const label = `${JSON.stringify(ending)} ${JSON.stringify(last)} chunk ${chunk}`;
-        expect(await stageLines(engine.conn, file, [2, 3, 4, 6], 'staged', undefined, chunk), label).to.equal(
-          true,
-        );
+        expect(
+          await stageLines(engine.conn, file, [2, 3, 4, 6], 'staged', 2, undefined, chunk),
+          label,
+        ).to.equal(true);
         const got = (
           await engine.conn.runAndReadAll('SELECT rn, line FROM staged ORDER BY rn')
         ).getRowObjectsJS();
@@ -340,8 +341,26 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
           { rn: 6n, line: 'f,gggggggggggggggggg' },
         ]);
         await engine.conn.run('DROP TABLE staged');
+        // rows numbered from 5 (a title and notes shown above the header): the same lines, by their numbers
+        expect(
+          await stageLines(engine.conn, file, [5, 6, 7, 9], 'staged', 5, undefined, chunk),
+          label,
+        ).to.equal(true);
+        const shifted = (
+          await engine.conn.runAndReadAll('SELECT rn, line FROM staged ORDER BY rn')
+        ).getRowObjectsJS();
+        expect(
+          shifted.map((r) => [Number(r.rn), r.line]),
+          label,
+        ).to.deep.equal([
+          [5, 'a,b'],
+          [6, 'ccccccccccc,d'],
+          [7, 'e,'],
+          [9, 'f,gggggggggggggggggg'],
+        ]);
+        await engine.conn.run('DROP TABLE staged');
         // a row number past the end: false, nothing left behind
-        expect(await stageLines(engine.conn, file, [3, 7], 'staged', undefined, chunk), label).to.equal(
+        expect(await stageLines(engine.conn, file, [3, 7], 'staged', 2, undefined, chunk), label).to.equal(
           false,
         );
         const left = await engine.conn.runAndReadAll(

@@ -58,6 +58,7 @@ describe('reports: the demo company', function () {
             delimiter: ';',
             columns: 6,
             linesBeforeHeader: 3,
+            headerRow: 3,
             encoding: 'windows-1252',
           });
           expect(sheet.columnProfiles.map((c: any) => [c.name, c.inferredType])).to.deep.equal([

@@ -454,7 +454,7 @@ async function compareSheet(
       ].join(', ');
     const small = async (c: DuckDBConnection, sheet: LoadedSheet, side: 'base' | 'target', into: string) => {
       await c.run(`CREATE TABLE ${into} AS SELECT ${select(sheet, side)} FROM ${unnumbered(sheet)}`);
-      if (sheet.rawTable) await c.run(`UPDATE ${into} SET rn = rowid + ${LAZY_FIRST_ROW}`);
+      if (sheet.rawTable) await c.run(`UPDATE ${into} SET rn = rowid + ${sheet.firstRow ?? LAZY_FIRST_ROW}`);
     };
     await both(
       checked(bs, 'base', (c) => small(c, bs, 'base', nb)),
@@ -572,7 +572,7 @@ async function compareSheet(
           await rows(c, `SELECT DISTINCT ${rn} AS n FROM ${joined} WHERE ${rn} IS NOT NULL ORDER BY n`)
         ).map((r) => num(r.n));
         const staged = linesTable(into);
-        if (await stageLines(c, lines.path, numbers, staged, opts.signal)) {
+        if (await stageLines(c, lines.path, numbers, staged, lines.firstRow, opts.signal)) {
           // cells as the load reads them: an empty one NULL, numbers and dates in the file's notation rewritten
           const cells = shared.map((s) => {
             const cell = `nullif(s[${(side === 'base' ? s.base : s.target).position}], '')`;

@@ -9,7 +9,6 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { LAZY_FIRST_ROW } from '../../reports/engine';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -18,7 +17,7 @@ const CHUNK_BYTES = 1024 * 1024;
 
 /**
  * Creates `into` (rn BIGINT, line VARCHAR) holding the lines of `rowNumbers` (ascending, distinct, each ≥
- * LAZY_FIRST_ROW), without their line ending. False when the file ended before the last of them (the copy is
+ * `firstRow`), without their line ending. False when the file ended before the last of them (the copy is
  * not what the caller took it for): `into` is then dropped and the caller reads the rows back another way.
  * On an error `into` stays for the caller's cleanup.
  */
@@ -27,6 +26,8 @@ export async function stageLines(
   file: string,
   rowNumbers: readonly number[],
   into: string,
+  /** the number of the copy's second line (its first data row: `LoadedSheet.lines.firstRow`) */
+  firstRow: number,
   signal?: AbortSignal,
   chunkBytes = CHUNK_BYTES,
 ): Promise<boolean> {
@@ -45,8 +46,8 @@ export async function stageLines(
   try {
     handle = await open(file, 'r');
     const buf = Buffer.allocUnsafe(chunkBytes);
-    // the row number of the line being read (the header line is row LAZY_FIRST_ROW − 1)
-    let row = LAZY_FIRST_ROW - 1;
+    // the row number of the line being read (the header line is row firstRow − 1)
+    let row = firstRow - 1;
     /** the pieces of a wanted line that began in an earlier chunk */
     let carried: Buffer[] | null = null;
     let position = 0;

@@ -212,6 +212,8 @@ async function lazyView(
   delimiter: string,
   notation: CellNotation | null,
   columns: LoadedColumn[],
+  /** the first data row's number (`LoadedSheet.firstRow`) */
+  firstRow: number,
   opts: LoadOptions,
   progress: Progress,
 ): Promise<Omit<LoadedSheet, 'name' | 'warnings'> | null> {
@@ -222,7 +224,7 @@ async function lazyView(
   const rawTable = `${table}_raw`;
   const views = async () => {
     await conn.run(
-      `CREATE OR REPLACE VIEW ${table} AS SELECT (row_number() OVER () + ${LAZY_FIRST_ROW - 1})::BIGINT AS ${ROW_NUMBER_COLUMN}, * FROM ${read}`,
+      `CREATE OR REPLACE VIEW ${table} AS SELECT (row_number() OVER () + ${firstRow - 1})::BIGINT AS ${ROW_NUMBER_COLUMN}, * FROM ${read}`,
     );
     await conn.run(`CREATE OR REPLACE VIEW ${rawTable} AS SELECT * FROM ${read}`);
   };
@@ -237,6 +239,7 @@ async function lazyView(
       columns,
       unchecked: true,
       rawTable,
+      firstRow,
     };
   }
   const classes = classify
@@ -267,6 +270,7 @@ async function lazyView(
     rowNumberColumn: ROW_NUMBER_COLUMN,
     columns,
     rawTable,
+    firstRow,
     ...(classify ? { classes: columns.map((_, i) => Number(row[`k${i}`] ?? 0)) } : {}),
   };
 }
@@ -323,6 +327,9 @@ async function loadText(
     facts = downloaded.facts;
     // how its numbers are written (the normalising pass keeps the download's quotes)
     const notation = cellNotation(delimiter, downloaded.facts);
+    // rows a spreadsheet shows above the header (a title, notes: the version's headerRow − 1): the data rows'
+    // numbers follow them, as it shows them
+    const above = Math.max(0, (source.headerRow ?? 1) - 1);
     progress.state.bytesRead = source.sizeBytes;
 
     // 2. the fast path: DuckDB's parallel reader on the download, in strict mode, so a row wider than the
@@ -334,7 +341,17 @@ async function loadText(
       if (width <= opts.maxColumns) {
         const columns = columnsOf(headerNames(header, width));
         if (opts.lazy) {
-          const sheet = await lazyView(conn, table, download, delimiter, notation, columns, opts, progress);
+          const sheet = await lazyView(
+            conn,
+            table,
+            download,
+            delimiter,
+            notation,
+            columns,
+            LAZY_FIRST_ROW + above,
+            opts,
+            progress,
+          );
           if (sheet) {
             keep = true;
             return [
@@ -343,7 +360,9 @@ async function loadText(
                 name: sheetName,
                 warnings: headerWarnings(header, width),
                 download: { path: download, facts: downloaded.facts },
-                ...(downloaded.facts.quoteFree ? { lines: { path: download, delimiter, notation } } : {}),
+                ...(downloaded.facts.quoteFree
+                  ? { lines: { path: download, delimiter, notation, firstRow: LAZY_FIRST_ROW + above } }
+                  : {}),
               },
             ];
           }
@@ -354,7 +373,7 @@ async function loadText(
             conn,
             table,
             readCsvSql(download, delimiter, notation, columns, true),
-            2,
+            LAZY_FIRST_ROW + above,
             0,
             opts,
             progress,
@@ -407,7 +426,8 @@ async function loadText(
         message: `${facts.widerRows} row(s) have more cells than the header; the extra cells are in columns "column N"`,
       });
     }
-    const firstRow = facts.leadingBlankRows + 2; // the header is row leadingBlankRows + 1
+    // the header is row leadingBlankRows + 1 of the text (after the rows a spreadsheet shows above it)
+    const firstRow = above + facts.leadingBlankRows + 2;
     if (facts.dataRows === 0 || width === 0) {
       await conn.run(
         `CREATE TABLE ${table} (${ROW_NUMBER_COLUMN} BIGINT${columns.map((c) => `, ${c.ident} VARCHAR`).join('')})`,

@@ -52,6 +52,11 @@ export interface LoadSource {
    * count them (`lines_before_header`).
    */
   linesBeforeHeader?: number | null;
+  /**
+   * CSV/TSV: the row a spreadsheet program shows the header on (domain/files/sniff.ts; null or absent: 1): the
+   * data rows are numbered from the next one, as it shows them
+   */
+  headerRow?: number | null;
   sizeBytes: number;
   /**
    * CSV/TSV: the object already being downloaded by the caller (load.ts `downloadText`); the load takes the
@@ -165,10 +170,14 @@ export interface LoadedSheet {
   /**
    * `lazy` views only: a view of the same rows without the row number column, in file order — numbering
    * rows as they are read holds a scan to one thread, so passes that need no row number (or that number
-   * the rows of a table made from it by `rowid`: row number = rowid + `LAZY_FIRST_ROW`, ./load.ts) read this
-   * one
+   * the rows of a table made from it by `rowid`: row number = rowid + `firstRow`, ./load.ts) read this one
    */
   rawTable?: string;
+  /**
+   * `lazy` views only: the number of the first data row (the row after the header, as a spreadsheet shows it:
+   * `LAZY_FIRST_ROW` unless a title or notes come before the header); rows are numbered by position from it
+   */
+  firstRow?: number;
   /**
    * a lazy view: the downloaded copy it reads (in the load's `workDir`), which a load of the same version
    * may take again as `LoadSource.downloaded` once the view is dropped
@@ -179,7 +188,7 @@ export interface LoadedSheet {
    * the line split at `delimiter` — a comparison reads its rows back by line number from `path`
    * (domain/comparisons/engine/lines.ts) rather than through DuckDB's reader
    */
-  lines?: { path: string; delimiter: string; notation: CellNotation | null };
+  lines?: { path: string; delimiter: string; notation: CellNotation | null; firstRow: number };
 }
 
 export interface LoadedVersion {

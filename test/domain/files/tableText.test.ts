@@ -55,7 +55,9 @@ describe('lines before the header: Excel separator line, titles and notes', () =
       columns: 3,
       lineEndings: 'crlf-lf-cr',
       encoding: 'utf-8',
+      // Excel hides the line: the header is the first row it shows
       linesBeforeHeader: 1,
+      headerRow: 1,
     });
     expect(sniff(Buffer.from('\ufeffsep=;\r\nName;Betrag\r\nA;1,5\r\n'), true, 'x', limits)).to.include({
       delimiter: ';',
@@ -99,7 +101,7 @@ describe('lines before the header: Excel separator line, titles and notes', () =
       '"Konto";"DE02 1203 0000 0000 2020 51";\n"Zeitraum";"01.01.2026 - 31.01.2026";\n\n' +
       '"Buchungstag";"Valuta";"Text";"Betrag"\n"02.01.2026";"02.01.2026";"Miete";"-800,00"\n' +
       '"03.01.2026";"03.01.2026";"Gehalt";"2.500,00"\n';
-    expect(sniffed(bank)).to.include({ delimiter: ';', columns: 4, linesBeforeHeader: 3 });
+    expect(sniffed(bank)).to.include({ delimiter: ';', columns: 4, linesBeforeHeader: 3, headerRow: 4 });
     // blank lines and CR LF and a bare CR all count as lines
     expect(sniffed('Title\r\n\r\nNotes\ra,b\r\n1,2\r\n3,4\r\n')).to.include({ linesBeforeHeader: 3 });
     // a header narrower than its rows with no empty line before them stays the header (ragged rows)
@@ -120,7 +122,11 @@ describe('lines before the header: Excel separator line, titles and notes', () =
     expect(sniffed(notes(10))).to.include({ linesBeforeHeader: 10 });
     expect(() => sniffed(notes(11))).to.throw(/no consistent delimiter/);
     // with the separator line, lines after it count too
-    expect(sniffed('sep=;\nBericht\n\nx;y\n1;2\n')).to.include({ delimiter: ';', linesBeforeHeader: 3 });
+    expect(sniffed('sep=;\nBericht\n\nx;y\n1;2\n')).to.include({
+      delimiter: ';',
+      linesBeforeHeader: 3,
+      headerRow: 3,
+    });
     // records are quote-aware; a quoted line break in the notes is one more line to skip
     expect(recordsOf('"a\nb"\n\nx,y\n1,2', ',', true, 10)).to.deep.equal([
       { fields: 1, start: 0, afterBlankLine: false, names: true },
