@@ -5,15 +5,15 @@ export type FileFormat = 'xlsx' | 'csv' | 'tsv';
 export const FILE_FORMATS: readonly FileFormat[] = ['xlsx', 'csv', 'tsv'];
 
 /** A CSV/TSV version's text encodings: the values file_versions_encoding_check allows (domain/files/encoding.ts). */
-export type TextEncoding = 'utf-8' | 'windows-1252' | 'windows-1250' | 'macintosh' | 'utf-16le' | 'utf-16be';
-export const TEXT_ENCODINGS: readonly TextEncoding[] = [
+export const TEXT_ENCODINGS = [
   'utf-8',
   'windows-1252',
   'windows-1250',
   'macintosh',
   'utf-16le',
   'utf-16be',
-];
+] as const;
+export type TextEncoding = (typeof TEXT_ENCODINGS)[number];
 
 /** Version n of a file: one object in MinIO holding one upload's bytes. */
 export class FileVersion extends TenantModel {

@@ -64,15 +64,23 @@ function hasBinaryControl(buf: Buffer): boolean {
   return false;
 }
 
+/**
+ * One of a CSV's first records or of a worksheet's first rows holding something, as the choice of its header
+ * judges it (`headerBelowNotes`).
+ */
+export interface RowShape {
+  /** a record's fields; a sheet row's cells up to its last holding something (a row leaves trailing empty cells out) */
+  width: number;
+  /** an empty line, or a row missing or holding nothing, comes right before it */
+  afterBlank: boolean;
+  /** every field or cell could be a header's name: text, not empty, no number or date (`isName`) */
+  names: boolean;
+}
+
 /** A record of a text's first ones (`recordsOf`). */
-export interface SniffedRecord {
-  fields: number;
+export interface SniffedRecord extends RowShape {
   /** where it starts in the text */
   start: number;
-  /** an empty line comes right before it */
-  afterBlankLine: boolean;
-  /** every field could be a header's name: not empty, no number or date (`isName`) */
-  names: boolean;
 }
 
 /**
@@ -100,7 +108,7 @@ export function recordsOf(
   };
   const endRecord = (end: number) => {
     endField(end);
-    records.push({ fields, start, afterBlankLine: blankBefore, names });
+    records.push({ width: fields, start, afterBlank: blankBefore, names });
   };
   for (let i = 0; i < text.length && records.length < maxRecords; i++) {
     const ch = text[i];
@@ -148,16 +156,6 @@ function isName(raw: string): boolean {
     field = field.slice(1, -1).replace(/""/g, '"').trim();
   }
   return field !== '' && !/^[-+]?[\d.,:/ ]*\d[\d.,:/ ]*$/.test(field) && !/^\d{4}-\d\d-\d\d/.test(field);
-}
-
-/** Field counts of the first complete records (`recordsOf`). */
-export function fieldCounts(
-  text: string,
-  delimiter: string,
-  complete: boolean,
-  maxRecords: number,
-): number[] {
-  return recordsOf(text, delimiter, complete, maxRecords).map((r) => r.fields);
 }
 
 function preferredDelimiters(name: string): Delimiter[] {
@@ -256,7 +254,7 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
   for (const delimiter of candidates) {
     const records = recordsOf(decoded, delimiter, complete, SNIFF_RECORDS + MAX_RECORDS_ABOVE);
     const first = delimiterFit(
-      records.slice(0, SNIFF_RECORDS).map((r) => r.fields),
+      records.slice(0, SNIFF_RECORDS).map((r) => r.width),
       delimiter,
     );
     plain = better(plain, first && { ...first, headerStart: 0 });
@@ -286,13 +284,22 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
     columns: best.columns,
     lineEndings: LINE_ENDINGS,
     encoding,
-    ...(hint || best.headerStart > 0
-      ? {
-          linesBeforeHeader: (hint ? 1 : 0) + lineBreaksIn(decoded, best.headerStart),
-          headerRow: lineBreaksIn(decoded, best.headerStart) + 1,
-        }
-      : {}),
+    ...(hint || best.headerStart > 0 ? linesAbove(decoded, best.headerStart, hint !== null) : {}),
   };
+}
+
+/**
+ * The lines before a header starting at `headerStart` of `text` (the text after Excel's separator line, when
+ * `separatorLine`: one more line, which Excel hides, so no row there).
+ */
+function linesAbove(
+  text: string,
+  headerStart: number,
+  separatorLine: boolean,
+): Pick<Sniffed, 'linesBeforeHeader' | 'headerRow'> {
+  let breaks = 0;
+  for (let i = 0; i < headerStart; i++) if (isLineBreak(text, i)) breaks++;
+  return { linesBeforeHeader: breaks + (separatorLine ? 1 : 0), headerRow: breaks + 1 };
 }
 
 /** How many records may come before the header (a title, notes): a table found after more is not taken. */
@@ -306,42 +313,33 @@ export interface TableFit extends DelimiterFit {
 }
 
 /**
- * A table below a title or notes, as many reports and bank statements exported as CSV have: its header is a
- * record after the first (at most `MAX_RECORDS_ABOVE` records in) that is at least two fields wide, all names
- * (none empty, no number or date: `isName`), every record before it is narrower, either each of those is one
- * field (no delimiter in it) or an empty line comes right before the header, and at least 80% of the records
- * after it (one at least) are exactly as wide. The sniff takes it only when no delimiter makes a table as
- * consistent with the first record as header; a header narrower than its rows without an empty line before it
- * stays the header (ragged rows, as before).
+ * The first of `rows` after the first that can be a table's header below a title or notes (at most
+ * `MAX_RECORDS_ABOVE` rows in) and for which `fits` holds (the rows after it make a table with it): at least two
+ * wide, all names, every row above it narrower, and either each of those one wide (a title, no delimiter in it)
+ * or an empty line or blank row right above it. Undefined when none can.
  */
-export function tableBelowNotes(records: SniffedRecord[], delimiter: Delimiter): TableFit | undefined {
-  const counts = records.map((r) => r.fields);
-  for (let h = 1; h <= MAX_RECORDS_ABOVE && h < records.length - 1; h++) {
-    const width = counts[h];
-    const above = counts.slice(0, h);
-    if (width < 2 || !records[h].names || above.some((c) => c >= width)) continue;
-    if (!records[h].afterBlankLine && above.some((c) => c > 1)) continue;
-    const fit = delimiterFit(counts.slice(h, h + SNIFF_RECORDS), delimiter);
-    if (fit && fit.exact >= CONSISTENT) return { ...fit, headerStart: records[h].start };
+function headerBelowNotes(rows: RowShape[], fits: (h: number) => boolean): number | undefined {
+  for (let h = 1; h <= MAX_RECORDS_ABOVE && h < rows.length - 1; h++) {
+    const { width } = rows[h];
+    const above = rows.slice(0, h);
+    if (width < 2 || !rows[h].names || above.some((r) => r.width >= width)) continue;
+    if (!rows[h].afterBlank && above.some((r) => r.width > 1)) continue;
+    if (fits(h)) return h;
   }
   return undefined;
 }
 
-/** Line breaks (the rule of domain/files/lineEndings.ts, quotes not followed) in `text` before `end`. */
-function lineBreaksIn(text: string, end: number): number {
-  let breaks = 0;
-  for (let i = 0; i < end; i++) if (isLineBreak(text, i)) breaks++;
-  return breaks;
-}
-
-/** A row of a worksheet's first ones, as `sheetHeaderIndex` judges it. */
-export interface SheetRowShape {
-  /** up to its last cell holding something (cells before it may be empty) */
-  width: number;
-  /** a row missing or holding nothing comes right before it */
-  afterBlankRow: boolean;
-  /** every cell up to its width holds text (a string cell), as a header's names do */
-  allText: boolean;
+/**
+ * A table below a title or notes, as many reports and bank statements exported as CSV have: its header is the
+ * record `headerBelowNotes` finds with at least 80% of the records after it exactly as wide. The sniff takes it
+ * only when no delimiter makes a table as consistent with the first record as header; a header narrower than
+ * its rows without an empty line before it stays the header (ragged rows, as before).
+ */
+export function tableBelowNotes(records: SniffedRecord[], delimiter: Delimiter): TableFit | undefined {
+  const counts = records.map((r) => r.width);
+  const fitAt = (h: number) => delimiterFit(counts.slice(h, h + SNIFF_RECORDS), delimiter);
+  const h = headerBelowNotes(records, (k) => (fitAt(k)?.exact ?? 0) >= CONSISTENT);
+  return h === undefined ? undefined : { ...fitAt(h)!, headerStart: records[h].start };
 }
 
 /** the cell types of text: a shared string, a formula's string, an inline string (xlsxRead.ts SheetCell.type) */
@@ -352,14 +350,11 @@ export const SHEET_HEADER_SAMPLE = MAX_RECORDS_ABOVE + 1 + SNIFF_RECORDS;
 
 /**
  * Which of a worksheet's first rows holding something is its header (their shapes, in order; at most
- * `SHEET_HEADER_SAMPLE`): the first, unless a title or notes come above the table, as in many reports made in
- * Excel — the same rule as a CSV's (`tableBelowNotes`), with a row's width up to its last cell holding
- * something (a row leaves its trailing empty cells out): the first row is the header when at least 80% of the
- * rows after it are at most as wide; else the header is a later row (at most the 11th) at least two cells wide,
- * each of them text (names, as a header's: no empty cell, no number, date or boolean), every row above it narrower, either each of those one cell wide or a blank row right above the header, with
- * at least 80% of the rows after it (one at least) at most as wide. Else the first row, as before.
+ * `SHEET_HEADER_SAMPLE`): the first when at least 80% of the rows after it are at most as wide (a row leaves
+ * its trailing empty cells out); else, as a CSV's (`tableBelowNotes`), a row below a title or notes
+ * (`headerBelowNotes`: names are text cells) with 80% of the rows after it at most as wide; else the first.
  */
-export function sheetHeaderIndex(rows: SheetRowShape[]): number {
+export function sheetHeaderIndex(rows: RowShape[]): number {
   const fits = (h: number) => {
     const after = rows.slice(h + 1, h + 1 + SNIFF_RECORDS);
     return (
@@ -367,12 +362,38 @@ export function sheetHeaderIndex(rows: SheetRowShape[]): number {
     );
   };
   if (rows.length < 2 || fits(0)) return 0;
-  for (let h = 1; h <= MAX_RECORDS_ABOVE && h < rows.length - 1; h++) {
-    const width = rows[h].width;
-    const above = rows.slice(0, h);
-    if (width < 2 || !rows[h].allText || above.some((r) => r.width >= width)) continue;
-    if (!rows[h].afterBlankRow && above.some((r) => r.width > 1)) continue;
-    if (fits(h)) return h;
+  return headerBelowNotes(rows, fits) ?? 0;
+}
+
+/**
+ * A worksheet's first rows holding something, gathered as they are read until they tell which is the header
+ * (`sheetHeaderIndex`) — the report's loader and the preview fill it alike, each with what it keeps of a row
+ * (`item`).
+ */
+export class SheetHeaderSample<T> {
+  readonly rows: Array<RowShape & { number: number; item: T }> = [];
+  private blankSince = false;
+
+  /** a row holding nothing: the next one holding something comes after a blank row */
+  blank(): void {
+    this.blankSince = true;
   }
-  return 0;
+
+  /** a row holding something (`number`: its row in the sheet; a gap before it is blank rows) */
+  add(number: number, width: number, names: boolean, item: T): void {
+    const last = this.rows[this.rows.length - 1];
+    const afterBlank = last !== undefined && (this.blankSince || number > last.number + 1);
+    this.rows.push({ number, width, names, afterBlank, item });
+    this.blankSince = false;
+  }
+
+  /** enough rows to decide */
+  get full(): boolean {
+    return this.rows.length >= SHEET_HEADER_SAMPLE;
+  }
+
+  /** the header's index in `rows` (0 when there are none) */
+  headerIndex(): number {
+    return sheetHeaderIndex(this.rows);
+  }
 }

@@ -2,7 +2,7 @@ import type * as Minio from 'minio';
 import type * as yauzl from 'yauzl';
 import { BadRequestError } from '../../common/errors';
 import { plainCell, shapePreview, type CellValue, type Preview, type PreviewOptions } from './preview';
-import { MAX_RECORDS_ABOVE, SHEET_HEADER_SAMPLE, sheetHeaderIndex, TEXT_CELL_TYPES } from './sniff';
+import { MAX_RECORDS_ABOVE, SHEET_HEADER_SAMPLE, SheetHeaderSample, TEXT_CELL_TYPES } from './sniff';
 import { UnreadableFileError } from './unreadable';
 import { ObjectRangeReader, openZip, readEntries, type XlsxLimits } from './xlsx';
 import { isoCellDate, serialClockText, serialDate, type DateStyle } from './xlsxDates';
@@ -85,8 +85,8 @@ async function readRows(
   maxChars: number,
   dates: Map<number, DateStyle>,
   date1904: boolean,
-): Promise<Array<{ cells: RawCell[]; number: number; width: number; allText: boolean }>> {
-  const rows: Array<{ cells: RawCell[]; number: number; width: number; allText: boolean }> = [];
+): Promise<Array<{ cells: RawCell[]; number: number; width: number; names: boolean }>> {
+  const rows: Array<{ cells: RawCell[]; number: number; width: number; names: boolean }> = [];
   const clip = (text: string) => (text.length > maxChars ? text.slice(0, maxChars) : text);
   const value = (c: SheetCell): RawCell => {
     switch (c.type) {
@@ -139,13 +139,8 @@ async function readRows(
           if (TEXT_CELL_TYPES.has(c.type)) texts++;
         }
       }
-      // every cell up to the last holding something is text (cells are distinct columns)
-      rows.push({
-        cells: Array.from(row, (c) => c ?? null),
-        number,
-        width: filled,
-        allText: texts === filled,
-      });
+      // names: every cell up to the last holding something is text (cells are distinct columns)
+      rows.push({ cells: Array.from(row, (c) => c ?? null), number, width: filled, names: texts === filled });
       if (rows.length >= wanted) throw new Enough();
     },
     maxChars,
@@ -198,19 +193,14 @@ export async function previewStoredXlsx(
       dates,
       book.date1904,
     );
-    // the header as the report's loader takes it (./sniff.ts sheetHeaderIndex): the rows above it are not shown
-    const filled = read
-      .map((r, i) => ({ ...r, i }))
-      .filter((r) => r.width > 0)
-      .slice(0, SHEET_HEADER_SAMPLE);
-    const h = sheetHeaderIndex(
-      filled.map((r, k) => ({
-        width: r.width,
-        afterBlankRow: k > 0 && (r.i > filled[k - 1].i + 1 || r.number > filled[k - 1].number + 1),
-        allText: r.allText,
-      })),
-    );
-    const raw = read.slice(h > 0 ? filled[h].i : 0, undefined).map((r) => r.cells);
+    // the header as the report's loader takes it (./sniff.ts): the rows above it are not shown
+    const sample = new SheetHeaderSample<number>();
+    read.forEach((r, i) => {
+      if (r.width === 0) sample.blank();
+      else if (!sample.full) sample.add(r.number, r.width, r.names, i);
+    });
+    const h = sample.headerIndex();
+    const raw = read.slice(h > 0 ? sample.rows[h].item : 0).map((r) => r.cells);
     const moreRows = raw.length > options.rows + 1;
     const shown = raw.slice(0, options.rows + 1);
     const needed = new Set<number>();

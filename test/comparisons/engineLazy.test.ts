@@ -227,6 +227,79 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
     }
   });
 
+  it('a title and an empty line above the header (headerRow 3): every way a CSV is loaded and read back numbers its rows from 4, as a spreadsheet shows them', async () => {
+    // the object: a title, an empty line, then the table (linesBeforeHeader 2, the header shown on row 3)
+    const titled = (table: string) => `Quarterly report\n\n${table}`;
+    const loadTitled = async (table: string, lazy: boolean, skipCheck = false) => {
+      const text = titled(table);
+      const file = path.join(workDir, `titled${++seq}.csv`);
+      await writeFile(file, text);
+      return loadVersion(
+        seq % 2 === 0 ? other : engine.conn,
+        fileSource(file, {
+          format: 'csv',
+          delimiter: ',',
+          sizeBytes: text.length,
+          linesBeforeHeader: 2,
+          headerRow: 3,
+        }),
+        {
+          maxColumns: 100,
+          xlsxLimits: null,
+          maxRows: 1000,
+          workDir,
+          tablePrefix: `v${seq}_`,
+          lazy,
+          classify: lazy && !skipCheck,
+          skipCheck,
+        },
+      );
+    };
+    const plain = 'id,a\n1,x\n2,y\n3,z\n';
+    const quotedCell = 'id,a\n1,x\n2,"y, q"\n3,z\n'; // quotes: read back by DuckDB, not by line
+    const quotedHeader = '"id","a"\n1,x\n2,y\n3,z\n'; // a quoted header: the normalising pass
+    const numbers = async (v: LoadedVersion) =>
+      (
+        await engine.conn.runAndReadAll(
+          `SELECT ${v.sheets[0].rowNumberColumn} AS n FROM ${v.sheets[0].table} ORDER BY 1`,
+        )
+      )
+        .getRowObjectsJS()
+        .map((r) => Number(r.n));
+    for (const [label, table, lazy] of [
+      ['lazy view, read back by line', plain, true],
+      ['lazy view, read back by DuckDB', quotedCell, true],
+      ['fast table', plain, false],
+      ['normalising pass', quotedHeader, false],
+    ] as const) {
+      const base = await loadTitled(table, lazy);
+      expect(await numbers(base), label).to.deep.equal([4, 5, 6]);
+      expect(
+        base.sheets[0].columns.map((c) => c.name),
+        label,
+      ).to.deep.equal(['id', 'a']);
+      const target = await loadTitled(table.replace('3,z', '3,w'), lazy);
+      const { changes } = await compare(base, target, ['id']);
+      expect(
+        changes.map((c) => [c.kind, c.baseRow, c.targetRow]),
+        label,
+      ).to.deep.equal([['changed', 6, 6]]);
+      await drop(base, target);
+    }
+    // loaded unchecked (types from the reports): the first pass counts, the rows still start at 4
+    const [b, t] = [
+      await loadTitled(plain, true, true),
+      await loadTitled('id,a\n1,x\n2,v\n3,z\n', true, true),
+    ];
+    const types = [await inferTypes(engine.conn, b), await inferTypes(engine.conn, t)] as [
+      SheetTypes,
+      SheetTypes,
+    ];
+    const { changes } = await compare(b, t, ['id'], true, types);
+    expect(changes.map((c) => [c.kind, c.baseRow, c.targetRow])).to.deep.equal([['changed', 5, 5]]);
+    await drop(b, t);
+  });
+
   it('semicolon versions compare decimal commas as numbers and day-first dates as dates, comma versions grouped thousands as numbers: read back by line, by DuckDB and from loaded tables alike', async () => {
     const baseText =
       'id;amount;label;day\n1;1,5;a,b;15.03.2024\n2;2,5;x;1.2.2024\n3;1.234,5;y;01.01.2000\n4;7;1,5 kg;31.12.1999\n';

@@ -1285,6 +1285,21 @@ describe('reports: the analysis engine', () => {
     expect((failure as AnalysisFailure).reason).to.equal('too_many_rows');
   });
 
+  it('a row holding only a cell that cannot be read is a row of the sheet, also among the first rows held to find the header', async () => {
+    const workbook = new ExcelJS.Workbook();
+    const sheet = workbook.addWorksheet('Errors');
+    sheet.addRow(['n', 'f']);
+    sheet.addRow([1, 2]);
+    sheet.getRow(3).values = [{ error: '#N/A' }];
+    const { profile, loaded } = await analyse(Buffer.from(await workbook.xlsx.writeBuffer()), 'xlsx');
+    expect(profile.sheets[0]).to.include({ rows: 2, columns: 2 });
+    expect(profile.sheets[0].warnings.map((w) => [w.code, w.count])).to.deep.equal([['unreadable_cells', 1]]);
+    expect(await column(`SELECT row_number FROM ${loaded.sheets[0].table} ORDER BY 1`)).to.deep.equal([
+      2n,
+      3n,
+    ]);
+  });
+
   it("a formula's cached result 0 or the empty text is its result, not a cell without a result", async () => {
     const workbook = new ExcelJS.Workbook();
     const sheet = workbook.addWorksheet('Formulas');

@@ -49,6 +49,11 @@ import {
 import { stageLines } from './lines';
 
 /** The table the lines of a read-back table are staged in (./lines.ts), dropped with it. */
+/** A lazy view's first data row (`LoadedSheet.firstRow`): its raw twin and its copy's lines number from it. */
+function firstRowOf(sheet: LoadedSheet): number {
+  return sheet.firstRow ?? LAZY_FIRST_ROW;
+}
+
 function linesTable(readBack: string): string {
   return `${readBack}_lines`;
 }
@@ -454,7 +459,7 @@ async function compareSheet(
       ].join(', ');
     const small = async (c: DuckDBConnection, sheet: LoadedSheet, side: 'base' | 'target', into: string) => {
       await c.run(`CREATE TABLE ${into} AS SELECT ${select(sheet, side)} FROM ${unnumbered(sheet)}`);
-      if (sheet.rawTable) await c.run(`UPDATE ${into} SET rn = rowid + ${sheet.firstRow ?? LAZY_FIRST_ROW}`);
+      if (sheet.rawTable) await c.run(`UPDATE ${into} SET rn = rowid + ${firstRowOf(sheet)}`);
     };
     await both(
       checked(bs, 'base', (c) => small(c, bs, 'base', nb)),
@@ -572,7 +577,7 @@ async function compareSheet(
           await rows(c, `SELECT DISTINCT ${rn} AS n FROM ${joined} WHERE ${rn} IS NOT NULL ORDER BY n`)
         ).map((r) => num(r.n));
         const staged = linesTable(into);
-        if (await stageLines(c, lines.path, numbers, staged, lines.firstRow, opts.signal)) {
+        if (await stageLines(c, lines.path, numbers, staged, firstRowOf(sheet), opts.signal)) {
           // cells as the load reads them: an empty one NULL, numbers and dates in the file's notation rewritten
           const cells = shared.map((s) => {
             const cell = `nullif(s[${(side === 'base' ? s.base : s.target).position}], '')`;

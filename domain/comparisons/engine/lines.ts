@@ -26,7 +26,7 @@ export async function stageLines(
   file: string,
   rowNumbers: readonly number[],
   into: string,
-  /** the number of the copy's second line (its first data row: `LoadedSheet.lines.firstRow`) */
+  /** the number of the copy's second line (its first data row: `LoadedSheet.firstRow`) */
   firstRow: number,
   signal?: AbortSignal,
   chunkBytes = CHUNK_BYTES,

@@ -12,7 +12,7 @@ import { BadRequestError } from '../../../common/errors';
 import { UnreadableFileError } from '../../files/unreadable';
 import { inspectionFailureReason, inspectXlsxFile, NotAWorkbookError } from '../../files/xlsx';
 import { CANNOT_READ, readSheetRows, type SheetCell } from '../../files/xlsxRead';
-import { sheetHeaderIndex, SHEET_HEADER_SAMPLE, TEXT_CELL_TYPES } from '../../files/sniff';
+import { SheetHeaderSample, TEXT_CELL_TYPES } from '../../files/sniff';
 import { clockText, DAY_MS, isoCellDate, serialClockText, serialDate } from '../../files/xlsxDates';
 import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
 import { cellNotation, classSql, literal, notationCellSql, type CellNotation } from './sql';
@@ -31,8 +31,9 @@ import { openWorkbook, type LoaderWorkbook } from './xlsxBook';
 
 export const ROW_NUMBER_COLUMN = 'row_number';
 /**
- * The row number of a lazy view's first row: the fast path only takes files whose header is their first line
- * (no blank lines, no BOM), so data rows start at 2 — in the numbered view and for `rawTable` (rowid + this).
+ * The row number of the fast path's first data row when nothing is shown above the header: the fast path only
+ * takes texts whose header is their first line (no blank lines, no BOM), so data rows start at 2; a title or
+ * notes a spreadsheet shows above it (`LoadSource.headerRow`) move them down (`LoadedSheet.firstRow`).
  */
 export const LAZY_FIRST_ROW = 2;
 const PROGRESS_EVERY_MS = 250;
@@ -96,6 +97,11 @@ function ident(position: number): string {
 
 function columnsOf(names: string[]): LoadedColumn[] {
   return names.map((name, i) => ({ name, position: i + 1, ident: ident(i + 1) }));
+}
+
+/** What a sheet's header had above it, read past but never silently (`lines_before_header`). */
+function linesBeforeHeader(count: number, what: string): LoadWarning {
+  return { code: 'lines_before_header', count, message: `${count} ${what} are not part of the table` };
 }
 
 function headerWarnings(raw: ReadonlyArray<HeaderCell>, width: number): LoadWarning[] {
@@ -330,6 +336,8 @@ async function loadText(
     // rows a spreadsheet shows above the header (a title, notes: the version's headerRow − 1): the data rows'
     // numbers follow them, as it shows them
     const above = Math.max(0, (source.headerRow ?? 1) - 1);
+    // the fast path's first data row: the header is the text's first line
+    const plainFirstRow = LAZY_FIRST_ROW + above;
     progress.state.bytesRead = source.sizeBytes;
 
     // 2. the fast path: DuckDB's parallel reader on the download, in strict mode, so a row wider than the
@@ -348,7 +356,7 @@ async function loadText(
             delimiter,
             notation,
             columns,
-            LAZY_FIRST_ROW + above,
+            plainFirstRow,
             opts,
             progress,
           );
@@ -360,9 +368,7 @@ async function loadText(
                 name: sheetName,
                 warnings: headerWarnings(header, width),
                 download: { path: download, facts: downloaded.facts },
-                ...(downloaded.facts.quoteFree
-                  ? { lines: { path: download, delimiter, notation, firstRow: LAZY_FIRST_ROW + above } }
-                  : {}),
+                ...(downloaded.facts.quoteFree ? { lines: { path: download, delimiter, notation } } : {}),
               },
             ];
           }
@@ -373,7 +379,7 @@ async function loadText(
             conn,
             table,
             readCsvSql(download, delimiter, notation, columns, true),
-            LAZY_FIRST_ROW + above,
+            plainFirstRow,
             0,
             opts,
             progress,
@@ -811,31 +817,21 @@ async function readSheets(
         }
       };
       // the first rows holding something, held until they tell which is the header (a title or notes may come
-      // above the table: files/sniff.ts `sheetHeaderIndex`); null once it is known
-      let first: Array<{
-        number: number;
-        cells: Array<string | null>;
-        afterBlankRow: boolean;
-        allText: boolean;
-      }> | null = [];
+      // above the table: files/sniff.ts); null once it is known
+      let sample: SheetHeaderSample<Array<string | null>> | null = new SheetHeaderSample();
       /** rows holding only unreadable cells among those held: rows once the header is known, never the header */
       let unreadableOnly: number[] = [];
-      let lastNumber = 0;
-      let blankSince = false;
       let above = 0;
       const decide = () => {
-        const held = first!;
-        first = null;
+        const { rows: held } = sample!;
+        const h = (above = sample!.headerIndex());
+        sample = null;
         if (held.length === 0) return;
-        const h = sheetHeaderIndex(
-          held.map((r) => ({ width: r.cells.length, afterBlankRow: r.afterBlankRow, allText: r.allText })),
-        );
-        above = h;
-        writer.header = held[h].cells;
+        writer.header = held[h].item;
         writer.headerRow = held[h].number;
-        if (held[h].cells.length > writer.width) writer.widen(held[h].cells.length);
+        if (held[h].item.length > writer.width) writer.widen(held[h].item.length);
         const rest = [
-          ...held.slice(h + 1),
+          ...held.slice(h + 1).map((r) => ({ number: r.number, cells: r.item })),
           ...unreadableOnly.filter((n) => n > held[h].number).map((n) => ({ number: n, cells: [] })),
         ].sort((a, b) => a.number - b.number);
         unreadableOnly = [];
@@ -847,7 +843,7 @@ async function readSheets(
         let texts = 0;
         for (const cell of row) {
           let text = sheetCellText(cell, workbook);
-          if (first && text !== null && text !== UNREADABLE && TEXT_CELL_TYPES.has(cell.type)) texts++;
+          if (sample && text !== null && text !== UNREADABLE && TEXT_CELL_TYPES.has(cell.type)) texts++;
           if (text === UNREADABLE) {
             writer.unreadable++;
             text = null;
@@ -862,20 +858,17 @@ async function readSheets(
           cells[cell.col] = text;
         }
         while (cells.length > 0 && cells[cells.length - 1] === null) cells.pop();
-        if (first) {
+        if (sample) {
           // before the header, a row holding nothing is skipped (it only marks the next row as after a blank)
           if (cells.length === 0) {
-            blankSince = true;
+            sample.blank();
             // a cell that cannot be read is something: a row of the table, if the header is above it
             if (writer.unreadable !== unreadableBefore) unreadableOnly.push(number);
             return;
           }
-          const afterBlankRow = blankSince || (first.length > 0 && number > lastNumber + 1);
-          const allText = texts === cells.length && cells.every((c) => c !== null);
-          first.push({ number, cells, afterBlankRow, allText });
-          lastNumber = number;
-          blankSince = false;
-          if (first.length >= SHEET_HEADER_SAMPLE) decide();
+          // names: every cell up to the last is text
+          sample.add(number, cells.length, texts === cells.length, cells);
+          if (sample.full) decide();
           return;
         }
         // a row element that holds nothing (a height, a style, empty cells) is a blank row only when a row
@@ -884,18 +877,11 @@ async function readSheets(
         if (cells.length === 0 && writer.unreadable === unreadableBefore) return;
         take(number, cells);
       });
-      if (first) decide();
+      if (sample) decide();
       await writer.finish();
       const names = headerNames(writer.header ?? [], writer.width);
       const warnings = headerWarnings(writer.header ?? [], writer.width);
-      if (above > 0) {
-        // read past, never silently
-        warnings.unshift({
-          code: 'lines_before_header',
-          count: above,
-          message: `${above} row(s) above the header (a title or notes) are not part of the table`,
-        });
-      }
+      if (above > 0) warnings.unshift(linesBeforeHeader(above, 'row(s) above the header (a title or notes)'));
       if (writer.unreadable > 0) {
         warnings.push({
           code: 'unreadable_cells',
@@ -942,12 +928,9 @@ export async function loadVersion(
       : await loadText(conn, source, opts, progress);
   const above = source.format === 'xlsx' ? 0 : (source.linesBeforeHeader ?? 0);
   if (above > 0 && sheets[0]) {
-    // read past, never silently: the profile says how many lines are not part of the table
-    sheets[0].warnings.unshift({
-      code: 'lines_before_header',
-      count: above,
-      message: `${above} line(s) before the header (Excel's separator line, a title or notes) are not part of the table`,
-    });
+    sheets[0].warnings.unshift(
+      linesBeforeHeader(above, "line(s) before the header (Excel's separator line, a title or notes)"),
+    );
   }
   return { format: source.format, bytes: source.sizeBytes, sheets };
 }

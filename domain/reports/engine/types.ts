@@ -188,7 +188,7 @@ export interface LoadedSheet {
    * the line split at `delimiter` — a comparison reads its rows back by line number from `path`
    * (domain/comparisons/engine/lines.ts) rather than through DuckDB's reader
    */
-  lines?: { path: string; delimiter: string; notation: CellNotation | null; firstRow: number };
+  lines?: { path: string; delimiter: string; notation: CellNotation | null };
 }
 
 export interface LoadedVersion {

@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { UploadInspector } from '../../../domain/files/inspect';
 import { LINE_ENDINGS, countLines } from '../../../domain/files/lineEndings';
 import { previewStream } from '../../../domain/files/preview';
-import { fieldCounts, sniff } from '../../../domain/files/sniff';
+import { recordsOf, sniff } from '../../../domain/files/sniff';
 
 const limits = { maxRows: 1000, maxColumns: 10 };
 const previewOptions = { rows: 10, maxColumns: 10, maxCellChars: 100 };
@@ -20,6 +20,10 @@ async function inspectedRows(text: string, size: number): Promise<number | null>
   });
   return inspector.dataRows;
 }
+
+/** the field counts of the first records */
+const widths = (text: string, delimiter: string, complete: boolean, max: number) =>
+  recordsOf(text, delimiter, complete, max).map((r) => r.width);
 
 describe('line endings: one rule (\\r\\n, \\n and a bare \\r each end a record) for sniffing, counting and preview', () => {
   const forms = {
@@ -44,7 +48,7 @@ describe('line endings: one rule (\\r\\n, \\n and a bare \\r each end a record) 
         lineEndings: LINE_ENDINGS,
         encoding: 'utf-8',
       });
-      expect(fieldCounts(text, ',', true, 10)).to.deep.equal([2, 2, 2]);
+      expect(widths(text, ',', true, 10)).to.deep.equal([2, 2, 2]);
       for (const size of [1, 2, 3, 1000])
         expect(await inspectedRows(text, size), `chunks of ${size}`).to.equal(2);
       const preview = await previewStream(Readable.from([Buffer.from(text)]), 'csv', ',', previewOptions);
@@ -62,7 +66,7 @@ describe('line endings: one rule (\\r\\n, \\n and a bare \\r each end a record) 
 
   it('a line break inside quotes ends no record for sniffing and preview', async () => {
     const text = 'a,b\r"x\ry",2\r3,4\r';
-    expect(fieldCounts(text, ',', true, 10)).to.deep.equal([2, 2, 2]);
+    expect(widths(text, ',', true, 10)).to.deep.equal([2, 2, 2]);
     const preview = await previewStream(Readable.from([Buffer.from(text)]), 'csv', ',', previewOptions);
     expect(preview.rows).to.deep.equal([
       ['x\ry', '2'],

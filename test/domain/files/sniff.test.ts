@@ -2,11 +2,15 @@ import { expect } from 'chai';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { UploadInspector } from '../../../domain/files/inspect';
-import { delimiterFit, fieldCounts, incompleteUtf8Tail, sniff } from '../../../domain/files/sniff';
+import { delimiterFit, incompleteUtf8Tail, recordsOf, sniff } from '../../../domain/files/sniff';
 import { columnNumber, parseDimension } from '../../../domain/files/xlsx';
 import { uuidv7 } from '../../../common/ids';
 
 const limits = { maxRows: 1000, maxColumns: 10 };
+
+/** the field counts of the first records */
+const widths = (text: string, delimiter: string, complete: boolean, max: number) =>
+  recordsOf(text, delimiter, complete, max).map((r) => r.width);
 
 describe('file sniffing (pure)', () => {
   it('finds the delimiter by consistent field counts, quote-aware, preferring the widest', () => {
@@ -77,10 +81,10 @@ describe('file sniffing (pure)', () => {
   });
 
   it('counts fields across quoted line breaks and escaped quotes; an incomplete last record is left out', () => {
-    expect(fieldCounts('a,b\n"x\ny","q""z"\n', ',', true, 10)).to.deep.equal([2, 2]);
-    expect(fieldCounts('a,b\n1,2\n3', ',', false, 10)).to.deep.equal([2, 2]);
-    expect(fieldCounts('a,b\n1,2\n3', ',', true, 10)).to.deep.equal([2, 2, 1]);
-    expect(fieldCounts('a,b\r\n\r\n1,2\r\n', ',', true, 10)).to.deep.equal([2, 2]);
+    expect(widths('a,b\n"x\ny","q""z"\n', ',', true, 10)).to.deep.equal([2, 2]);
+    expect(widths('a,b\n1,2\n3', ',', false, 10)).to.deep.equal([2, 2]);
+    expect(widths('a,b\n1,2\n3', ',', true, 10)).to.deep.equal([2, 2, 1]);
+    expect(widths('a,b\r\n\r\n1,2\r\n', ',', true, 10)).to.deep.equal([2, 2]);
   });
 
   it('finds a UTF-8 sequence cut at the end of a chunk', () => {

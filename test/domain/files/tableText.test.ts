@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { UploadInspector } from '../../../domain/files/inspect';
 import { previewStream } from '../../../domain/files/preview';
 import { separatorLine } from '../../../domain/files/separatorHint';
-import { recordsOf, sheetHeaderIndex, sniff } from '../../../domain/files/sniff';
+import { recordsOf, SheetHeaderSample, sniff } from '../../../domain/files/sniff';
 import { tableText, withoutLeadingLines } from '../../../domain/files/tableText';
 
 const limits = { maxRows: 1000, maxColumns: 20 };
@@ -129,9 +129,9 @@ describe('lines before the header: Excel separator line, titles and notes', () =
     });
     // records are quote-aware; a quoted line break in the notes is one more line to skip
     expect(recordsOf('"a\nb"\n\nx,y\n1,2', ',', true, 10)).to.deep.equal([
-      { fields: 1, start: 0, afterBlankLine: false, names: true },
-      { fields: 2, start: 7, afterBlankLine: true, names: true },
-      { fields: 2, start: 11, afterBlankLine: false, names: false },
+      { width: 1, start: 0, afterBlank: false, names: true },
+      { width: 2, start: 7, afterBlank: true, names: true },
+      { width: 2, start: 11, afterBlank: false, names: false },
     ]);
     const names = (text: string) => recordsOf(text, ',', true, 10).map((r) => r.names);
     expect(names('a," b ",""\r\n"x ""y""",Q1,2026-01-02\r\n-1.234,5;02.01.2026')).to.deep.equal([
@@ -148,44 +148,43 @@ describe('lines before the header: Excel separator line, titles and notes', () =
   });
 
   it("finds a worksheet's header below a title or notes by the same rule, with rows as wide as their last cell", () => {
-    // a width, '-' for a blank row, or '#<width>' for a row that is not all text (a number in it)
-    const shapes = (widths: Array<number | string>) => {
-      const rows: Array<{ width: number; afterBlankRow: boolean; allText: boolean }> = [];
-      let blank = false;
+    // the header's index among rows of these widths, fed as the loader and the preview feed them: '-' a row
+    // holding nothing, '+' a row missing from the sheet, '#<width>' a row that is not all text (a number in it)
+    const header = (widths: Array<number | string>) => {
+      const sample = new SheetHeaderSample<null>();
+      let number = 0;
       for (const w of widths) {
-        if (w === '-') blank = true;
-        else {
-          const allText = typeof w === 'number';
-          rows.push({
-            width: Number(allText ? w : String(w).slice(1)),
-            afterBlankRow: blank && rows.length > 0,
-            allText,
-          });
-          blank = false;
+        number++;
+        if (w === '-') sample.blank();
+        else if (w !== '+') {
+          const names = typeof w === 'number';
+          sample.add(number, Number(names ? w : String(w).slice(1)), names, null);
         }
       }
-      return rows;
+      return sample.headerIndex();
     };
     // a header and its rows, some leaving trailing cells empty: the first row
-    expect(sheetHeaderIndex(shapes([3, 3, 2, 3, 1]))).to.equal(0);
-    expect(sheetHeaderIndex(shapes([3]))).to.equal(0);
+    expect(header([3, 3, 2, 3, 1])).to.equal(0);
+    expect(header([3])).to.equal(0);
     // a title (one cell), with or without a blank row, then the table
-    expect(sheetHeaderIndex(shapes([1, 3, 3, 3]))).to.equal(1);
-    expect(sheetHeaderIndex(shapes([1, 1, '-', 4, 4, 3]))).to.equal(2);
+    expect(header([1, 3, 3, 3])).to.equal(1);
+    expect(header([1, 1, '-', 4, 4, 3])).to.equal(2);
     // notes two cells wide need a blank row before the table
-    expect(sheetHeaderIndex(shapes([2, 2, '-', 5, 5]))).to.equal(2);
-    expect(sheetHeaderIndex(shapes([2, 5, 5]))).to.equal(0);
+    expect(header([2, 2, '-', 5, 5])).to.equal(2);
+    expect(header([2, 5, 5])).to.equal(0);
+    // a row missing from the sheet is a blank row too
+    expect(header([2, 2, '+', 5, 5])).to.equal(2);
     // a header narrower than its rows stays the header; so does a table after more than 10 rows of notes
-    expect(sheetHeaderIndex(shapes([2, 3, 3, 3]))).to.equal(0);
+    expect(header([2, 3, 3, 3])).to.equal(0);
     const table = Array(40).fill(2);
-    expect(sheetHeaderIndex(shapes([...Array(10).fill(1), ...table]))).to.equal(10);
-    expect(sheetHeaderIndex(shapes([...Array(11).fill(1), ...table]))).to.equal(0);
+    expect(header([...Array(10).fill(1), ...table])).to.equal(10);
+    expect(header([...Array(11).fill(1), ...table])).to.equal(0);
     // a header below notes is names: a row with a number or an empty cell is none (a ragged sheet stays as it is)
-    expect(sheetHeaderIndex(shapes([1, '#3', 3, 3]))).to.equal(0);
-    expect(sheetHeaderIndex(shapes([2, 1, 2, '-', '#4', 3, 2, 1]))).to.equal(0);
+    expect(header([1, '#3', 3, 3])).to.equal(0);
+    expect(header([2, 1, 2, '-', '#4', 3, 2, 1])).to.equal(0);
     // the rows after it must be at most as wide (80%), one at least
-    expect(sheetHeaderIndex(shapes([1, 2, 3, 3, 3]))).to.equal(0);
-    expect(sheetHeaderIndex(shapes([1, 3]))).to.equal(0);
+    expect(header([1, 2, 3, 3, 3])).to.equal(0);
+    expect(header([1, 3])).to.equal(0);
   });
 
   it('are no rows of the upload: not counted, nor against the limit', async () => {
