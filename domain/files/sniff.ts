@@ -69,23 +69,33 @@ function hasBinaryControl(buf: Buffer): boolean {
  * judges it (`headerBelowNotes`).
  */
 export interface RowShape {
-  /** a record's fields; a sheet row's cells up to its last holding something (a row leaves trailing empty cells out) */
+  /**
+   * its fields or cells up to the last holding something: trailing empty ones are left out, as a spreadsheet
+   * program pads a title line of its CSV export with delimiters to the table's width (`Title;;;;`); 0 for a
+   * line or row holding nothing
+   */
   width: number;
-  /** an empty line, or a row missing or holding nothing, comes right before it */
+  /** an empty line, a line of delimiters only, or a row missing or holding nothing comes right before it */
   afterBlank: boolean;
-  /** every field or cell could be a header's name: text, not empty, no number or date (`isName`) */
+  /**
+   * every field or cell up to its width could be a header's name: text, not empty, no number or date
+   * (`isName`); false for a line or row holding nothing
+   */
   names: boolean;
 }
 
 /** A record of a text's first ones (`recordsOf`). */
 export interface SniffedRecord extends RowShape {
+  /** its fields, trailing empty ones included (what the delimiter's fit counts) */
+  fields: number;
   /** where it starts in the text */
   start: number;
 }
 
 /**
  * The first complete records, quote-aware (a quoted field may hold delimiters and newlines): their field counts,
- * where each starts, and whether an empty line comes right before it. Empty lines are no records. Records end as
+ * their widths up to the last field holding something, whether they are names, where each starts, and whether an
+ * empty line (or a line of delimiters only) comes right before it. Empty lines are no records. Records end as
  * domain/files/lineEndings.ts says: \r\n, \n or a bare \r.
  */
 export function recordsOf(
@@ -101,14 +111,24 @@ export function recordsOf(
   let start = 0;
   let blankBefore = false;
   let fieldStart = 0;
+  // up to the last field holding something: its count, whether those are names, an empty field since then
+  let filled = 0;
   let names = true;
+  let emptySince = false;
   const endField = (end: number) => {
-    if (names && !isName(text.slice(fieldStart, end))) names = false;
+    const field = unquoted(text.slice(fieldStart, end));
+    if (field === '') emptySince = true;
+    else {
+      // an empty field before this one: no header's names
+      if (emptySince || !isName(field)) names = false;
+      filled = fields;
+      emptySince = false;
+    }
     fieldStart = end + 1;
   };
   const endRecord = (end: number) => {
     endField(end);
-    records.push({ width: fields, start, afterBlank: blankBefore, names });
+    records.push({ width: filled, fields, start, afterBlank: blankBefore, names: names && filled > 0 });
   };
   for (let i = 0; i < text.length && records.length < maxRecords; i++) {
     const ch = text[i];
@@ -125,20 +145,23 @@ export function recordsOf(
         continue;
       }
       if (recordHasContent) endRecord(i);
-      // a line with nothing on it is no record: the next one follows an empty line
-      blankBefore = !recordHasContent;
+      // a line with nothing on it is no record, and a line of delimiters only holds nothing: the next one follows
+      // an empty line
+      blankBefore = !recordHasContent || filled === 0;
       fields = 1;
+      filled = 0;
       recordHasContent = false;
       fieldStart = i + 1;
       names = true;
+      emptySince = false;
       continue;
     }
     if (!recordHasContent) start = i;
     recordHasContent = true;
     if (ch === '"') inQuotes = true;
     else if (ch === delimiter) {
-      fields++;
       endField(i);
+      fields++;
     }
   }
   // the last record counts only when the sample is the whole file (otherwise it may be cut)
@@ -146,15 +169,19 @@ export function recordsOf(
   return records;
 }
 
+/** A field's text without its quotes (`""` inside them one `"`) and the spaces around it. */
+function unquoted(raw: string): string {
+  const field = raw.trim();
+  return field.length >= 2 && field.startsWith('"') && field.endsWith('"')
+    ? field.slice(1, -1).replace(/""/g, '"').trim()
+    : field;
+}
+
 /**
- * A field a header's name could be: not empty (after its quotes and spaces) and no number or date
+ * A field (without its quotes and spaces: `unquoted`) a header's name could be: not empty and no number or date
  * (`12`, `-1.234,5`, `02.01.2026`, `2026-01-02`).
  */
-function isName(raw: string): boolean {
-  let field = raw.trim();
-  if (field.length >= 2 && field.startsWith('"') && field.endsWith('"')) {
-    field = field.slice(1, -1).replace(/""/g, '"').trim();
-  }
+function isName(field: string): boolean {
   return field !== '' && !/^[-+]?[\d.,:/ ]*\d[\d.,:/ ]*$/.test(field) && !/^\d{4}-\d\d-\d\d/.test(field);
 }
 
@@ -251,18 +278,28 @@ export function sniff(sample: Buffer, complete: boolean, name: string, limits: S
     b && (!a || b.exact > a.exact || (b.exact === a.exact && b.columns > a.columns)) ? b : a;
   let plain: TableFit | undefined;
   let belowNotes: TableFit | undefined;
+  const belowNotesBy = new Map<Delimiter, TableFit>();
   for (const delimiter of candidates) {
     const records = recordsOf(decoded, delimiter, complete, SNIFF_RECORDS + MAX_RECORDS_ABOVE);
     const first = delimiterFit(
-      records.slice(0, SNIFF_RECORDS).map((r) => r.width),
+      records.slice(0, SNIFF_RECORDS).map((r) => r.fields),
       delimiter,
     );
     plain = better(plain, first && { ...first, headerStart: 0 });
-    belowNotes = better(belowNotes, tableBelowNotes(records, delimiter));
+    const below = tableBelowNotes(records, delimiter);
+    if (below) belowNotesBy.set(delimiter, below);
+    belowNotes = better(belowNotes, below);
   }
+  // a consistent table keeps its first record as header unless a table as consistent by the same delimiter
+  // starts below it: its header wider (up to the last field holding something) than every record above it, which
+  // the first record of a consistent table is only when it is padded with delimiters (`Title;;;;`, as Excel,
+  // LibreOffice and Google Sheets export a title row above the table)
+  const padded = plain && belowNotesBy.get(plain.delimiter);
   const best =
     plain && plain.exact >= CONSISTENT
-      ? plain
+      ? padded && padded.exact >= CONSISTENT
+        ? padded
+        : plain
       : belowNotes && (!plain || belowNotes.exact > plain.exact)
         ? belowNotes
         : plain;
@@ -336,7 +373,7 @@ function headerBelowNotes(rows: RowShape[], fits: (h: number) => boolean): numbe
  * its rows without an empty line before it stays the header (ragged rows, as before).
  */
 export function tableBelowNotes(records: SniffedRecord[], delimiter: Delimiter): TableFit | undefined {
-  const counts = records.map((r) => r.width);
+  const counts = records.map((r) => r.fields);
   const fitAt = (h: number) => delimiterFit(counts.slice(h, h + SNIFF_RECORDS), delimiter);
   const h = headerBelowNotes(records, (k) => (fitAt(k)?.exact ?? 0) >= CONSISTENT);
   return h === undefined ? undefined : { ...fitAt(h)!, headerStart: records[h].start };

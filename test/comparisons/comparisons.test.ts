@@ -289,6 +289,36 @@ describe('comparisons: automatic and requested, end to end', function () {
     expect(tchanges.body.data.map((c: any) => [c.key, c.baseRow, c.targetRow, c.columns])).to.deep.equal([
       [{ id: '2' }, 4, 4, [{ column: 'price', old: '3.5', new: '3.75' }]],
     ]);
+    // a spreadsheet program's export of a sheet with a title row and a blank row above the table: both padded
+    // with delimiters to the table's width (before: the title was the header, the real header a data row)
+    const exported = (amount: string) =>
+      `Umsatzbericht 2026;;\r\n;;\r\nid;Kunde;Betrag\r\n1;A;1,5\r\n2;B;${amount}\r\n3;C;4\r\n`;
+    const padded = await uploadFile(exported('2,5'), { token: team.adminToken, name: 'bericht.csv' });
+    expect(padded.status, padded.text).to.equal(201);
+    expect(padded.body.version).to.include({ columnCount: 3, rowCount: 3, headerLine: 3 });
+    const pid = padded.body.id as string;
+    const pshown = await call('GET', `/files/${pid}/versions/1/preview`, { token: team.adminToken });
+    expect(pshown.body.columns).to.deep.equal(['id', 'Kunde', 'Betrag']);
+    expect(pshown.body.rows).to.have.length(3);
+    const preport = await whenReady(team.adminToken, `/files/${pid}/versions/1/report`, 'padded report');
+    expect(preport.profile.sheets[0]).to.include({ rows: 3, columns: 3 });
+    expect(preport.profile.sheets[0].columnProfiles.map((c: any) => [c.name, c.inferredType])).to.deep.equal([
+      ['id', 'integer'],
+      ['Kunde', 'text'],
+      ['Betrag', 'decimal'],
+    ]);
+    const pv2 = await uploadTo(`/files/${pid}/versions`, exported('2,75'), {
+      token: team.adminToken,
+      name: 'bericht.csv',
+    });
+    expect(pv2.status, pv2.text).to.equal(201);
+    const pdone = await whenReady(team.adminToken, `/files/${pid}/versions/2/comparison`, 'padded compared');
+    expect(pdone.result).to.deep.include({ added: 0, removed: 0, changed: 1, unchanged: 2 });
+    const pchanges = await call('GET', `/comparisons/${pdone.id}/changes`, { token: team.adminToken });
+    // the header on row 3, the data from row 4
+    expect(pchanges.body.data.map((c: any) => [c.key, c.baseRow, c.targetRow, c.columns])).to.deep.equal([
+      [{ id: '2' }, 5, 5, [{ column: 'Betrag', old: '2.5', new: '2.75' }]],
+    ]);
 
     // a line naming a delimiter the service does not read is refused, saying so
     const pipe = await uploadFile('sep=|\nid|price\n1|2\n', { token: team.adminToken, name: 'pipe.csv' });

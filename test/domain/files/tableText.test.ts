@@ -129,22 +129,72 @@ describe('lines before the header: Excel separator line, titles and notes', () =
     });
     // records are quote-aware; a quoted line break in the notes is one more line to skip
     expect(recordsOf('"a\nb"\n\nx,y\n1,2', ',', true, 10)).to.deep.equal([
-      { width: 1, start: 0, afterBlank: false, names: true },
-      { width: 2, start: 7, afterBlank: true, names: true },
-      { width: 2, start: 11, afterBlank: false, names: false },
+      { width: 1, fields: 1, start: 0, afterBlank: false, names: true },
+      { width: 2, fields: 2, start: 7, afterBlank: true, names: true },
+      { width: 2, fields: 2, start: 11, afterBlank: false, names: false },
+    ]);
+    // a record's width ends at its last field holding something; a line of delimiters only is a blank line
+    expect(recordsOf('T,,\n, "" ,\nx,,y,\n', ',', true, 10)).to.deep.equal([
+      { width: 1, fields: 3, start: 0, afterBlank: false, names: true },
+      { width: 0, fields: 3, start: 4, afterBlank: false, names: false },
+      { width: 3, fields: 4, start: 11, afterBlank: true, names: false },
     ]);
     const names = (text: string) => recordsOf(text, ',', true, 10).map((r) => r.names);
-    expect(names('a," b ",""\r\n"x ""y""",Q1,2026-01-02\r\n-1.234,5;02.01.2026')).to.deep.equal([
+    expect(names('a,"",b\r\n"x ""y""",Q1,2026-01-02\r\n-1.234,5;02.01.2026')).to.deep.equal([
       false,
       false,
       false,
     ]);
-    expect(names('a," b ",c\r\n"x ""y""",Q1,n 2')).to.deep.equal([true, true]);
+    // trailing empty fields are no part of the names
+    expect(names('a," b ",c\r\n"x ""y""",Q1,n 2\r\na," b ",""')).to.deep.equal([true, true, true]);
     // a header below notes is names: numbers or dates after an empty line are rows of a ragged table
     expect(sniffed('1,2\n\n3,4,5\n6,7,8\n'))
       .to.include({ columns: 2 })
       .and.not.have.property('linesBeforeHeader');
     expect(sniffed('"a\nb"\n\nx,y\n1,2\n')).to.include({ linesBeforeHeader: 3 });
+  });
+
+  it('finds a title or notes padded with delimiters to the width of the table, as spreadsheet programs export them', () => {
+    const sniffed = (text: string) => sniff(Buffer.from(text), true, 'x.csv', limits);
+    // Excel, LibreOffice and Google Sheets write a title row as `Title;;;;` and a blank row as `;;;;`: every
+    // record is as wide, so the first made a consistent table before (the title was the header, the real header
+    // a data row)
+    expect(
+      sniffed('Umsatzbericht 2026;;;\n;;;\nDatum;Kunde;Betrag;Notiz\n02.01.2026;A;1,5;\n03.01.2026;B;2;x\n'),
+    ).to.include({ delimiter: ';', columns: 4, linesBeforeHeader: 2, headerRow: 3 });
+    // without the blank row below a one-field title; with CR LF and quoted fields
+    expect(
+      sniffed('"Sales report","",""\r\n"region","sales","units"\r\n"EMEA","1","2"\r\n"APAC","3","4"\r\n'),
+    ).to.include({ delimiter: ',', columns: 3, linesBeforeHeader: 1, headerRow: 2 });
+    // a bank statement's notes two fields wide, padded, then a blank row: the header after it
+    const bank =
+      'Konto;DE02 1203 0000 0000 2020 51;;\nZeitraum;01.01.2026 - 31.01.2026;;\n;;;\n' +
+      'Buchungstag;Valuta;Text;Betrag\n02.01.2026;02.01.2026;Miete;-800,00\n03.01.2026;03.01.2026;Gehalt;2.500,00\n';
+    expect(sniffed(bank)).to.include({ delimiter: ';', columns: 4, linesBeforeHeader: 3, headerRow: 4 });
+    // the used range wider than the table: the header's trailing empty fields are columns with generated names
+    expect(sniffed('Bericht,,,\nname,city,,\nAnna,Berlin,,\nBob,Hamburg,,x\n')).to.include({
+      columns: 4,
+      linesBeforeHeader: 1,
+    });
+    // with Excel's separator line too
+    expect(sniffed('sep=;\nBericht;;\n;;\na;b;c\n1;2;3\n')).to.include({
+      linesBeforeHeader: 3,
+      headerRow: 3,
+    });
+    // a header with a trailing empty name and rows of text stays the header: no row is wider than every one
+    // above it after a blank row
+    expect(sniffed('Name;Stadt;\nAnna;Berlin;x\n;;\nBob;Hamburg;y\n')).to.not.have.property(
+      'linesBeforeHeader',
+    );
+    // two-field notes with no blank row before the table, or notes as wide as it, stay the header
+    expect(sniffed('Konto;DE02;\nName;Stadt;Land\nAnna;Berlin;DE\n')).to.not.have.property(
+      'linesBeforeHeader',
+    );
+    expect(sniffed('x;y;\n;;\na;b;\n1;2;\n')).to.not.have.property('linesBeforeHeader');
+    // a table whose first row is a header with empty cells stays as it is
+    expect(sniffed('id;;name\n1;;a\n2;;b\n')).to.not.have.property('linesBeforeHeader');
+    // the rows below the header must make the table (80% as wide as it)
+    expect(sniffed('Bericht;;\nx;y;z\n1;2\n3;4\n5\n')).to.not.have.property('linesBeforeHeader');
   });
 
   it("finds a worksheet's header below a title or notes by the same rule, with rows as wide as their last cell", () => {
