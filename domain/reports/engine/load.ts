@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -744,13 +744,19 @@ async function loadXlsx(
   const sheets: LoadedSheet[] = [];
   const writers: SheetWriter[] = [];
   try {
-    const stream: Readable = await openSource(source);
+    // the copy exists before a byte comes (a stream opening it on its own could create it after a failed
+    // download's clean-up below)
+    const out = (await open(copy, 'w')).createWriteStream();
+    const stream: Readable = await openSource(source).catch((err: unknown) => {
+      out.destroy();
+      throw err;
+    });
     stream.on('data', (chunk: Buffer) => {
       progress.state.bytesRead += chunk.length;
     });
     // a download that fails (storage unreachable mid-way) is no unreadable file: its error goes on as it is,
     // and the activity's retry policy tries again
-    await pipeline(stream, createWriteStream(copy), { signal: opts.signal });
+    await pipeline(stream, out, { signal: opts.signal });
     progress.tick(true);
     if (opts.xlsxLimits) {
       // the upload's guards on the copy about to be read (one download for both)
