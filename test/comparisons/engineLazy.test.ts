@@ -363,6 +363,29 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
       [{ id: '2' }, [{ column: 'amount', old: '2000', new: '2001' }]],
     ]);
     await drop(gb, gt);
+
+    // a comma-delimited pair of month-first dates (as Excel writes them in the United States): 3/5/2024 and
+    // 03/05/2024 are one day, 2:30 PM is 14:30, read back by line (no quote), by DuckDB and from loaded tables
+    const usBase = 'id,day,at\n1,3/15/2024,3/15/2024 2:30 PM\n2,3/5/2024,12/1/2024 9:00 AM\n';
+    const usTarget = 'id,day,at\n2,03/05/2024,12/1/2024 09:00\n1,3/16/2024,3/15/2024 14:30\n';
+    const usResults = [];
+    for (const lazy of [true, false]) {
+      const [b, t] = [await loadText(usBase, lazy, ','), await loadText(usTarget, lazy, ',')];
+      if (lazy) for (const v of [b, t]) expect(v.sheets[0].lines).to.not.equal(undefined);
+      usResults.push(await compare(b, t));
+      if (lazy) {
+        for (const v of [b, t]) delete v.sheets[0].lines;
+        usResults.push(await compare(b, t));
+      }
+      await drop(b, t);
+    }
+    expect(usResults[0].summary.sheets[0]).to.include({ changed: 1, unchanged: 1 });
+    expect(usResults[0].summary.sheets[0].typeChanges).to.deep.equal([]);
+    expect(usResults[0].changes.map((c) => [c.key, c.columns])).to.deep.equal([
+      [{ id: '1' }, [{ column: 'day', old: '2024-03-15', new: '2024-03-16' }]],
+    ]);
+    expect(usResults[1]).to.deep.equal(usResults[0]);
+    expect(usResults[2]).to.deep.equal(usResults[0]);
   });
 
   it('a quote anywhere in the copy, even past its first megabyte, keeps DuckDB reading the rows back', async () => {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { expect } from 'chai';
-import { downloadChecked, quotedGroupedStart } from '../../domain/reports/engine/csvText';
+import { downloadChecked, quotedGroupedStart, scanSlashDates } from '../../domain/reports/engine/csvText';
 
 describe('reports: the download check of a CSV/TSV (pure)', () => {
   let dir: string;
@@ -49,5 +49,92 @@ describe('reports: the download check of a CSV/TSV (pure)', () => {
         expect((await readFile(file)).equals(bytes)).to.equal(true);
       }
     }
+  });
+
+  it('scanSlashDates: D/M/YYYY or M/D/YYYY, one or two digits, a real day or month, not inside other digits', () => {
+    const seen = (text: string) => {
+      const evidence = { dayFirst: false, monthFirst: false };
+      scanSlashDates(Buffer.from(text), 0, evidence, true, true);
+      return evidence;
+    };
+    for (const monthFirst of [
+      '3/15/2024',
+      'x,12/31/1999 23:00\n',
+      '"1/13/2024"',
+      '1/2/2024,3/15/2024',
+      ' 3/15/2024 2:30 PM',
+    ]) {
+      expect(seen(monthFirst), monthFirst).to.deep.equal({ dayFirst: false, monthFirst: true });
+    }
+    for (const dayFirst of ['15/3/2024', 'x;31/12/1999\n', '13/01/2024 9:00']) {
+      expect(seen(dayFirst), dayFirst).to.deep.equal({ dayFirst: true, monthFirst: false });
+    }
+    const none = { dayFirst: false, monthFirst: false };
+    for (const no of [
+      '3/4/2024',
+      '12/12/2024',
+      '13/13/2024',
+      '0/15/2024',
+      '32/1/2024',
+      '3/15/24',
+      '3/15/20245',
+      '123/1/2024',
+      '1/123/2024',
+      '1.3/15/2024',
+      '3/15/2024/1',
+      '2024/03/15',
+      '3-15-2024',
+      'a/b',
+      '1/2',
+    ]) {
+      expect(seen(no), no).to.deep.equal(none);
+    }
+    expect(seen('15/3/2024,3/15/2024')).to.deep.equal({ dayFirst: true, monthFirst: true });
+    // a year at the end of the bytes is judged only at the end of the file
+    const open = { dayFirst: false, monthFirst: false };
+    scanSlashDates(Buffer.from('x,3/15/2024'), 0, open, true, false);
+    expect(open).to.deep.equal(none);
+  });
+
+  it('downloadChecked finds the order of dates with slashes wherever the chunks cut them, in the whole file', async () => {
+    const cases: Array<[string, 'day-first' | 'month-first' | null]> = [
+      ['id,day\n1,1/2/2024\n2,3/15/2024\n', 'month-first'],
+      ['id,day\n1,1/2/2024\n2,3/15/2024', 'month-first'],
+      ['id,day\n1,15/3/2024\n2,1/2/2024', 'day-first'],
+      ['3/15/2024,x\n', 'month-first'],
+      ['id,day\n1,1/2/2024\n2,3/4/2024\n', null],
+      ['id,day\n1,15/3/2024\n2,3/15/2024\n', null],
+      ['id,day\n1,113/1/2024\n2,3/15/20244\n', null],
+    ];
+    let n = 0;
+    for (const [text, expected] of cases) {
+      const bytes = Buffer.from(text);
+      const ways: Buffer[][] = [Array.from(bytes, (b) => Buffer.from([b]))];
+      for (let cut = 1; cut < bytes.length; cut++) ways.push([bytes.subarray(0, cut), bytes.subarray(cut)]);
+      for (const chunks of ways) {
+        const facts = await downloadChecked(
+          Readable.from(chunks),
+          path.join(dir, `dates-${n++}.csv`),
+          () => undefined,
+        );
+        expect(
+          facts.slashDates,
+          `${JSON.stringify(text)} in ${chunks.length} chunks (${chunks[0].length})`,
+        ).to.equal(expected);
+      }
+    }
+    // a date far past the file's first 64 KB tells the order
+    const rows = ['id,day', ...Array.from({ length: 20_000 }, (_, i) => `${i},1/2/2024`), '20000,1/13/2024'];
+    const big = Buffer.from(rows.join('\n') + '\n');
+    expect(big.length).to.be.greaterThan(128 * 1024);
+    const chunks = Array.from({ length: Math.ceil(big.length / 65536) }, (_, i) =>
+      big.subarray(i * 65536, (i + 1) * 65536),
+    );
+    const facts = await downloadChecked(
+      Readable.from(chunks),
+      path.join(dir, 'dates-big.csv'),
+      () => undefined,
+    );
+    expect(facts.slashDates).to.equal('month-first');
   });
 });

@@ -606,11 +606,68 @@ describe('reports: the analysis engine', () => {
     expect(european[2]).to.include({ inferredType: 'date', min: '2024-03-05', max: '2024-03-15' });
     const us = await tsv('id\tamount\tday\n1\t1,234.5\t03/15/2024\n2\t1,234\t2024-03-16\n3\t7\t\n');
     expect(us[1]).to.include({ inferredType: 'decimal', min: 7, max: 1234.5 });
-    expect(us[2]).to.include({ inferredType: 'text' }); // a month-first date is no date here: as written
+    // a month-first date among them: the file's dates are month-first
+    expect(us[2]).to.include({ inferredType: 'date', min: '2024-03-15', max: '2024-03-16' });
     const both = await tsv('id\tamount\n1\t1,5\n2\t1,234.5\n');
     expect(both[1]).to.include({ inferredType: 'text', min: '1,234.5' });
     const neither = await tsv('id\tamount\n1\t1,234\n2\t7\n');
     expect(neither[1]).to.include({ inferredType: 'text', min: '1,234' });
+  });
+
+  it('dates with slashes in a comma- or tab-delimited file read in the order its dates show: month-first (United States), day-first (United Kingdom), else as written', async () => {
+    const profiles = async (text: string, delimiter = ',') =>
+      (await analyse(text, delimiter === ',' ? 'csv' : 'tsv', { delimiter })).profile.sheets[0]
+        .columnProfiles;
+    // Excel's CSV in the United States: M/D/YYYY, with a time H:MM (24 hours, or with AM/PM); one date past the
+    // 12th of a month tells the order for the whole file — here in the last row, past the file's first chunk
+    const rows = Array.from({ length: 3000 }, (_, i) => `${i + 5},1/1/2024,1/1/2024 0:00,n`);
+    const us = await profiles(
+      'id,day,at,note\n' +
+        '1,3/5/2024,3/5/2024 2:30 PM,a/b\n' +
+        '2, 12/1/2024 ,12/1/2024 12:05 am,1/2\n' +
+        '3,2/30/2024,3/5/2024 14:30:05.5,3/15/24\n' +
+        '4,,1/2/2024 13:00 PM,\n' +
+        rows.join('\n') +
+        '\n3005,3/15/2024,3/15/2024 23:59,x\n',
+    );
+    const [, day, at, note] = us;
+    // 2/30/2024 is no day: text, as written
+    expect(day).to.include({ inferredType: 'text', nulls: 1 });
+    expect(day.shares).to.deep.include({ date: 3003 / 3004, text: 1 / 3004 });
+    expect(day.topValues.map((t) => t.value)).to.include.members([
+      '2024-01-01',
+      '2024-03-05',
+      '2024-12-01',
+      '2024-03-15',
+    ]);
+    // 2:30 PM is 14:30, 12:05 am 00:05; 13:00 PM is no time
+    expect(at.topValues.map((t) => t.value)).to.include.members([
+      '2024-03-05 14:30:00',
+      '2024-12-01 00:05:00',
+      '2024-03-05 14:30:05.5',
+      '1/2/2024 13:00 PM',
+    ]);
+    expect(at.shares).to.deep.include({ text: 1 / 3005 });
+    // what is no four-digit-year date stays as written
+    expect(note.topValues.map((t) => t.value)).to.include.members(['a/b', '1/2', '3/15/24']);
+    // the United Kingdom's: D/M/YYYY
+    const uk = await profiles('id,day\n1,15/3/2024\n2,1/2/2024\n3,31/12/1999 23:00\n');
+    expect(uk[1]).to.include({
+      inferredType: 'datetime',
+      min: '1999-12-31T23:00:00.000Z',
+      max: '2024-03-15T00:00:00.000Z',
+    });
+    expect(uk[1].topValues.map((t) => t.value)).to.include('2024-02-01');
+    // no date that tells (every day up to the 12th), or dates of both orders: as written
+    const neither = await profiles('id,day\n1,1/2/2024\n2,3/4/2024\n');
+    expect(neither[1]).to.include({ inferredType: 'text', min: '1/2/2024' });
+    const both = await profiles('id,day\n1,15/3/2024\n2,3/15/2024\n3,1/2/2024\n');
+    expect(both[1]).to.include({ inferredType: 'text', min: '1/2/2024' });
+    // a tab-delimited file likewise; a semicolon-delimited one reads day-first as before
+    const tab = await profiles('id\tday\n1\t3/15/2024\n2\t1/2/2024\n', '\t');
+    expect(tab[1]).to.include({ inferredType: 'date', min: '2024-01-02', max: '2024-03-15' });
+    const semicolon = await profiles('id;day\n1;3/12/2024\n2;1/2/2024\n', ';');
+    expect(semicolon[1]).to.include({ inferredType: 'date', min: '2024-02-01', max: '2024-12-03' });
   });
 
   it('a file that cannot be read or is over a limit fails with a reason code', async () => {

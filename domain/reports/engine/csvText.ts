@@ -284,6 +284,26 @@ export interface DownloadFacts {
   groupedNumbers: boolean;
   /** the file's first HEAD_BYTES as text (a tab-separated file's notation is judged on it: sql.ts `cellNotation`) */
   head: string;
+  /**
+   * the order of the file's dates written with slashes (`D/M/YYYY` or `M/D/YYYY`), as its dates show it anywhere
+   * in the file: `day-first` when some date can only be read so (`15/3/2024`) and none only the other way,
+   * `month-first` the other way round (`3/15/2024`), null when no date tells or both do (`slashDateOrder`)
+   */
+  slashDates: SlashDateOrder | null;
+}
+
+export type SlashDateOrder = 'day-first' | 'month-first';
+
+/** which orders the dates with slashes seen so far can only be read in (`scanSlashDates`) */
+export interface SlashDateEvidence {
+  dayFirst: boolean;
+  monthFirst: boolean;
+}
+
+/** the order the evidence of a whole file says (`DownloadFacts.slashDates`) */
+export function slashDateOrder(seen: SlashDateEvidence): SlashDateOrder | null {
+  if (seen.dayFirst === seen.monthFirst) return null;
+  return seen.dayFirst ? 'day-first' : 'month-first';
 }
 
 /** how much of a file's beginning `DownloadFacts.head` keeps */
@@ -319,6 +339,57 @@ export function quotedGroupedStart(bytes: Buffer): true | number {
   return undecided;
 }
 
+const SLASH = 0x2f;
+const POINT = 0x2e;
+/** a date with slashes from its first digit to the byte after its year, and the byte before it: 1+2+1+2+1+4+1 */
+const SLASH_DATE_SPAN = 12;
+
+/** the value of the digits of `b` from `from` to `to` (exclusive) */
+function digitsValue(b: Buffer, from: number, to: number): number {
+  let v = 0;
+  for (let i = from; i < to; i++) v = v * 10 + b[i] - 0x30;
+  return v;
+}
+
+/**
+ * Notes in `seen` which order the dates with slashes in `b` can only be read in: one or two digits, a slash, one
+ * or two digits, a slash, four digits (not inside a longer run of digits, points or slashes) — `15/3/2024` only
+ * day-first, `3/15/2024` only month-first (a day up to 31), `3/4/2024` either. Slashes before `from` are not
+ * looked at; `atStart`: `b` starts the file; `final`: `b` ends it. A date whose bytes run past the end of `b`
+ * is left for the caller's next call (which passes the last SLASH_DATE_SPAN bytes again: `downloadChecked`).
+ */
+export function scanSlashDates(
+  b: Buffer,
+  from: number,
+  seen: SlashDateEvidence,
+  atStart: boolean,
+  final: boolean,
+): void {
+  const separator = (i: number) => (i < 0 ? atStart : !isDigit(b[i]) && b[i] !== SLASH && b[i] !== POINT);
+  for (let s = b.indexOf(SLASH, from); s !== -1; s = b.indexOf(SLASH, s + 1)) {
+    // one or two digits before it, the file's start or a separator before them
+    let start = s;
+    while (start > 0 && s - start < 3 && isDigit(b[start - 1])) start--;
+    if (start === s || s - start > 2 || !separator(start - 1)) continue;
+    // one or two digits, a slash, four digits, then the file's end or a separator
+    let m = s + 1;
+    while (m < b.length && m - s <= 3 && isDigit(b[m])) m++;
+    if (m === s + 1 || m - s > 3 || m >= b.length || b[m] !== SLASH) continue;
+    let y = m + 1;
+    while (y < b.length && y - m <= 5 && isDigit(b[y])) y++;
+    if (y - m !== 5 || (y >= b.length ? !final : !separator(y))) continue;
+    const first = digitsValue(b, start, s);
+    const second = digitsValue(b, s + 1, m);
+    if (first >= 13 && first <= 31 && second >= 1 && second <= 12) seen.dayFirst = true;
+    else if (second >= 13 && second <= 31 && first >= 1 && first <= 12) seen.monthFirst = true;
+    if (seen.dayFirst && seen.monthFirst) return;
+    s = y - 1; // its second slash starts no date
+  }
+}
+
+/** bytes after a date's first slash up to the byte after its year: a slash this far from the end was judged */
+const AFTER_FIRST_SLASH = 8;
+
 /**
  * Streams the file to `destination` unchanged and checks, at Buffer level (indexOf, no per-byte JS), whether
  * it needs the normalising pass: a BOM, a CR not followed by LF, an empty line (LF LF or LF CR LF, also
@@ -344,6 +415,8 @@ export async function downloadChecked(
     let tail = Buffer.alloc(0); // the last two bytes of the previous chunk
     let headerBytes: Buffer[] | null = [];
     let headerLine = '';
+    const slashes: SlashDateEvidence = { dayFirst: false, monthFirst: false };
+    let slashTail = Buffer.alloc(0); // the last SLASH_DATE_SPAN bytes of the previous chunk
     for await (const raw of source) {
       if (signal?.aborted) throw signal.reason;
       const chunk = raw as Buffer;
@@ -355,6 +428,19 @@ export async function downloadChecked(
         const piece = Buffer.from(chunk.subarray(0, HEAD_BYTES - headBytes));
         head.push(piece);
         headBytes += piece.length;
+      }
+      if (!(slashes.dayFirst && slashes.monthFirst)) {
+        // dates with slashes: a date cut by the chunk's start is judged with the previous chunk's last bytes
+        if (slashTail.indexOf(SLASH) >= 0 || chunk.indexOf(SLASH) >= 0) {
+          const scanned = slashTail.length > 0 ? Buffer.concat([slashTail, chunk]) : chunk;
+          // the tail's slashes far enough from its end were judged with the previous chunk
+          const from = Math.max(0, slashTail.length - AFTER_FIRST_SLASH);
+          scanSlashDates(scanned, from, slashes, bytes === scanned.length, false);
+        }
+        slashTail =
+          chunk.length >= SLASH_DATE_SPAN
+            ? Buffer.from(chunk.subarray(chunk.length - SLASH_DATE_SPAN))
+            : Buffer.concat([slashTail, chunk]).subarray(-SLASH_DATE_SPAN);
       }
       if (!quoteFree && !groupedNumbers) {
         const bytes: Buffer = undecided ? Buffer.concat([undecided, chunk]) : chunk;
@@ -390,8 +476,20 @@ export async function downloadChecked(
     await writer.end();
     if (headerBytes) plain = false; // no line ending at all (header only, or empty)
     if (tail.length > 0 && tail[tail.length - 1] === CR) plain = false; // a final bare CR
+    // a year ending the file
+    if (slashTail.indexOf(SLASH) >= 0) {
+      const from = Math.max(0, slashTail.length - AFTER_FIRST_SLASH);
+      scanSlashDates(slashTail, from, slashes, bytes === slashTail.length, true);
+    }
     // a quote still undecided at the end of the file: the file ends before its comma
-    return { plain, headerLine, quoteFree, groupedNumbers, head: Buffer.concat(head).toString('utf8') };
+    return {
+      plain,
+      headerLine,
+      quoteFree,
+      groupedNumbers,
+      head: Buffer.concat(head).toString('utf8'),
+      slashDates: slashDateOrder(slashes),
+    };
   } finally {
     await writer.settled();
     await out.close();

@@ -14,19 +14,22 @@
  *   −18:00 to +18:00 (read as UTC);
  *   text     anything else.
  * - In a comma-delimited CSV a quoted number whose thousands are grouped by commas — `"1,234"`, `"-12,345.5"` —
- *   is read without them (`1234`, `-12345.5`): groupedCellSql. A tab-delimited file is read one way or the
- *   other as the cells of its first 64 KB show (`tabNotation`), else as written.
+ *   is read without them (`1234`, `-12345.5`), and dates written with slashes in the order the file's dates
+ *   show (`3/15/2024`, `3/15/2024 2:30 PM` month-first as the United States write them; `15/3/2024` day-first)
+ *   as ISO dates and datetimes. A tab-delimited file's numbers are read one way or the other as the cells of its
+ *   first 64 KB show (`tabNotation`), else as written.
  * - In a semicolon-delimited CSV (European notation) a number written with a decimal comma — `1,5`, `-0,25`,
  *   `1.234,56` (points grouping thousands before the comma) — is read as that number with a decimal point
  *   (`1.5`, `1234.56`), and a day-first date — `15.03.2024`, `5/3/2024`, `15.03.2024 14:30` — as the ISO date
- *   or datetime (`2024-03-15`, `2024-03-05`, `2024-03-15 14:30:00`): europeanCellSql rewrites such a cell as it
- *   is loaded, so every step after the load sees the rewritten text. Nothing else changes: `1.234` alone stays
- *   1.234, `15.03.24` (a two-digit year) stays text. A comma-delimited file is not read so (there a comma
- *   groups thousands); a tab-delimited one only when its first cells show it (`tabNotation`).
+ *   or datetime (`2024-03-15`, `2024-03-05`, `2024-03-15 14:30:00`). `notationCellSql` rewrites such a cell as
+ *   it is loaded (`CellNotation`), so every step after the load sees the rewritten text. Nothing else changes:
+ *   `1.234` alone stays 1.234, `15.03.24` (a two-digit year) stays text. A comma-delimited file's numbers are not
+ *   read so (there a comma groups thousands); a tab-delimited one's only when its first cells show it.
  * - A column's inferred type is the narrowest class that holds every non-null value: integer, then
  *   decimal (integers and decimals), boolean, date, datetime (dates and datetimes), else text. A column
  *   with no non-null value is text.
  */
+import type { SlashDateOrder } from './csvText';
 import type { InferredType } from './types';
 
 export const NULL_STRINGS = ['', 'null', 'n/a', 'na', '#n/a', 'nan'] as const;
@@ -138,25 +141,39 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
 }
 
 /**
- * How the numbers (and dates) of a CSV/TSV's cells are written (the header comment):
- * - `european` with a semicolon, as spreadsheet programs write CSV where the comma is the decimal mark;
- * - `grouped` with a comma when a quoted cell may start with a number whose thousands are grouped by commas
- *   (`"1,234.5"`; only a quoted cell can hold a comma: csvText.ts `DownloadFacts.groupedNumbers` says whether
- *   a quote is followed by one to three digits and a comma anywhere in the file);
- * - with a tab, by the cells of the file's first 64 KB (`tabNotation`): a tab-separated file may come from
- *   either side;
- * - null otherwise: the cells are read as written, at no cost.
+ * How the numbers and dates of a CSV/TSV's cells are written (the header comment), each null when read as written:
+ * - numbers: `decimal-comma` (`1.234,5`) with a semicolon, as spreadsheet programs write CSV where the comma is
+ *   the decimal mark; `grouped` with a comma when a quoted cell may start with a number whose thousands are
+ *   grouped by commas (`"1,234.5"`; only a quoted cell can hold a comma: csvText.ts `DownloadFacts.groupedNumbers`
+ *   says whether a quote is followed by one to three digits and a comma anywhere in the file);
+ * - dates: `day-first` (`15.03.2024`, `15/3/2024`) with a semicolon; with a comma, dates written with slashes in
+ *   the order the file's dates show (csvText.ts `DownloadFacts.slashDates`: `3/15/2024` somewhere and no
+ *   `15/3/2024` is `month-first`, as Excel writes dates in the United States; the other way `day-first`, as in
+ *   the United Kingdom; neither when no date tells);
+ * - with a tab, numbers by the cells of the file's first 64 KB (`tabNotation`: a tab-separated file may come from
+ *   either side): European ones read their dates day-first, the others as the file's dates show, as with a comma.
+ * Null when both are read as written: the cells are read at no cost.
  */
-export type CellNotation = 'european' | 'grouped';
+export interface CellNotation {
+  numbers: 'decimal-comma' | 'grouped' | null;
+  dates: SlashDateOrder | null;
+}
+
+const EUROPEAN: CellNotation = { numbers: 'decimal-comma', dates: 'day-first' };
 
 export function cellNotation(
   delimiter: string,
-  facts: { groupedNumbers: boolean; head: string },
+  facts: { groupedNumbers: boolean; head: string; slashDates: SlashDateOrder | null },
 ): CellNotation | null {
-  if (delimiter === ';') return 'european';
-  if (delimiter === ',') return facts.groupedNumbers ? 'grouped' : null;
-  if (delimiter === '\t') return tabNotation(facts.head);
-  return null;
+  let notation: CellNotation | null = null;
+  if (delimiter === ';') notation = EUROPEAN;
+  else if (delimiter === ',')
+    notation = { numbers: facts.groupedNumbers ? 'grouped' : null, dates: facts.slashDates };
+  else if (delimiter === '\t') {
+    const numbers = tabNotation(facts.head);
+    notation = numbers === 'european' ? EUROPEAN : { numbers, dates: facts.slashDates };
+  }
+  return notation && (notation.numbers || notation.dates) ? notation : null;
 }
 
 /** cells only European notation writes: a decimal comma not followed by exactly three digits, `1.234,5`, `15.03.2024` */
@@ -172,11 +189,11 @@ const GROUPED_ONLY = [
 ];
 
 /**
- * A tab-separated file's notation, judged on the cells of its first 64 KB: `european` when some cell can only be
- * written so and none only the other way, `grouped` the other way round, else null (as written). `1,234` alone
- * says nothing (1.234 or 1234). The whole file is then read one way, so a version is consistent with itself.
+ * A tab-separated file's notation of numbers, judged on the cells of its first 64 KB: `european` when some cell can
+ * only be written so and none only the other way, `grouped` the other way round, else null (as written). `1,234`
+ * alone says nothing (1.234 or 1234). The whole file is then read one way, so a version is consistent with itself.
  */
-export function tabNotation(head: string): CellNotation | null {
+export function tabNotation(head: string): 'european' | 'grouped' | null {
   let european = false;
   let grouped = false;
   for (const line of head.split(/\r\n|\n|\r/)) {
@@ -190,52 +207,75 @@ export function tabNotation(head: string): CellNotation | null {
   return european ? 'european' : grouped ? 'grouped' : null;
 }
 
-/** SQL: the cell as the type rules read it in `notation` (europeanCellSql, groupedCellSql). */
-export function notationCellSql(ident: string, notation: CellNotation): string {
-  return notation === 'european' ? europeanCellSql(ident) : groupedCellSql(ident);
+/**
+ * SQL: the cell as the type rules read it in `notation`: its number (`decimalCommaWhen`, `groupedWhen`), else its
+ * date (`slashDateWhen`) rewritten; any other cell as it is.
+ */
+export function notationCellSql(v: string, notation: CellNotation): string {
+  const whens = [
+    notation.numbers === 'decimal-comma' ? decimalCommaWhen(v) : '',
+    notation.numbers === 'grouped' ? groupedWhen(v) : '',
+    notation.dates ? slashDateWhen(v, notation.dates) : '',
+  ];
+  return `CASE ${whens.filter((w) => w !== '').join('\n    ')} ELSE ${v} END`;
 }
 
 /** a number whose thousands are grouped by commas (at least one group), spaces around it allowed */
 const GROUPED_RE = `' *[+-]?[0-9]{1,3}(,[0-9]{3})+(\\.[0-9]+)? *'`;
 
-/** SQL: the cell's text without the commas grouping its thousands (`1,234.5` is `1234.5`); any other as it is */
-export function groupedCellSql(ident: string): string {
-  return `CASE WHEN contains(${ident}, ',') AND regexp_full_match(${ident}, ${GROUPED_RE})
-    THEN replace(${ident}, ',', '') ELSE ${ident} END`;
+/** SQL: a number whose thousands are grouped by commas without them (`1,234.5` is `1234.5`) */
+function groupedWhen(v: string): string {
+  return `WHEN contains(${v}, ',') AND regexp_full_match(${v}, ${GROUPED_RE}) THEN replace(${v}, ',', '')`;
 }
 
 /** a number with a decimal comma, spaces around it allowed, thousands grouped by points before the comma */
 const DECIMAL_COMMA_RE = `' *[+-]?([0-9]+|[0-9]{1,3}(\\.[0-9]{3})+),[0-9]+ *'`;
-/**
- * a day-first date, `D.M.YYYY` or `D/M/YYYY` (one or two digits for the day and the month, four for the year),
- * optionally with a time of day `H:MM[:SS[.f]]` (at most 6 decimals) after spaces; spaces around it allowed
- */
-const DAY_FIRST_RE = `' *[0-9]{1,2}[./][0-9]{1,2}[./][0-9]{4}( +[0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?)? *'`;
-/** DuckDB's `strptime` formats of DAY_FIRST_RE's dates (its %d and %m take one digit too) and datetimes */
-const DAY_FIRST_DATES = `['%d.%m.%Y', '%d/%m/%Y']`;
-const DAY_FIRST_DATETIMES = `[${['%H:%M', '%H:%M:%S', '%H:%M:%S.%f']
-  .flatMap((time) => [`'%d.%m.%Y ${time}'`, `'%d/%m/%Y ${time}'`])
-  .join(', ')}]`;
 
 /**
- * SQL: the cell's text in European notation read as the type rules write it; any other cell as it is.
- * - a number with a decimal comma gets a decimal point (`1.234,5` is `1234.5`; spaces around it kept);
- * - a day-first date of a real calendar day is `YYYY-MM-DD`, with its time `YYYY-MM-DD HH:MM:SS[.f]`
- *   (`5.3.2024 9:05` is `2024-03-05 09:05:00`; spaces around it dropped). Both separators must be the same;
- *   a day or a time that does not exist (`31.02.2024`, `24:00`) stays as written.
- * Only cells holding a comma try the first pattern; only cells starting with a digit or a space and holding a
- * point or a slash the second (measured: the cast formats cost less than taking the pattern's groups apart).
+ * SQL: a number with a decimal comma gets a decimal point (`1.234,5` is `1234.5`; spaces around it kept). Only
+ * cells holding a comma try the pattern.
  */
-export function europeanCellSql(v: string): string {
-  return `CASE
-    WHEN contains(${v}, ',') AND regexp_full_match(${v}, ${DECIMAL_COMMA_RE})
-      THEN replace(replace(${v}, '.', ''), ',', '.')
-    WHEN (ascii(${v}) BETWEEN 48 AND 57 OR ascii(${v}) = 32) AND (contains(${v}, '.') OR contains(${v}, '/'))
-      AND regexp_full_match(${v}, ${DAY_FIRST_RE})
+function decimalCommaWhen(v: string): string {
+  return `WHEN contains(${v}, ',') AND regexp_full_match(${v}, ${DECIMAL_COMMA_RE})
+      THEN replace(replace(${v}, '.', ''), ',', '.')`;
+}
+
+/** a time of day after a date and spaces: `H:MM[:SS[.f]]` (at most 6 decimals), then optionally `AM`/`PM` */
+const TIME_RE = `( +[0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?( *[AaPp][Mm])?)?`;
+/**
+ * a date in either order, `D.M.YYYY` or `D/M/YYYY` (one or two digits for the day and the month, four for the
+ * year; points only day-first), optionally with its time (TIME_RE); spaces around it allowed
+ */
+const SLASH_DATE_RE: Record<SlashDateOrder, string> = {
+  'day-first': `' *[0-9]{1,2}[./][0-9]{1,2}[./][0-9]{4}${TIME_RE} *'`,
+  'month-first': `' *[0-9]{1,2}/[0-9]{1,2}/[0-9]{4}${TIME_RE} *'`,
+};
+/** DuckDB's `strptime` formats of each order's dates (its %d, %m, %H and %I take one digit too) */
+const DATE_FORMATS: Record<SlashDateOrder, string[]> = {
+  'day-first': ['%d.%m.%Y', '%d/%m/%Y'],
+  'month-first': ['%m/%d/%Y'],
+};
+const TIME_FORMATS = ['%H:%M', '%H:%M:%S', '%H:%M:%S.%f', '%I:%M %p', '%I:%M:%S %p', '%I:%M:%S.%f %p'];
+const formatList = (formats: string[]) => `[${formats.map((f) => `'${f}'`).join(', ')}]`;
+
+/**
+ * SQL: a date in `order` of a real calendar day is `YYYY-MM-DD`, with its time `YYYY-MM-DD HH:MM:SS[.f]`
+ * (`5.3.2024 9:05` day-first is `2024-03-05 09:05:00`, `3/15/2024 2:30 PM` month-first `2024-03-15 14:30:00`;
+ * spaces around it dropped, and before `AM`/`PM`). Both separators must be the same; a day or a time that does
+ * not exist (`31.02.2024`, `24:00`, `13:00 PM`) stays as written. Only cells starting with a digit or a space and
+ * holding a slash (or a point, day-first) try the pattern (measured: the cast formats cost less than taking the
+ * pattern's groups apart).
+ */
+function slashDateWhen(v: string, order: SlashDateOrder): string {
+  const dates = DATE_FORMATS[order];
+  const datetimes = dates.flatMap((date) => TIME_FORMATS.map((time) => `${date} ${time}`));
+  const separators =
+    order === 'day-first' ? `(contains(${v}, '.') OR contains(${v}, '/'))` : `contains(${v}, '/')`;
+  return `WHEN (ascii(${v}) BETWEEN 48 AND 57 OR ascii(${v}) = 32) AND ${separators}
+      AND regexp_full_match(${v}, ${SLASH_DATE_RE[order]})
       THEN coalesce(CASE WHEN contains(${v}, ':')
-        THEN try_strptime(trim(${v}), ${DAY_FIRST_DATETIMES})::VARCHAR
-        ELSE try_strptime(trim(${v}), ${DAY_FIRST_DATES})::DATE::VARCHAR END, ${v})
-    ELSE ${v} END`;
+        THEN try_strptime(regexp_replace(trim(${v}), ' *([AaPp][Mm])$', ' \\1'), ${formatList(datetimes)})::VARCHAR
+        ELSE try_strptime(trim(${v}), ${formatList(dates)})::DATE::VARCHAR END, ${v})`;
 }
 
 /** SQL: true when the cell counts as null. */
