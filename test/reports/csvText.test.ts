@@ -3,7 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { expect } from 'chai';
-import { downloadChecked, quotedGroupedStart, scanSlashDates } from '../../domain/reports/engine/csvText';
+import {
+  downloadChecked,
+  quotedGroupedStart,
+  scanSlashDates,
+  unitNextToDigit,
+} from '../../domain/reports/engine/csvText';
 
 describe('reports: the download check of a CSV/TSV (pure)', () => {
   let dir: string;
@@ -94,6 +99,67 @@ describe('reports: the download check of a CSV/TSV (pure)', () => {
     const open = { dayFirst: false, monthFirst: false };
     scanSlashDates(Buffer.from('x,3/15/2024'), 0, open, true, false);
     expect(open).to.deep.equal(none);
+  });
+
+  it('unitNextToDigit: a currency sign next to a digit (a space and a sign between allowed), a percent sign after one', () => {
+    for (const yes of [
+      '$1',
+      '1$',
+      '$ 1',
+      '$ -1',
+      '$+1',
+      '1 €',
+      '€1',
+      '£ 7',
+      '¥1000',
+      '12%',
+      '12 %',
+      'x,"$1,234.50"',
+    ]) {
+      expect(unitNextToDigit(Buffer.from(yes)), yes).to.equal(true);
+    }
+    for (const no of [
+      '$',
+      '%',
+      'Price in $',
+      '$ x',
+      '% 12',
+      '%12',
+      '1  %',
+      '$  1',
+      'USD 5',
+      '100 percent',
+      '$-x',
+    ]) {
+      expect(unitNextToDigit(Buffer.from(no)), no).to.equal(false);
+    }
+  });
+
+  it('downloadChecked finds a currency or percent sign next to a digit wherever the chunks cut them', async () => {
+    const cases: Array<[string, boolean]> = [
+      ['id,amount\n1,"$1,234.50"\n', true],
+      ['id;amount\n1;1.234,50 €\n', true],
+      ['id,rate\n1,12%', true],
+      ['id,rate\n1,$ -5\n', true],
+      ['id,note\n1,50 percent in $\n', false],
+    ];
+    let n = 0;
+    for (const [text, expected] of cases) {
+      const bytes = Buffer.from(text);
+      const ways: Buffer[][] = [Array.from(bytes, (b) => Buffer.from([b]))];
+      for (let cut = 1; cut < bytes.length; cut++) ways.push([bytes.subarray(0, cut), bytes.subarray(cut)]);
+      for (const chunks of ways) {
+        const facts = await downloadChecked(
+          Readable.from(chunks),
+          path.join(dir, `units-${n++}.csv`),
+          () => undefined,
+        );
+        expect(
+          facts.units,
+          `${JSON.stringify(text)} in ${chunks.length} chunks (${chunks[0].length})`,
+        ).to.equal(expected);
+      }
+    }
   });
 
   it('downloadChecked finds the order of dates with slashes wherever the chunks cut them, in the whole file', async () => {

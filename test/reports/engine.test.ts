@@ -614,6 +614,43 @@ describe('reports: the analysis engine', () => {
     expect(neither[1]).to.include({ inferredType: 'text', min: '1,234' });
   });
 
+  it('a number with a currency sign is that number, with a percent sign a hundredth of it, in the decimal mark of the file', async () => {
+    const profiles = async (text: string, delimiter = ',') =>
+      (await analyse(text, delimiter === ',' ? 'csv' : 'tsv', { delimiter })).profile.sheets[0]
+        .columnProfiles;
+    // Excel's CSV of currency- and percent-formatted cells in the United States
+    const us = await profiles(
+      'id,price,rate,note\n' +
+        '1,"$1,234.50",12%,Price in $\n' +
+        '2,-$5,12.5 %,$ x\n' +
+        '3,$ -0.25,-3%,USD 5\n' +
+        '4,7,100%,($5)\n' +
+        '5,,0.5,5%%\n',
+    );
+    const [, price, rate, note] = us;
+    expect(price).to.include({ inferredType: 'decimal', min: -5, max: 1234.5, nulls: 1 });
+    expectNumeric(price, [1234.5, -5, -0.25, 7]);
+    expect(price.topValues.map((t) => t.value).sort()).to.deep.equal(['-0.25', '-5', '1234.50', '7']);
+    expect(rate).to.include({ inferredType: 'decimal' });
+    expectNumeric(rate, [0.12, 0.125, -0.03, 1, 0.5]);
+    // what is no number with one sign stays as written
+    expect(note).to.include({ inferredType: 'text' });
+    expect(note.topValues.map((t) => t.value).sort()).to.deep.equal([
+      '$ x',
+      '($5)',
+      '5%%',
+      'Price in $',
+      'USD 5',
+    ]);
+    // a semicolon-delimited file: decimal commas, the euro sign after the number
+    const eu = await profiles('id;betrag;anteil\n1;1.234,50 €;12,5 %\n2;-7 €;3 %\n3;€ 0,99;100 %\n', ';');
+    expectNumeric(eu[1], [1234.5, -7, 0.99]);
+    expectNumeric(eu[2], [0.125, 0.03, 1]);
+    // a file without a sign next to a digit is read as written, at no cost
+    const none = await profiles('id,note\n1,$\n2,100 percent\n');
+    expect(none[1]).to.include({ inferredType: 'text' });
+  });
+
   it('dates with slashes in a comma- or tab-delimited file read in the order its dates show: month-first (United States), day-first (United Kingdom), else as written', async () => {
     const profiles = async (text: string, delimiter = ',') =>
       (await analyse(text, delimiter === ',' ? 'csv' : 'tsv', { delimiter })).profile.sheets[0]

@@ -290,6 +290,11 @@ export interface DownloadFacts {
    * `month-first` the other way round (`3/15/2024`), null when no date tells or both do (`slashDateOrder`)
    */
   slashDates: SlashDateOrder | null;
+  /**
+   * a currency sign ($ € £ ¥) or a percent sign next to a digit somewhere in the file (`unitNextToDigit`): only
+   * then are cells read for numbers carrying one (sql.ts `CellNotation.units`)
+   */
+  units: boolean;
 }
 
 export type SlashDateOrder = 'day-first' | 'month-first';
@@ -387,6 +392,34 @@ export function scanSlashDates(
   }
 }
 
+/** the currency signs (sql.ts `CURRENCY_SIGNS`) and the percent sign, as UTF-8 */
+const UNIT_SIGNS = ['%', '$', '€', '£', '¥'].map((sign) => Buffer.from(sign));
+/** the most bytes between a sign and the digit `unitNextToDigit` looks for: a space and a sign, or a space */
+const UNIT_GAP = 2;
+/** how many bytes of a chunk's end `downloadChecked` keeps for the next chunk's `unitNextToDigit`: € and a gap */
+const UNIT_SPAN = 3 + UNIT_GAP;
+
+/**
+ * Whether `b` holds a currency sign with a digit before it or after it (a space and a minus or plus between
+ * allowed: `$ -5`), or a percent sign with a digit before it (a space between allowed): a cell such as `$1,234.50`,
+ * `1.234,50 €` or `12,5 %` may be in the file.
+ */
+export function unitNextToDigit(b: Buffer): boolean {
+  for (const sign of UNIT_SIGNS) {
+    for (let at = b.indexOf(sign); at !== -1; at = b.indexOf(sign, at + 1)) {
+      let before = at - 1;
+      if (before >= 0 && b[before] === SPACE) before--;
+      if (before >= 0 && isDigit(b[before])) return true;
+      if (sign[0] === 0x25) continue; // a percent sign comes after its number
+      let after = at + sign.length;
+      if (after < b.length && b[after] === SPACE) after++;
+      if (after < b.length && (b[after] === MINUS || b[after] === PLUS)) after++;
+      if (after < b.length && isDigit(b[after])) return true;
+    }
+  }
+  return false;
+}
+
 /** bytes after a date's first slash up to the byte after its year: a slash this far from the end was judged */
 const AFTER_FIRST_SLASH = 8;
 
@@ -416,6 +449,8 @@ export async function downloadChecked(
     let headerBytes: Buffer[] | null = [];
     let headerLine = '';
     const slashes: SlashDateEvidence = { dayFirst: false, monthFirst: false };
+    let units = false;
+    let unitTail = Buffer.alloc(0); // the last UNIT_SPAN bytes of the previous chunk
     let slashTail = Buffer.alloc(0); // the last SLASH_DATE_SPAN bytes of the previous chunk
     for await (const raw of source) {
       if (signal?.aborted) throw signal.reason;
@@ -441,6 +476,16 @@ export async function downloadChecked(
           chunk.length >= SLASH_DATE_SPAN
             ? Buffer.from(chunk.subarray(chunk.length - SLASH_DATE_SPAN))
             : Buffer.concat([slashTail, chunk]).subarray(-SLASH_DATE_SPAN);
+      }
+      if (!units) {
+        // the chunk, then its seam with the previous one (a sign and its digit may be cut there)
+        units =
+          unitNextToDigit(chunk) ||
+          (unitTail.length > 0 && unitNextToDigit(Buffer.concat([unitTail, chunk.subarray(0, UNIT_SPAN)])));
+        unitTail =
+          chunk.length >= UNIT_SPAN
+            ? Buffer.from(chunk.subarray(chunk.length - UNIT_SPAN))
+            : Buffer.concat([unitTail, chunk]).subarray(-UNIT_SPAN);
       }
       if (!quoteFree && !groupedNumbers) {
         const bytes: Buffer = undecided ? Buffer.concat([undecided, chunk]) : chunk;
@@ -489,6 +534,7 @@ export async function downloadChecked(
       groupedNumbers,
       head: Buffer.concat(head).toString('utf8'),
       slashDates: slashDateOrder(slashes),
+      units,
     };
   } finally {
     await writer.settled();

@@ -25,6 +25,9 @@
  *   it is loaded (`CellNotation`), so every step after the load sees the rewritten text. Nothing else changes:
  *   `1.234` alone stays 1.234, `15.03.24` (a two-digit year) stays text. A comma-delimited file's numbers are not
  *   read so (there a comma groups thousands); a tab-delimited one's only when its first cells show it.
+ * - In any CSV/TSV a number with a currency sign (`$1,234.50`, `1.234,50 €`) is that number and one with a percent
+ *   sign a hundredth of it (`12%` is 0.12), in the file's decimal mark, when the file has such a sign next to a
+ *   digit (`CellNotation.units`).
  * - A column's inferred type is the narrowest class that holds every non-null value: integer, then
  *   decimal (integers and decimals), boolean, date, datetime (dates and datetimes), else text. A column
  *   with no non-null value is text.
@@ -157,23 +160,32 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
 export interface CellNotation {
   numbers: 'decimal-comma' | 'grouped' | null;
   dates: SlashDateOrder | null;
+  /**
+   * a number with a currency sign or a percent sign is that number (`$1,234.50`, `1.234,50 €`; `12,5 %` is 0.125):
+   * `unitsWhen`, in the decimal mark of `numbers`; only when the file has such a sign next to a digit
+   * (csvText.ts `DownloadFacts.units`)
+   */
+  units: boolean;
 }
-
-const EUROPEAN: CellNotation = { numbers: 'decimal-comma', dates: 'day-first' };
 
 export function cellNotation(
   delimiter: string,
-  facts: { groupedNumbers: boolean; head: string; slashDates: SlashDateOrder | null },
+  facts: { groupedNumbers: boolean; head: string; slashDates: SlashDateOrder | null; units: boolean },
 ): CellNotation | null {
+  const european: CellNotation = { numbers: 'decimal-comma', dates: 'day-first', units: facts.units };
   let notation: CellNotation | null = null;
-  if (delimiter === ';') notation = EUROPEAN;
-  else if (delimiter === ',')
-    notation = { numbers: facts.groupedNumbers ? 'grouped' : null, dates: facts.slashDates };
-  else if (delimiter === '\t') {
+  if (delimiter === ';') notation = european;
+  else if (delimiter === ',') {
+    notation = {
+      numbers: facts.groupedNumbers ? 'grouped' : null,
+      dates: facts.slashDates,
+      units: facts.units,
+    };
+  } else if (delimiter === '\t') {
     const numbers = tabNotation(facts.head);
-    notation = numbers === 'european' ? EUROPEAN : { numbers, dates: facts.slashDates };
+    notation = numbers === 'european' ? european : { numbers, dates: facts.slashDates, units: facts.units };
   }
-  return notation && (notation.numbers || notation.dates) ? notation : null;
+  return notation && (notation.numbers || notation.dates || notation.units) ? notation : null;
 }
 
 /** cells only European notation writes: a decimal comma not followed by exactly three digits, `1.234,5`, `15.03.2024` */
@@ -215,13 +227,23 @@ export function notationCellSql(v: string, notation: CellNotation): string {
   const whens = [
     notation.numbers === 'decimal-comma' ? decimalCommaWhen(v) : '',
     notation.numbers === 'grouped' ? groupedWhen(v) : '',
+    notation.units ? unitsWhen(v, notation.numbers === 'decimal-comma') : '',
     notation.dates ? slashDateWhen(v, notation.dates) : '',
   ];
   return `CASE ${whens.filter((w) => w !== '').join('\n    ')} ELSE ${v} END`;
 }
 
+/** digits whose thousands are grouped by commas (at least one group), then a decimal point and digits or not */
+const GROUPED_DIGITS = `[0-9]{1,3}(,[0-9]{3})+(\\.[0-9]+)?`;
+/** a number with a decimal point, its thousands grouped by commas or not */
+const POINT_NUMBER = `([0-9]+(\\.[0-9]+)?|${GROUPED_DIGITS})`;
+/** digits, or digits whose thousands are grouped by points (at least one group) */
+const COMMA_INTEGER = `([0-9]+|[0-9]{1,3}(\\.[0-9]{3})+)`;
+/** a number with a decimal comma, its thousands grouped by points or not */
+const COMMA_NUMBER = `${COMMA_INTEGER}(,[0-9]+)?`;
+
 /** a number whose thousands are grouped by commas (at least one group), spaces around it allowed */
-const GROUPED_RE = `' *[+-]?[0-9]{1,3}(,[0-9]{3})+(\\.[0-9]+)? *'`;
+const GROUPED_RE = `' *[+-]?${GROUPED_DIGITS} *'`;
 
 /** SQL: a number whose thousands are grouped by commas without them (`1,234.5` is `1234.5`) */
 function groupedWhen(v: string): string {
@@ -229,7 +251,35 @@ function groupedWhen(v: string): string {
 }
 
 /** a number with a decimal comma, spaces around it allowed, thousands grouped by points before the comma */
-const DECIMAL_COMMA_RE = `' *[+-]?([0-9]+|[0-9]{1,3}(\\.[0-9]{3})+),[0-9]+ *'`;
+const DECIMAL_COMMA_RE = `' *[+-]?${COMMA_INTEGER},[0-9]+ *'`;
+
+/** the currency signs a number may carry (`DownloadFacts.units` looks for the same) */
+export const CURRENCY_SIGNS = ['$', '€', '£', '¥'] as const;
+const CURRENCY = `[${CURRENCY_SIGNS.map((c) => (c === '$' ? '\\$' : c)).join('')}]`;
+/**
+ * a number with a currency sign before it (a minus or plus before the sign or after it: `-$5`, `$ -5`) or after
+ * it (`-5 €`), or with a percent sign after it; one space between allowed, spaces around it allowed
+ */
+const unitsRe = (number: string) =>
+  `' *(([+-]?${CURRENCY} ?|${CURRENCY} ?[+-]?)${number}|[+-]?${number} ?(${CURRENCY}|%)) *'`;
+
+/**
+ * SQL: a number with a currency sign is the number (`$1,234.50` is `1234.50`, `-1.234,50 €` with a decimal comma
+ * `-1234.50`), with a percent sign the number divided by 100 as a spreadsheet program holds it (`12,5 %` is
+ * `0.125`; rounded to 15 decimals, a double's precision). The decimal mark is the file's (`decimalComma`), and
+ * the thousands are grouped by the other mark or not at all. Only cells holding such a sign try the pattern.
+ */
+function unitsWhen(v: string, decimalComma: boolean): string {
+  const digits = `regexp_replace(${v}, '[^0-9.,]', '', 'g')`;
+  const number = decimalComma
+    ? `replace(replace(${digits}, '.', ''), ',', '.')`
+    : `replace(${digits}, ',', '')`;
+  const signed = `CASE WHEN contains(${v}, '-') THEN '-' ELSE '' END || ${number}`;
+  const signs = ['%', ...CURRENCY_SIGNS].map((c) => `contains(${v}, '${c}')`).join(' OR ');
+  return `WHEN (${signs}) AND regexp_full_match(${v}, ${unitsRe(decimalComma ? COMMA_NUMBER : POINT_NUMBER)})
+      THEN CASE WHEN contains(${v}, '%') THEN (round(TRY_CAST(${signed} AS DOUBLE) / 100, 15))::VARCHAR
+        ELSE ${signed} END`;
+}
 
 /**
  * SQL: a number with a decimal comma gets a decimal point (`1.234,5` is `1234.5`; spaces around it kept). Only
