@@ -239,8 +239,18 @@ const GROUPED_DIGITS = `[0-9]{1,3}(,[0-9]{3})+(\\.[0-9]+)?`;
 const POINT_NUMBER = `([0-9]+(\\.[0-9]+)?|${GROUPED_DIGITS})`;
 /** digits, or digits whose thousands are grouped by points (at least one group) */
 const COMMA_INTEGER = `([0-9]+|[0-9]{1,3}(\\.[0-9]{3})+)`;
-/** a number with a decimal comma, its thousands grouped by points or not */
-const COMMA_NUMBER = `${COMMA_INTEGER}(,[0-9]+)?`;
+/**
+ * the spaces thousands are grouped by where the comma is the decimal mark: a space, a no-break space, a narrow
+ * no-break space (what French and Nordic spreadsheet programs write for a number formatted with a separator)
+ */
+const GROUP_SPACES = '[ \u00a0\u202f]';
+/**
+ * digits whose thousands are grouped by spaces (at least one group), the first not 0 (`06 123 456` is no number
+ * but a phone's, as written)
+ */
+const SPACE_GROUPED_INTEGER = `[1-9][0-9]{0,2}(${GROUP_SPACES}[0-9]{3})+`;
+/** a number with a decimal comma, its thousands grouped by points, by spaces or not at all */
+const COMMA_NUMBER = `(${COMMA_INTEGER}|${SPACE_GROUPED_INTEGER})(,[0-9]+)?`;
 
 /** a number whose thousands are grouped by commas (at least one group), spaces around it allowed */
 const GROUPED_RE = `' *[+-]?${GROUPED_DIGITS} *'`;
@@ -282,12 +292,22 @@ function unitsWhen(v: string, decimalComma: boolean): string {
 }
 
 /**
- * SQL: a number with a decimal comma gets a decimal point (`1.234,5` is `1234.5`; spaces around it kept). Only
- * cells holding a comma try the pattern.
+ * a number whose thousands are grouped by spaces, with a decimal comma or none, a minus or no sign (`+33 612 345 678`
+ * is a phone's); spaces around it allowed
+ */
+const SPACE_GROUPED_RE = `' *-?${SPACE_GROUPED_INTEGER}(,[0-9]+)? *'`;
+
+/**
+ * SQL: a number with a decimal comma gets a decimal point (`1.234,5` is `1234.5`; spaces around it kept); a number
+ * whose thousands are grouped by spaces loses them (`1 234 567,5` is `1234567.5`, `1 234` is `1234`; spaces around
+ * it dropped). Only cells holding a comma, or a space of GROUP_SPACES, try the patterns.
  */
 function decimalCommaWhen(v: string): string {
+  const spaces = [' ', '\u00a0', '\u202f'].map((c) => `contains(${v}, '${c}')`).join(' OR ');
   return `WHEN contains(${v}, ',') AND regexp_full_match(${v}, ${DECIMAL_COMMA_RE})
-      THEN replace(replace(${v}, '.', ''), ',', '.')`;
+      THEN replace(replace(${v}, '.', ''), ',', '.')
+    WHEN (${spaces}) AND regexp_full_match(${v}, ${SPACE_GROUPED_RE})
+      THEN replace(regexp_replace(${v}, ${literal(GROUP_SPACES)}, '', 'g'), ',', '.')`;
 }
 
 /** a time of day after a date and spaces: `H:MM[:SS[.f]]` (at most 6 decimals), then optionally `AM`/`PM` */
