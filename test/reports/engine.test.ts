@@ -643,25 +643,28 @@ describe('reports: the analysis engine', () => {
       'USD 5',
     ]);
     // a semicolon-delimited file: decimal commas, the euro sign after the number
-    // thousands grouped by spaces (a space, a no-break space, a narrow no-break space: French and Nordic
-    // spreadsheet programs), also with a sign; a phone number's groups (a first 0) stay as written
+    // thousands grouped by no-break spaces (a no-break space, a narrow no-break space: French, Nordic and Central
+    // European spreadsheet programs), also with a sign or a currency sign; plain spaces (typed: a phone number's
+    // groups) stay as written
     const eu = await profiles(
       'id;betrag;anteil;menge;telefon\n' +
-        '1;1.234,50 €;12,5 %;1 234 567,5;06 123 456\n' +
+        '1;1.234,50 €;12,5 %;1\u00a0234\u00a0567,5;612 345 678\n' +
         '2;-7 €;3 %;1\u00a0234;+33 612 345 678\n' +
-        '3;€ 0,99;100 %; -12\u202f345 ;1 23,5\n' +
-        '4;1 234,50 €;0 %;2,5;x\n',
+        '3;€ 0,99;100 %; -12\u202f345 ;1 234,5\n' +
+        '4;1\u202f234,50 €;0 %;2,5;06\u00a0123\u00a0456\n',
       ';',
     );
     expectNumeric(eu[1], [1234.5, -7, 0.99, 1234.5]);
     expectNumeric(eu[2], [0.125, 0.03, 1, 0]);
     expect(eu[3]).to.include({ inferredType: 'decimal' });
     expectNumeric(eu[3], [1234567.5, 1234, -12345, 2.5]);
+    expect(eu[3].topValues.map((t) => t.value)).to.include(' -12345 ');
     expect(eu[4]).to.include({ inferredType: 'text' });
     expect(eu[4].topValues.map((t) => t.value)).to.include.members([
-      '06 123 456',
+      '612 345 678',
       '+33 612 345 678',
-      '1 23,5',
+      '1 234,5',
+      '06\u00a0123\u00a0456',
     ]);
     // a file without a sign next to a digit is read as written, at no cost
     const none = await profiles('id,note\n1,$\n2,100 percent\n');

@@ -240,10 +240,11 @@ const POINT_NUMBER = `([0-9]+(\\.[0-9]+)?|${GROUPED_DIGITS})`;
 /** digits, or digits whose thousands are grouped by points (at least one group) */
 const COMMA_INTEGER = `([0-9]+|[0-9]{1,3}(\\.[0-9]{3})+)`;
 /**
- * the spaces thousands are grouped by where the comma is the decimal mark: a space, a no-break space, a narrow
- * no-break space (what French and Nordic spreadsheet programs write for a number formatted with a separator)
+ * the spaces thousands are grouped by where the comma is the decimal mark: a no-break space or a narrow no-break
+ * space, what French, Nordic and Central European spreadsheet programs write for a number formatted with a
+ * separator. A plain space is what people type, in phone numbers too (`612 345 678`): no group.
  */
-const GROUP_SPACES = '[ \u00a0\u202f]';
+const GROUP_SPACES = '[\u00a0\u202f]';
 /**
  * digits whose thousands are grouped by spaces (at least one group), the first not 0 (`06 123 456` is no number
  * but a phone's, as written)
@@ -299,11 +300,11 @@ const SPACE_GROUPED_RE = `' *-?${SPACE_GROUPED_INTEGER}(,[0-9]+)? *'`;
 
 /**
  * SQL: a number with a decimal comma gets a decimal point (`1.234,5` is `1234.5`; spaces around it kept); a number
- * whose thousands are grouped by spaces loses them (`1 234 567,5` is `1234567.5`, `1 234` is `1234`; spaces around
- * it dropped). Only cells holding a comma, or a space of GROUP_SPACES, try the patterns.
+ * whose thousands are grouped by no-break spaces loses them (`1 234 567,5` is `1234567.5`, `1 234` is `1234`;
+ * spaces around it kept). Only cells holding a comma, or a space of GROUP_SPACES, try the patterns.
  */
 function decimalCommaWhen(v: string): string {
-  const spaces = [' ', '\u00a0', '\u202f'].map((c) => `contains(${v}, '${c}')`).join(' OR ');
+  const spaces = ['\u00a0', '\u202f'].map((c) => `contains(${v}, '${c}')`).join(' OR ');
   return `WHEN contains(${v}, ',') AND regexp_full_match(${v}, ${DECIMAL_COMMA_RE})
       THEN replace(replace(${v}, '.', ''), ',', '.')
     WHEN (${spaces}) AND regexp_full_match(${v}, ${SPACE_GROUPED_RE})
