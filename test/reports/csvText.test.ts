@@ -101,7 +101,7 @@ describe('reports: the download check of a CSV/TSV (pure)', () => {
     expect(open).to.deep.equal(none);
   });
 
-  it('unitNextToDigit: a currency sign next to a digit (a space and a sign between allowed), a percent sign after one', () => {
+  it('unitNextToDigit: a currency sign next to a digit (a space and a sign between allowed), a percent sign after one, a parenthesis before one', () => {
     for (const yes of [
       '$1',
       '1$',
@@ -115,6 +115,8 @@ describe('reports: the download check of a CSV/TSV (pure)', () => {
       '12%',
       '12 %',
       'x,"$1,234.50"',
+      '(1',
+      '( 1,234.50)',
     ]) {
       expect(unitNextToDigit(Buffer.from(yes)), yes).to.equal(true);
     }
@@ -130,6 +132,9 @@ describe('reports: the download check of a CSV/TSV (pure)', () => {
       'USD 5',
       '100 percent',
       '$-x',
+      '(a)',
+      '1(',
+      '( x 1',
     ]) {
       expect(unitNextToDigit(Buffer.from(no)), no).to.equal(false);
     }
@@ -141,6 +146,7 @@ describe('reports: the download check of a CSV/TSV (pure)', () => {
       ['id;amount\n1;1.234,50 €\n', true],
       ['id,rate\n1,12%', true],
       ['id,rate\n1,$ -5\n', true],
+      ['id,amount\n1,"(1,234.50)"\n', true],
       ['id,note\n1,50 percent in $\n', false],
     ];
     let n = 0;

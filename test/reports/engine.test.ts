@@ -618,26 +618,37 @@ describe('reports: the analysis engine', () => {
     const profiles = async (text: string, delimiter = ',') =>
       (await analyse(text, delimiter === ',' ? 'csv' : 'tsv', { delimiter })).profile.sheets[0]
         .columnProfiles;
-    // Excel's CSV of currency- and percent-formatted cells in the United States
+    // Excel's CSV of currency-, percent- and accounting-formatted cells in the United States
     const us = await profiles(
       'id,price,rate,note\n' +
         '1,"$1,234.50",12%,Price in $\n' +
         '2,-$5,12.5 %,$ x\n' +
         '3,$ -0.25,-3%,USD 5\n' +
-        '4,7,100%,($5)\n' +
-        '5,,0.5,5%%\n',
+        '4,7,100%,(1)\n' +
+        '5,,0.5,5%%\n' +
+        '6,"($1,234.50)",(5%),(a)\n' +
+        '7,"(1,000.25)",(0.5),$$5\n',
     );
     const [, price, rate, note] = us;
-    expect(price).to.include({ inferredType: 'decimal', min: -5, max: 1234.5, nulls: 1 });
-    expectNumeric(price, [1234.5, -5, -0.25, 7]);
-    expect(price.topValues.map((t) => t.value).sort()).to.deep.equal(['-0.25', '-5', '1234.50', '7']);
+    expect(price).to.include({ inferredType: 'decimal', min: -1234.5, max: 1234.5, nulls: 1 });
+    expectNumeric(price, [1234.5, -5, -0.25, 7, -1234.5, -1000.25]);
+    expect(price.topValues.map((t) => t.value).sort()).to.deep.equal([
+      '-0.25',
+      '-1000.25',
+      '-1234.50',
+      '-5',
+      '1234.50',
+      '7',
+    ]);
     expect(rate).to.include({ inferredType: 'decimal' });
-    expectNumeric(rate, [0.12, 0.125, -0.03, 1, 0.5]);
-    // what is no number with one sign stays as written
+    expectNumeric(rate, [0.12, 0.125, -0.03, 1, 0.5, -0.05, -0.5]);
+    // what is no number with one sign, or a list's item in parentheses, stays as written
     expect(note).to.include({ inferredType: 'text' });
     expect(note.topValues.map((t) => t.value).sort()).to.deep.equal([
       '$ x',
-      '($5)',
+      '$$5',
+      '(1)',
+      '(a)',
       '5%%',
       'Price in $',
       'USD 5',

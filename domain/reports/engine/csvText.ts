@@ -392,8 +392,13 @@ export function scanSlashDates(
   }
 }
 
-/** the currency signs (sql.ts `CURRENCY_SIGNS`) and the percent sign, as UTF-8 */
-const UNIT_SIGNS = ['%', '$', '€', '£', '¥'].map((sign) => Buffer.from(sign));
+/**
+ * the currency signs (sql.ts `CURRENCY_SIGNS`), the percent sign and the parenthesis opening an accounting negative,
+ * as UTF-8
+ */
+const UNIT_SIGNS = ['%', '(', '$', '€', '£', '¥'].map((sign) => Buffer.from(sign));
+const PERCENT = 0x25;
+const OPENING = 0x28;
 /** the most bytes between a sign and the digit `unitNextToDigit` looks for: a space and a sign, or a space */
 const UNIT_GAP = 2;
 /** how many bytes of a chunk's end `downloadChecked` keeps for the next chunk's `unitNextToDigit`: € and a gap */
@@ -401,16 +406,17 @@ const UNIT_SPAN = 3 + UNIT_GAP;
 
 /**
  * Whether `b` holds a currency sign with a digit before it or after it (a space and a minus or plus between
- * allowed: `$ -5`), or a percent sign with a digit before it (a space between allowed): a cell such as `$1,234.50`,
- * `1.234,50 €` or `12,5 %` may be in the file.
+ * allowed: `$ -5`), a percent sign with a digit before it (a space between allowed), or an opening parenthesis
+ * with a digit after it: a cell such as `$1,234.50`, `1.234,50 €`, `12,5 %` or `(1,234.50)` may be in the file.
  */
 export function unitNextToDigit(b: Buffer): boolean {
   for (const sign of UNIT_SIGNS) {
     for (let at = b.indexOf(sign); at !== -1; at = b.indexOf(sign, at + 1)) {
       let before = at - 1;
       if (before >= 0 && b[before] === SPACE) before--;
-      if (before >= 0 && isDigit(b[before])) return true;
-      if (sign[0] === 0x25) continue; // a percent sign comes after its number
+      // a percent sign comes after its number, a parenthesis before it
+      if (sign[0] !== OPENING && before >= 0 && isDigit(b[before])) return true;
+      if (sign[0] === PERCENT) continue;
       let after = at + sign.length;
       if (after < b.length && b[after] === SPACE) after++;
       if (after < b.length && (b[after] === MINUS || b[after] === PLUS)) after++;

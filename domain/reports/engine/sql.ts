@@ -271,13 +271,25 @@ const CURRENCY = `[${CURRENCY_SIGNS.map((c) => (c === '$' ? '\\$' : c)).join('')
  * a number with a currency sign before it (a minus or plus before the sign or after it: `-$5`, `$ -5`) or after
  * it (`-5 €`), or with a percent sign after it; one space between allowed, spaces around it allowed
  */
-const unitsRe = (number: string) =>
-  `' *(([+-]?${CURRENCY} ?|${CURRENCY} ?[+-]?)${number}|[+-]?${number} ?(${CURRENCY}|%)) *'`;
+const unitsRe = (number: string, marked: string) =>
+  `' *(([+-]?${CURRENCY} ?|${CURRENCY} ?[+-]?)${number}|[+-]?${number} ?(${CURRENCY}|%)|${accountingRe(number, marked)}) *'`;
+/**
+ * an accounting negative: a number in parentheses, with a currency sign inside them or before them (`($1,234.50)`,
+ * `$(1,234.50)`, `(1.234,50 €)`), with a percent sign (`(5%)`), or without any if its decimals or its groups
+ * show it is an amount (`(1,234.50)`, `(1,234)`, `(0.5)` — `(1)` is a list's item, as written)
+ */
+const accountingRe = (number: string, marked: string) =>
+  `${CURRENCY} ?\\( *${number} *\\)|\\( *(${CURRENCY} ?${number}|${number} ?(${CURRENCY}|%)|${marked}) *\\)`;
+/** a number with a decimal point and decimals, or with its thousands grouped by commas */
+const MARKED_POINT_NUMBER = `([0-9]+\\.[0-9]+|${GROUPED_DIGITS})`;
+/** a number with a decimal comma and decimals, or with its thousands grouped by points or spaces */
+const MARKED_COMMA_NUMBER = `([0-9]+,[0-9]+|([0-9]{1,3}(\\.[0-9]{3})+|${SPACE_GROUPED_INTEGER})(,[0-9]+)?)`;
 
 /**
  * SQL: a number with a currency sign is the number (`$1,234.50` is `1234.50`, `-1.234,50 €` with a decimal comma
  * `-1234.50`), with a percent sign the number divided by 100 as a spreadsheet program holds it (`12,5 %` is
- * `0.125`; rounded to 15 decimals, a double's precision). The decimal mark is the file's (`decimalComma`), and
+ * `0.125`; rounded to 15 decimals, a double's precision); an accounting negative in parentheses is the negative
+ * number (`($1,234.50)` is `-1234.50`). The decimal mark is the file's (`decimalComma`), and
  * the thousands are grouped by the other mark or not at all. Only cells holding such a sign try the pattern.
  */
 function unitsWhen(v: string, decimalComma: boolean): string {
@@ -285,9 +297,12 @@ function unitsWhen(v: string, decimalComma: boolean): string {
   const number = decimalComma
     ? `replace(replace(${digits}, '.', ''), ',', '.')`
     : `replace(${digits}, ',', '')`;
-  const signed = `CASE WHEN contains(${v}, '-') THEN '-' ELSE '' END || ${number}`;
-  const signs = ['%', ...CURRENCY_SIGNS].map((c) => `contains(${v}, '${c}')`).join(' OR ');
-  return `WHEN (${signs}) AND regexp_full_match(${v}, ${unitsRe(decimalComma ? COMMA_NUMBER : POINT_NUMBER)})
+  const signed = `CASE WHEN contains(${v}, '-') OR contains(${v}, '(') THEN '-' ELSE '' END || ${number}`;
+  const signs = ['%', '(', ...CURRENCY_SIGNS].map((c) => `contains(${v}, '${c}')`).join(' OR ');
+  const re = decimalComma
+    ? unitsRe(COMMA_NUMBER, MARKED_COMMA_NUMBER)
+    : unitsRe(POINT_NUMBER, MARKED_POINT_NUMBER);
+  return `WHEN (${signs}) AND regexp_full_match(${v}, ${re})
       THEN CASE WHEN contains(${v}, '%') THEN (round(TRY_CAST(${signed} AS DOUBLE) / 100, 15))::VARCHAR
         ELSE ${signed} END`;
 }
