@@ -84,6 +84,27 @@ export function demoUmsatz(): string {
   return lines.join('\r\n') + '\r\n';
 }
 
+/**
+ * A spreadsheet program's CSV export in the United States of a sheet with a title row: the title and a blank row
+ * padded with commas to the table's width, month-first dates, amounts in dollars (quoted: their commas),
+ * discounts in percent and adjustments as accounting negatives — read as dates and numbers (README "Reports",
+ * notation; docs/files.md "Lines before the header").
+ */
+export function demoOrdersUs(): string {
+  const customers = ['Acme Corp', 'Globex', 'Initech', 'Umbrella', 'Hooli'];
+  const lines = ['Q2 2026 Orders,,,,,', ',,,,,', 'Order,Date,Customer,Amount,Discount,Adjustment'];
+  for (let i = 1; i <= 90; i++) {
+    const day = new Date(Date.UTC(2026, 3, 1) + ((i * 7) % 91) * 86_400_000);
+    const date = `${day.getUTCMonth() + 1}/${day.getUTCDate()}/${day.getUTCFullYear()}`;
+    const cents = ((i * 104_729) % 900_000) + 1_000;
+    const amount = `$${Math.floor(cents / 100).toLocaleString('en-US')}.${String(cents % 100).padStart(2, '0')}`;
+    const discount = `${(i * 5) % 25}%`;
+    const adjustment = i % 6 === 0 ? `($${((i % 40) + 0.5).toFixed(2)})` : '$0.00';
+    lines.push(`SO-${3000 + i},${date},${customers[i % 5]},"${amount}",${discount},${adjustment}`);
+  }
+  return lines.join('\r\n') + '\r\n';
+}
+
 function demoInventory(): string {
   const lines = ['sku\twarehouse\tin_stock\treorder_level\tlast_counted'];
   for (let i = 1; i <= 60; i++) {
@@ -268,6 +289,23 @@ export const DEMO_SEED_STEPS: DemoSeedStep[] = [
         columns: 6,
         encoding: 'windows-1252',
         linesBeforeHeader: 3,
+        headerRow: 3,
+      });
+    },
+  },
+  {
+    // a spreadsheet export from the United States: a padded title row, month-first dates, dollars, percent,
+    // accounting negatives
+    name: 'us-export',
+    async run(ctx) {
+      if (!ctx.services) return;
+      await addFile(ctx, ctx.services, {
+        name: 'orders-q2-2026.csv',
+        format: 'csv',
+        delimiter: ',',
+        content: demoOrdersUs(),
+        columns: 6,
+        linesBeforeHeader: 2,
         headerRow: 3,
       });
     },

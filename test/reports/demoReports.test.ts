@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import iconv from 'iconv-lite';
-import { demoUmsatz } from '../../domain/identity/demo';
+import { demoOrdersUs, demoUmsatz } from '../../domain/identity/demo';
 import { sniff } from '../../domain/files/sniff';
 import { startWorker } from '../helpers/env';
 import { call } from '../helpers/http';
@@ -17,9 +17,10 @@ describe('reports: the demo company', function () {
       const token = opened.body.accessToken as string;
       const files = await call('GET', '/files', { token });
       const names = files.body.data.map((f: { originalName: string }) => f.originalName).sort();
-      expect(names).to.include.members(['inventory.tsv', 'sales-2026.csv', 'umsatz-2026.csv']);
+      const seeded = ['inventory.tsv', 'sales-2026.csv', 'umsatz-2026.csv', 'orders-q2-2026.csv'];
+      expect(names).to.include.members(seeded);
       for (const file of files.body.data as Array<{ id: string; originalName: string }>) {
-        if (!['inventory.tsv', 'sales-2026.csv', 'umsatz-2026.csv'].includes(file.originalName)) continue;
+        if (!seeded.includes(file.originalName)) continue;
         const report = await eventually(
           async () => {
             const res = await call('GET', `/files/${file.id}/report`, { token });
@@ -77,6 +78,33 @@ describe('reports: the demo company', function () {
           ]);
           expect(sheet.columnProfiles[4].max).to.be.greaterThan(1000);
           expect(sheet.columnProfiles[5].topValues).to.deep.equal([{ value: '€', count: 80 }]);
+        } else if (file.originalName === 'orders-q2-2026.csv') {
+          // a padded title row, month-first dates, dollars, percent and accounting negatives
+          expect(sheet).to.include({ rows: 90, columns: 6 });
+          const version = await call('GET', `/files/${file.id}/versions/1`, { token });
+          expect(version.body).to.include({ headerLine: 3, rowCount: 90, columnCount: 6 });
+          const sniffed = sniff(Buffer.from(demoOrdersUs()), true, 'orders-q2-2026.csv', {
+            maxRows: 1000,
+            maxColumns: 100,
+          });
+          expect(sniffed).to.include({ delimiter: ',', columns: 6, linesBeforeHeader: 2, headerRow: 3 });
+          expect(sheet.columnProfiles.map((c: any) => [c.name, c.inferredType])).to.deep.equal([
+            ['Order', 'text'],
+            ['Date', 'date'],
+            ['Customer', 'text'],
+            ['Amount', 'decimal'],
+            ['Discount', 'decimal'],
+            ['Adjustment', 'decimal'],
+          ]);
+          const [, date, , amount, discount, adjustment] = sheet.columnProfiles;
+          expect(date.min >= '2026-04-01' && date.max <= '2026-06-30', `${date.min}..${date.max}`).to.equal(
+            true,
+          );
+          expect(amount.min).to.be.greaterThan(0);
+          expect(amount.max).to.be.greaterThan(1000);
+          expect(discount).to.include({ min: 0, max: 0.2 });
+          expect(adjustment.max).to.equal(0);
+          expect(adjustment.min).to.be.lessThan(0);
         } else {
           expect(sheet).to.include({ rows: 60, columns: 5 });
         }
