@@ -56,9 +56,9 @@ describe('reports: the download check of a CSV/TSV (pure)', () => {
     }
   });
 
-  it('scanSlashDates: D/M/YYYY or M/D/YYYY, one or two digits, a real day or month, not inside other digits', () => {
+  it('scanSlashDates: D/M/YYYY or M/D/YYYY, one or two digits, a real day or month, not inside other digits; YYYY/M/D', () => {
     const seen = (text: string) => {
-      const evidence = { dayFirst: false, monthFirst: false };
+      const evidence = { dayFirst: false, monthFirst: false, yearFirst: false };
       scanSlashDates(Buffer.from(text), 0, evidence, true, true);
       return evidence;
     };
@@ -69,13 +69,30 @@ describe('reports: the download check of a CSV/TSV (pure)', () => {
       '1/2/2024,3/15/2024',
       ' 3/15/2024 2:30 PM',
     ]) {
-      expect(seen(monthFirst), monthFirst).to.deep.equal({ dayFirst: false, monthFirst: true });
+      expect(seen(monthFirst), monthFirst).to.deep.equal({
+        dayFirst: false,
+        monthFirst: true,
+        yearFirst: false,
+      });
     }
     for (const dayFirst of ['15/3/2024', 'x;31/12/1999\n', '13/01/2024 9:00']) {
-      expect(seen(dayFirst), dayFirst).to.deep.equal({ dayFirst: true, monthFirst: false });
+      expect(seen(dayFirst), dayFirst).to.deep.equal({ dayFirst: true, monthFirst: false, yearFirst: false });
     }
-    const none = { dayFirst: false, monthFirst: false };
+    for (const yearFirst of ['2024/3/15', 'x,2024/12/31 23:00\n', '"1999/1/2"', '2024/03/05,']) {
+      expect(seen(yearFirst), yearFirst).to.deep.equal({
+        dayFirst: false,
+        monthFirst: false,
+        yearFirst: true,
+      });
+    }
+    const none = { dayFirst: false, monthFirst: false, yearFirst: false };
     for (const no of [
+      '2024/13/1',
+      '2024/1/32',
+      '2024/1/123',
+      '12024/1/2',
+      '024/1/2',
+      '2024/1/2/3',
       '3/4/2024',
       '12/12/2024',
       '13/13/2024',
@@ -87,18 +104,23 @@ describe('reports: the download check of a CSV/TSV (pure)', () => {
       '1/123/2024',
       '1.3/15/2024',
       '3/15/2024/1',
-      '2024/03/15',
       '3-15-2024',
       'a/b',
       '1/2',
     ]) {
       expect(seen(no), no).to.deep.equal(none);
     }
-    expect(seen('15/3/2024,3/15/2024')).to.deep.equal({ dayFirst: true, monthFirst: true });
-    // a year at the end of the bytes is judged only at the end of the file
-    const open = { dayFirst: false, monthFirst: false };
-    scanSlashDates(Buffer.from('x,3/15/2024'), 0, open, true, false);
-    expect(open).to.deep.equal(none);
+    expect(seen('15/3/2024,3/15/2024,2024/3/15')).to.deep.equal({
+      dayFirst: true,
+      monthFirst: true,
+      yearFirst: true,
+    });
+    // a year or a day at the end of the bytes is judged only at the end of the file
+    for (const text of ['x,3/15/2024', 'x,2024/3/15']) {
+      const open = { dayFirst: false, monthFirst: false, yearFirst: false };
+      scanSlashDates(Buffer.from(text), 0, open, true, false);
+      expect(open).to.deep.equal(none);
+    }
   });
 
   it('unitNextToDigit: a currency sign next to a digit (a space and a sign between allowed), a percent sign after one, a parenthesis before one', () => {
@@ -169,7 +191,7 @@ describe('reports: the download check of a CSV/TSV (pure)', () => {
   });
 
   it('downloadChecked finds the order of dates with slashes wherever the chunks cut them, in the whole file', async () => {
-    const cases: Array<[string, 'day-first' | 'month-first' | null]> = [
+    const cases: Array<[string, 'day-first' | 'month-first' | null, boolean?]> = [
       ['id,day\n1,1/2/2024\n2,3/15/2024\n', 'month-first'],
       ['id,day\n1,1/2/2024\n2,3/15/2024', 'month-first'],
       ['id,day\n1,15/3/2024\n2,1/2/2024', 'day-first'],
@@ -177,9 +199,12 @@ describe('reports: the download check of a CSV/TSV (pure)', () => {
       ['id,day\n1,1/2/2024\n2,3/4/2024\n', null],
       ['id,day\n1,15/3/2024\n2,3/15/2024\n', null],
       ['id,day\n1,113/1/2024\n2,3/15/20244\n', null],
+      ['id,day\n1,2024/3/15\n2,2024/12/1', null, true],
+      ['2024/3/15,15/3/2024\n', 'day-first', true],
+      ['id,day\n1,12024/3/15\n2,2024/13/1\n', null, false],
     ];
     let n = 0;
-    for (const [text, expected] of cases) {
+    for (const [text, expected, yearFirst = false] of cases) {
       const bytes = Buffer.from(text);
       const ways: Buffer[][] = [Array.from(bytes, (b) => Buffer.from([b]))];
       for (let cut = 1; cut < bytes.length; cut++) ways.push([bytes.subarray(0, cut), bytes.subarray(cut)]);
@@ -189,10 +214,9 @@ describe('reports: the download check of a CSV/TSV (pure)', () => {
           path.join(dir, `dates-${n++}.csv`),
           () => undefined,
         );
-        expect(
-          facts.slashDates,
-          `${JSON.stringify(text)} in ${chunks.length} chunks (${chunks[0].length})`,
-        ).to.equal(expected);
+        const what = `${JSON.stringify(text)} in ${chunks.length} chunks (${chunks[0].length})`;
+        expect(facts.slashDates, what).to.equal(expected);
+        expect(facts.yearFirstDates, what).to.equal(yearFirst);
       }
     }
     // a date far past the file's first 64 KB tells the order

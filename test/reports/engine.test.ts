@@ -731,6 +731,20 @@ describe('reports: the analysis engine', () => {
     expect(neither[1]).to.include({ inferredType: 'text', min: '1/2/2024' });
     const both = await profiles('id,day\n1,15/3/2024\n2,3/15/2024\n3,1/2/2024\n');
     expect(both[1]).to.include({ inferredType: 'text', min: '1/2/2024' });
+    // dates written year first (as Excel writes them in Japan, China, Taiwan), with any delimiter
+    const ymd = await profiles(
+      'id,day,at\n1,2024/3/15,2024/3/15 9:05\n2,2024/12/1,2024/12/1 14:30:05\n3,2024/2/30,\n',
+    );
+    expect(ymd[1]).to.include({ inferredType: 'text' });
+    expect(ymd[1].shares).to.deep.include({ date: 2 / 3, text: 1 / 3 });
+    expect(ymd[1].topValues.map((t) => t.value).sort()).to.deep.equal([
+      '2024-03-15',
+      '2024-12-01',
+      '2024/2/30',
+    ]);
+    expect(ymd[2]).to.include({ inferredType: 'datetime', min: '2024-03-15T09:05:00.000Z' });
+    const ymdSemicolon = await profiles('id;day\n1;2024/3/15\n2;15.03.2024\n', ';');
+    expect(ymdSemicolon[1]).to.include({ inferredType: 'date', min: '2024-03-15', max: '2024-03-15' });
     // a tab-delimited file likewise; a semicolon-delimited one reads day-first as before
     const tab = await profiles('id\tday\n1\t3/15/2024\n2\t1/2/2024\n', '\t');
     expect(tab[1]).to.include({ inferredType: 'date', min: '2024-01-02', max: '2024-03-15' });

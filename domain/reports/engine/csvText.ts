@@ -290,6 +290,8 @@ export interface DownloadFacts {
    * `month-first` the other way round (`3/15/2024`), null when no date tells or both do (`slashDateOrder`)
    */
   slashDates: SlashDateOrder | null;
+  /** some date in the file is written with slashes year first, `2024/3/15` (`scanSlashDates`) */
+  yearFirstDates: boolean;
   /**
    * a currency sign ($ € £ ¥) or a percent sign next to a digit somewhere in the file (`unitNextToDigit`): only
    * then are cells read for numbers carrying one (sql.ts `CellNotation.units`)
@@ -303,6 +305,8 @@ export type SlashDateOrder = 'day-first' | 'month-first';
 export interface SlashDateEvidence {
   dayFirst: boolean;
   monthFirst: boolean;
+  /** some date is written year first, `2024/3/15` (as Excel writes dates in Japan, China, Taiwan) */
+  yearFirst: boolean;
 }
 
 /** the order the evidence of a whole file says (`DownloadFacts.slashDates`) */
@@ -347,7 +351,7 @@ export function quotedGroupedStart(bytes: Buffer): true | number {
 const SLASH = 0x2f;
 const POINT = 0x2e;
 /** a date with slashes from its first digit to the byte after its year, and the byte before it: 1+2+1+2+1+4+1 */
-const SLASH_DATE_SPAN = 12;
+const SLASH_DATE_SPAN = 14;
 
 /** the value of the digits of `b` from `from` to `to` (exclusive) */
 function digitsValue(b: Buffer, from: number, to: number): number {
@@ -359,9 +363,10 @@ function digitsValue(b: Buffer, from: number, to: number): number {
 /**
  * Notes in `seen` which order the dates with slashes in `b` can only be read in: one or two digits, a slash, one
  * or two digits, a slash, four digits (not inside a longer run of digits, points or slashes) — `15/3/2024` only
- * day-first, `3/15/2024` only month-first (a day up to 31), `3/4/2024` either. Slashes before `from` are not
- * looked at; `atStart`: `b` starts the file; `final`: `b` ends it. A date whose bytes run past the end of `b`
- * is left for the caller's next call (which passes the last SLASH_DATE_SPAN bytes again: `downloadChecked`).
+ * day-first, `3/15/2024` only month-first (a day up to 31), `3/4/2024` either — and whether a date is written
+ * year first: four digits, a slash, a month, a slash, a day (`2024/3/15`). Slashes before `from` are not looked
+ * at; `atStart`: `b` starts the file; `final`: `b` ends it. A date whose bytes run past the end of `b` is left for
+ * the caller's next call (which passes the last SLASH_DATE_SPAN bytes again: `downloadChecked`).
  */
 export function scanSlashDates(
   b: Buffer,
@@ -371,26 +376,45 @@ export function scanSlashDates(
   final: boolean,
 ): void {
   const separator = (i: number) => (i < 0 ? atStart : !isDigit(b[i]) && b[i] !== SLASH && b[i] !== POINT);
+  /** where the one or two digits from `at` end (undefined: none, three or more, or the bytes end first) */
+  const twoDigits = (at: number) => {
+    let end = at;
+    while (end < b.length && end - at <= 2 && isDigit(b[end])) end++;
+    return end === at || end - at > 2 || end >= b.length ? undefined : end;
+  };
   for (let s = b.indexOf(SLASH, from); s !== -1; s = b.indexOf(SLASH, s + 1)) {
-    // one or two digits before it, the file's start or a separator before them
+    // one, two or four digits before it, the file's start or a separator before them
     let start = s;
-    while (start > 0 && s - start < 3 && isDigit(b[start - 1])) start--;
-    if (start === s || s - start > 2 || !separator(start - 1)) continue;
-    // one or two digits, a slash, four digits, then the file's end or a separator
-    let m = s + 1;
-    while (m < b.length && m - s <= 3 && isDigit(b[m])) m++;
-    if (m === s + 1 || m - s > 3 || m >= b.length || b[m] !== SLASH) continue;
+    while (start > 0 && s - start < 5 && isDigit(b[start - 1])) start--;
+    const before = s - start;
+    if (before === 0 || before === 3 || before > 4 || !separator(start - 1)) continue;
+    // one or two digits, a slash
+    const m = twoDigits(s + 1);
+    if (m === undefined || b[m] !== SLASH) continue;
+    const second = digitsValue(b, s + 1, m);
+    if (before === 4) {
+      // year first: a month, a day, then the file's end or a separator
+      let d = m + 1;
+      while (d < b.length && d - m <= 3 && isDigit(b[d])) d++;
+      if (d === m + 1 || d - m > 3 || (d >= b.length ? !final : !separator(d))) continue;
+      const day = digitsValue(b, m + 1, d);
+      if (second >= 1 && second <= 12 && day >= 1 && day <= 31) seen.yearFirst = true;
+      s = d - 1;
+      continue;
+    }
+    // four digits, then the file's end or a separator
     let y = m + 1;
     while (y < b.length && y - m <= 5 && isDigit(b[y])) y++;
     if (y - m !== 5 || (y >= b.length ? !final : !separator(y))) continue;
     const first = digitsValue(b, start, s);
-    const second = digitsValue(b, s + 1, m);
     if (first >= 13 && first <= 31 && second >= 1 && second <= 12) seen.dayFirst = true;
     else if (second >= 13 && second <= 31 && first >= 1 && first <= 12) seen.monthFirst = true;
-    if (seen.dayFirst && seen.monthFirst) return;
     s = y - 1; // its second slash starts no date
   }
 }
+
+/** nothing more to learn from a file's dates with slashes */
+const settled = (seen: SlashDateEvidence) => seen.dayFirst && seen.monthFirst && seen.yearFirst;
 
 /**
  * the currency signs (sql.ts `CURRENCY_SIGNS`), the percent sign and the parenthesis opening an accounting negative,
@@ -454,7 +478,7 @@ export async function downloadChecked(
     let tail = Buffer.alloc(0); // the last two bytes of the previous chunk
     let headerBytes: Buffer[] | null = [];
     let headerLine = '';
-    const slashes: SlashDateEvidence = { dayFirst: false, monthFirst: false };
+    const slashes: SlashDateEvidence = { dayFirst: false, monthFirst: false, yearFirst: false };
     let units = false;
     let unitTail = Buffer.alloc(0); // the last UNIT_SPAN bytes of the previous chunk
     let slashTail = Buffer.alloc(0); // the last SLASH_DATE_SPAN bytes of the previous chunk
@@ -470,7 +494,7 @@ export async function downloadChecked(
         head.push(piece);
         headBytes += piece.length;
       }
-      if (!(slashes.dayFirst && slashes.monthFirst)) {
+      if (!settled(slashes)) {
         // dates with slashes: a date cut by the chunk's start is judged with the previous chunk's last bytes
         if (slashTail.indexOf(SLASH) >= 0 || chunk.indexOf(SLASH) >= 0) {
           const scanned = slashTail.length > 0 ? Buffer.concat([slashTail, chunk]) : chunk;
@@ -540,6 +564,7 @@ export async function downloadChecked(
       groupedNumbers,
       head: Buffer.concat(head).toString('utf8'),
       slashDates: slashDateOrder(slashes),
+      yearFirstDates: slashes.yearFirst,
       units,
     };
   } finally {

@@ -160,6 +160,8 @@ export async function installMacros(conn: { run(sql: string): Promise<unknown> }
 export interface CellNotation {
   numbers: 'decimal-comma' | 'grouped' | null;
   dates: SlashDateOrder | null;
+  /** dates written with slashes year first (`2024/3/15`): only when the file has one (`DownloadFacts.yearFirstDates`) */
+  yearFirst: boolean;
   /**
    * a number with a currency sign or a percent sign is that number (`$1,234.50`, `1.234,50 €`; `12,5 %` is 0.125):
    * `unitsWhen`, in the decimal mark of `numbers`; only when the file has such a sign next to a digit
@@ -170,22 +172,32 @@ export interface CellNotation {
 
 export function cellNotation(
   delimiter: string,
-  facts: { groupedNumbers: boolean; head: string; slashDates: SlashDateOrder | null; units: boolean },
+  facts: {
+    groupedNumbers: boolean;
+    head: string;
+    slashDates: SlashDateOrder | null;
+    yearFirstDates: boolean;
+    units: boolean;
+  },
 ): CellNotation | null {
-  const european: CellNotation = { numbers: 'decimal-comma', dates: 'day-first', units: facts.units };
+  const { units, yearFirstDates: yearFirst } = facts;
+  const european: CellNotation = { numbers: 'decimal-comma', dates: 'day-first', yearFirst, units };
   let notation: CellNotation | null = null;
   if (delimiter === ';') notation = european;
   else if (delimiter === ',') {
     notation = {
       numbers: facts.groupedNumbers ? 'grouped' : null,
       dates: facts.slashDates,
-      units: facts.units,
+      yearFirst,
+      units,
     };
   } else if (delimiter === '\t') {
     const numbers = tabNotation(facts.head);
-    notation = numbers === 'european' ? european : { numbers, dates: facts.slashDates, units: facts.units };
+    notation = numbers === 'european' ? european : { numbers, dates: facts.slashDates, yearFirst, units };
   }
-  return notation && (notation.numbers || notation.dates || notation.units) ? notation : null;
+  return notation && (notation.numbers || notation.dates || notation.yearFirst || notation.units)
+    ? notation
+    : null;
 }
 
 /** cells only European notation writes: a decimal comma not followed by exactly three digits, `1.234,5`, `15.03.2024` */
@@ -229,6 +241,7 @@ export function notationCellSql(v: string, notation: CellNotation): string {
     notation.numbers === 'grouped' ? groupedWhen(v) : '',
     notation.units ? unitsWhen(v, notation.numbers === 'decimal-comma') : '',
     notation.dates ? slashDateWhen(v, notation.dates) : '',
+    notation.yearFirst ? slashDateWhen(v, 'year-first') : '',
   ];
   return `CASE ${whens.filter((w) => w !== '').join('\n    ')} ELSE ${v} END`;
 }
@@ -326,20 +339,25 @@ function decimalCommaWhen(v: string): string {
       THEN replace(regexp_replace(${v}, ${literal(GROUP_SPACES)}, '', 'g'), ',', '.')`;
 }
 
+/** the orders of a date's parts the cells may be written in (`slashDateWhen`) */
+type DateOrder = SlashDateOrder | 'year-first';
+
 /** a time of day after a date and spaces: `H:MM[:SS[.f]]` (at most 6 decimals), then optionally `AM`/`PM` */
 const TIME_RE = `( +[0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?( *[AaPp][Mm])?)?`;
 /**
  * a date in either order, `D.M.YYYY` or `D/M/YYYY` (one or two digits for the day and the month, four for the
  * year; points only day-first), optionally with its time (TIME_RE); spaces around it allowed
  */
-const SLASH_DATE_RE: Record<SlashDateOrder, string> = {
+const SLASH_DATE_RE: Record<DateOrder, string> = {
   'day-first': `' *[0-9]{1,2}[./][0-9]{1,2}[./][0-9]{4}${TIME_RE} *'`,
   'month-first': `' *[0-9]{1,2}/[0-9]{1,2}/[0-9]{4}${TIME_RE} *'`,
+  'year-first': `' *[0-9]{4}/[0-9]{1,2}/[0-9]{1,2}${TIME_RE} *'`,
 };
 /** DuckDB's `strptime` formats of each order's dates (its %d, %m, %H and %I take one digit too) */
-const DATE_FORMATS: Record<SlashDateOrder, string[]> = {
+const DATE_FORMATS: Record<DateOrder, string[]> = {
   'day-first': ['%d.%m.%Y', '%d/%m/%Y'],
   'month-first': ['%m/%d/%Y'],
+  'year-first': ['%Y/%m/%d'],
 };
 const TIME_FORMATS = ['%H:%M', '%H:%M:%S', '%H:%M:%S.%f', '%I:%M %p', '%I:%M:%S %p', '%I:%M:%S.%f %p'];
 const formatList = (formats: string[]) => `[${formats.map((f) => `'${f}'`).join(', ')}]`;
@@ -352,7 +370,7 @@ const formatList = (formats: string[]) => `[${formats.map((f) => `'${f}'`).join(
  * holding a slash (or a point, day-first) try the pattern (measured: the cast formats cost less than taking the
  * pattern's groups apart).
  */
-function slashDateWhen(v: string, order: SlashDateOrder): string {
+function slashDateWhen(v: string, order: DateOrder): string {
   const dates = DATE_FORMATS[order];
   const datetimes = dates.flatMap((date) => TIME_FORMATS.map((time) => `${date} ${time}`));
   const separators =
