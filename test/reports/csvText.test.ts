@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { expect } from 'chai';
 import {
+  type DownloadFacts,
   downloadChecked,
   quotedGroupedStart,
   scanSlashDates,
@@ -12,6 +13,24 @@ import {
 
 describe('reports: the download check of a CSV/TSV (pure)', () => {
   let dir: string;
+  let copies = 0;
+  /**
+   * The download check of `text` arriving in every way: one byte a chunk, and cut into two chunks at every
+   * position; `check` sees each way's facts (with a description of the way) and the copy's path.
+   */
+  const atEveryCut = async (
+    text: string,
+    check: (facts: DownloadFacts, way: string, copy: string) => unknown,
+  ) => {
+    const bytes = Buffer.from(text);
+    const ways: Buffer[][] = [Array.from(bytes, (b) => Buffer.from([b]))];
+    for (let cut = 1; cut < bytes.length; cut++) ways.push([bytes.subarray(0, cut), bytes.subarray(cut)]);
+    for (const chunks of ways) {
+      const copy = path.join(dir, `copy-${copies++}.csv`);
+      const facts = await downloadChecked(Readable.from(chunks), copy, () => undefined);
+      await check(facts, `${JSON.stringify(text)} in ${chunks.length} chunks (${chunks[0].length})`, copy);
+    }
+  };
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'csvtext-'));
   });
@@ -39,20 +58,12 @@ describe('reports: the download check of a CSV/TSV (pure)', () => {
       ['id,amount\n1,2\n', false],
       ['id,amount\n1,"12', false], // the file ends inside the quoted cell, before any comma
     ];
-    let n = 0;
     for (const [text, expected] of cases) {
-      const bytes = Buffer.from(text);
-      for (let cut = 1; cut < bytes.length; cut++) {
-        const file = path.join(dir, `copy-${n++}.csv`);
-        const facts = await downloadChecked(
-          Readable.from([bytes.subarray(0, cut), bytes.subarray(cut)]),
-          file,
-          () => undefined,
-        );
-        expect(facts.groupedNumbers, `${JSON.stringify(text)} cut at ${cut}`).to.equal(expected);
+      await atEveryCut(text, async (facts, way, copy) => {
+        expect(facts.groupedNumbers, way).to.equal(expected);
         expect(facts.quoteFree).to.equal(!text.includes('"'));
-        expect((await readFile(file)).equals(bytes)).to.equal(true);
-      }
+        expect((await readFile(copy)).equals(Buffer.from(text))).to.equal(true);
+      });
     }
   });
 
@@ -171,22 +182,8 @@ describe('reports: the download check of a CSV/TSV (pure)', () => {
       ['id,amount\n1,"(1,234.50)"\n', true],
       ['id,note\n1,50 percent in $\n', false],
     ];
-    let n = 0;
     for (const [text, expected] of cases) {
-      const bytes = Buffer.from(text);
-      const ways: Buffer[][] = [Array.from(bytes, (b) => Buffer.from([b]))];
-      for (let cut = 1; cut < bytes.length; cut++) ways.push([bytes.subarray(0, cut), bytes.subarray(cut)]);
-      for (const chunks of ways) {
-        const facts = await downloadChecked(
-          Readable.from(chunks),
-          path.join(dir, `units-${n++}.csv`),
-          () => undefined,
-        );
-        expect(
-          facts.units,
-          `${JSON.stringify(text)} in ${chunks.length} chunks (${chunks[0].length})`,
-        ).to.equal(expected);
-      }
+      await atEveryCut(text, (facts, way) => expect(facts.units, way).to.equal(expected));
     }
   });
 
@@ -203,21 +200,11 @@ describe('reports: the download check of a CSV/TSV (pure)', () => {
       ['2024/3/15,15/3/2024\n', 'day-first', true],
       ['id,day\n1,12024/3/15\n2,2024/13/1\n', null, false],
     ];
-    let n = 0;
     for (const [text, expected, yearFirst = false] of cases) {
-      const bytes = Buffer.from(text);
-      const ways: Buffer[][] = [Array.from(bytes, (b) => Buffer.from([b]))];
-      for (let cut = 1; cut < bytes.length; cut++) ways.push([bytes.subarray(0, cut), bytes.subarray(cut)]);
-      for (const chunks of ways) {
-        const facts = await downloadChecked(
-          Readable.from(chunks),
-          path.join(dir, `dates-${n++}.csv`),
-          () => undefined,
-        );
-        const what = `${JSON.stringify(text)} in ${chunks.length} chunks (${chunks[0].length})`;
-        expect(facts.slashDates, what).to.equal(expected);
-        expect(facts.yearFirstDates, what).to.equal(yearFirst);
-      }
+      await atEveryCut(text, (facts, way) => {
+        expect(facts.slashDates, way).to.equal(expected);
+        expect(facts.yearFirstDates, way).to.equal(yearFirst);
+      });
     }
     // a date far past the file's first 64 KB tells the order
     const rows = ['id,day', ...Array.from({ length: 20_000 }, (_, i) => `${i},1/2/2024`), '20000,1/13/2024'];
