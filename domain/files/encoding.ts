@@ -96,6 +96,39 @@ const CENTRAL_EUROPEAN_ONLY: ReadonlySet<number> = new Set([0xb3, 0xb9, 0xbf, 0x
 const CZECH_INSIDE: ReadonlySet<number> = new Set([0xec, 0xf9]);
 
 /**
+ * Hungarian ő ű Ő Ű: in Windows-1252 õ û Õ Û, letters of Portuguese and French words too (`põe`, `sûr`) —
+ * those languages write them beside letters Hungarian never has (ã ç ê è à …).
+ */
+const HUNGARIAN_OWN: ReadonlySet<number> = new Set([0xf5, 0xfb, 0xd5, 0xdb]);
+/** Hungarian's letters outside ASCII in Windows-1250: á é í ó ö ú ü, ő ű and their capitals */
+const HUNGARIAN_LETTERS: ReadonlySet<number> = new Set([
+  ...HUNGARIAN_OWN,
+  ...[0xe1, 0xe9, 0xed, 0xf3, 0xf6, 0xfa, 0xfc, 0xc1, 0xc9, 0xcd, 0xd3, 0xd6, 0xda, 0xdc],
+]);
+const isLetter = (ch: string) => ch.toLowerCase() !== ch.toUpperCase() || ch === 'ß';
+
+/**
+ * Hungarian text in Windows-1250: every byte that is a letter in Windows-1252 is one of Hungarian's letters
+ * (`HUNGARIAN_LETTERS`, which both encodings read alike but for ő ű), one of ő ű after a letter (`Győr`, `kő`)
+ * and one of the others (`Pécs`): Portuguese and French, whose õ and û these bytes are there, always have a
+ * letter Hungarian lacks beside them (`informações`, `été très sûr`).
+ */
+function hungarian(bytes: Buffer): boolean {
+  let own = false;
+  let other = false;
+  const letterAt = (i: number) =>
+    i >= 0 && i < bytes.length && (isAsciiLetter(bytes[i]) || HUNGARIAN_LETTERS.has(bytes[i]));
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (b < 0x80 || !isLetter(WINDOWS_1252_HIGH[b - 0x80])) continue;
+    if (!HUNGARIAN_LETTERS.has(b)) return false;
+    if (!HUNGARIAN_OWN.has(b)) other = true;
+    else if (letterAt(i - 1)) own = true;
+  }
+  return own && other;
+}
+
+/**
  * The 8-bit encoding of text that is not UTF-8: Windows-1252 (Excel's "CSV" on Windows in Western Europe and
  * the Americas), Mac Roman (older Excel for Mac) when more of its bytes after an ASCII letter read as a
  * lowercase letter that way — `Müller` is FC in Windows-1252 (ü; `¸` in Mac Roman) and 9F in Mac Roman (ü; `Ÿ`
@@ -103,9 +136,8 @@ const CZECH_INSIDE: ReadonlySet<number> = new Set([0xec, 0xf9]);
  * Roman: a footnote decides nothing), or Windows-1250 (Excel's "CSV" on Windows in Central Europe: Polish,
  * Czech, Slovak, Hungarian, …) when a letter only it has stands inside a word (`CENTRAL_EUROPEAN_ONLY`,
  * `CZECH_INSIDE`) and at least as many of its bytes after an ASCII letter read as a lowercase letter that way as
- * Windows-1252's, more than Mac Roman's. Else, and for text without such bytes, Windows-1252. Hungarian text
- * whose letters all read as letters in Windows-1252 too (ő as õ, ű as û: both inside words in Portuguese and
- * French) is read as Windows-1252: nothing in its bytes tells.
+ * Windows-1252's, more than Mac Roman's, or when its letters are all Hungarian's with ő or ű among them
+ * (`hungarian`). Else, and for text without such bytes, Windows-1252.
  */
 export function eightBitEncoding(bytes: Buffer): 'windows-1252' | 'windows-1250' | 'macintosh' {
   let windows = 0;
@@ -130,7 +162,7 @@ export function eightBitEncoding(bytes: Buffer): 'windows-1252' | 'windows-1250'
     const ownLetter = (CENTRAL_EUROPEAN_ONLY.has(b) && isAsciiLower(bytes[i - 1])) || CZECH_INSIDE.has(b);
     if (ownLetter && letterAt(i + 1, WINDOWS_1250_HIGH)) centralInside++;
   }
-  if (centralInside > 0 && central >= windows && central > mac) return 'windows-1250';
+  if ((centralInside > 0 && central >= windows && central > mac) || hungarian(bytes)) return 'windows-1250';
   return macInside > 0 && mac > windows ? 'macintosh' : 'windows-1252';
 }
 

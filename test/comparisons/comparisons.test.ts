@@ -357,6 +357,30 @@ describe('comparisons: automatic and requested, end to end', function () {
       'Łódź',
     ]);
     expect(amount).to.include({ inferredType: 'decimal', min: 1.5, max: 4 });
+    // Hungarian: its letters all Hungarian's, ő and ű among them (Windows-1252 would read Gyõr, Szûcs)
+    const hu = iconv.encode('Név;Város;Összeg\r\nKővári;Győr;1\u00a0234,5\r\nSzűcs;Pécs;2,5\r\n', 'win1250');
+    const huUp = await uploadFile(hu, { token: team.adminToken, name: 'varosok.csv' });
+    expect(huUp.status, huUp.text).to.equal(201);
+    expect(huUp.body.version).to.include({ encoding: 'windows-1250', rowCount: 2 });
+    const huPreview = await call('GET', `/files/${huUp.body.id}/versions/1/preview`, {
+      token: team.adminToken,
+    });
+    expect(huPreview.body.columns).to.deep.equal(['Név', 'Város', 'Összeg']);
+    expect(huPreview.body.rows.map((r: string[]) => r.slice(0, 2))).to.deep.equal([
+      ['Kővári', 'Győr'],
+      ['Szűcs', 'Pécs'],
+    ]);
+    // thousands grouped by a no-break space, as Hungarian Excel writes them
+    const huReport = await whenReady(
+      team.adminToken,
+      `/files/${huUp.body.id}/versions/1/report`,
+      'hu report',
+    );
+    expect(huReport.profile.sheets[0].columnProfiles[2]).to.include({
+      inferredType: 'decimal',
+      min: 2.5,
+      max: 1234.5,
+    });
   });
 
   it('a UTF-16 "Unicode text" TSV is previewed, profiled and compared with a UTF-8 next version by its text', async () => {

@@ -114,13 +114,27 @@ describe('text encodings (pure)', () => {
       'win1252',
       'windows-1252',
     );
-    // nothing tells (Windows-1252): Hungarian whose letters all read as letters there too (ő as õ, ű as û), and
-    // a Polish name alone at the end of its word (Michał), which a footnote could be
+    // Hungarian: every letter one of Hungarian's, ő or ű among them (read as õ and û in Windows-1252)
     judged(
-      ['Név;Város\nKővári;Győr\nSzűcs;Pécs\n', 'imię;nazwisko\nMichał;Nowak\n'],
+      ['Név;Város\nKővári;Győr\nSzűcs;Pécs\n', 'NÉV;VÁROS\nKŐVÁRI;GYŐR\n', 'tétel;összeg\nkő;1\nfűtés;2\n'],
       'win1250',
+      'windows-1250',
+    );
+    // Portuguese and French with õ and û stay Windows-1252: beside them letters Hungarian lacks (ã ç ê è), or no
+    // other letter of Hungarian's at all
+    judged(
+      [
+        'Nome;Cidade\nCamões;Lisboa\nJoão;Évora\n',
+        'mês;preço\nopções;põe\n',
+        'mot;phrase\nsûr;Il a été très sûr\n',
+        'mois\naoût\ncoût\n',
+        'Nome;Valor\nLimões;2\n',
+      ],
+      'win1252',
       'windows-1252',
     );
+    // nothing tells (Windows-1252): a Polish name alone at the end of its word (Michał), which a footnote could be
+    judged(['imię;nazwisko\nMichał;Nowak\n'], 'win1250', 'windows-1252');
   });
 
   it('holdsUtf8Sequence tells a mix of encodings from Windows-1252 text', () => {
