@@ -367,10 +367,11 @@ describe('comparison engine, lazy CSV loads (as the worker runs it)', function (
     // a comma-delimited pair of month-first dates (as Excel writes them in the United States): 3/5/2024 and
     // 03/05/2024 are one day, 2:30 PM is 14:30, read back by line (no quote), by DuckDB and from loaded tables
     // and currency and percent signs: $1234.5 and 1234.50, 12% and 0.12 are one number
+    // and a spreadsheet's error value is null: #DIV/0! equals an empty cell
     const usBase =
-      'id,day,at,price,rate\n1,3/15/2024,3/15/2024 2:30 PM,$1234.5,12%\n2,3/5/2024,12/1/2024 9:00 AM,-$5,50%\n';
+      'id,day,at,price,rate,ratio\n1,3/15/2024,3/15/2024 2:30 PM,$1234.5,12%,#DIV/0!\n2,3/5/2024,12/1/2024 9:00 AM,-$5,50%,0.5\n';
     const usTarget =
-      'id,day,at,price,rate\n2,03/05/2024,12/1/2024 09:00,-5.00,0.5\n1,3/16/2024,3/15/2024 14:30,1234.50,0.12\n';
+      'id,day,at,price,rate,ratio\n2,03/05/2024,12/1/2024 09:00,-5.00,0.5,0.5\n1,3/16/2024,3/15/2024 14:30,1234.50,0.12,\n';
     const usResults = [];
     for (const lazy of [true, false]) {
       const [b, t] = [await loadText(usBase, lazy, ','), await loadText(usTarget, lazy, ',')];

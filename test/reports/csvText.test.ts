@@ -9,6 +9,7 @@ import {
   quotedGroupedStart,
   scanSlashDates,
   unitNextToDigit,
+  errorValueIn,
 } from '../../domain/reports/engine/csvText';
 
 describe('reports: the download check of a CSV/TSV (pure)', () => {
@@ -184,6 +185,30 @@ describe('reports: the download check of a CSV/TSV (pure)', () => {
     ];
     for (const [text, expected] of cases) {
       await atEveryCut(text, (facts, way) => expect(facts.units, way).to.equal(expected));
+    }
+  });
+
+  it('errorValueIn: a spreadsheet error value anywhere, wherever the chunks cut it', async () => {
+    for (const yes of [
+      '#DIV/0!',
+      'x,#REF!',
+      '"#NAME?"',
+      '#¡VALOR!',
+      '#¿NOMBRE?',
+      'a;#WERT!;b',
+      '#GETTING_DATA',
+    ]) {
+      expect(errorValueIn(Buffer.from(yes)), yes).to.equal(true);
+    }
+    for (const no of ['#', '#123', '#DIV', '#REF', '#N/A', 'DIV/0!', '#div/0!', '#¡']) {
+      expect(errorValueIn(Buffer.from(no)), no).to.equal(false);
+    }
+    for (const [text, expected] of [
+      ['id,v\n1,#DIV/0!\n', true],
+      ['id;v\n1;#¡VALOR!', true],
+      ['id,v\n1,#123\n2,#N/A\n', false],
+    ] as const) {
+      await atEveryCut(text, (facts, way) => expect(facts.errorValues, way).to.equal(expected));
     }
   });
 

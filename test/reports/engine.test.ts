@@ -682,6 +682,45 @@ describe('reports: the analysis engine', () => {
     expect(none[1]).to.include({ inferredType: 'text' });
   });
 
+  it("a spreadsheet's error value in a CSV cell is null and counted, as an XLSX error cell is; #N/A and its translations are null words", async () => {
+    // the fast path, the normalising pass (a byte order mark) and a quoted line break read the same
+    const body =
+      'id,ratio,note,code\n' +
+      '1,0.5,#DIV/0!x,#123\n' +
+      '2,#DIV/0!,"a\nb",#REF!\n' +
+      '3,1.5,#VALUE!,#NV\n' +
+      '4,#N/A,x,"#NAME?"\n';
+    for (const content of [body, `\uFEFF${body}`, body.replace('"a\nb"', 'ab')]) {
+      const { profile, loaded } = await analyse(content, 'csv', { delimiter: ',' });
+      const sheet = profile.sheets[0];
+      const [, ratio, note, code] = sheet.columnProfiles;
+      expect(ratio, JSON.stringify(content)).to.include({
+        inferredType: 'decimal',
+        nulls: 2,
+        min: 0.5,
+        max: 1.5,
+      });
+      // a cell holding more than an error value is text
+      expect(note.topValues.map((t) => t.value)).to.include('#DIV/0!x');
+      expect(note).to.include({ nulls: 1 });
+      expect(code).to.include({ nulls: 3 });
+      expect(code.topValues.map((t) => t.value)).to.deep.equal(
+        [{ value: '#123', count: 1 }].map((t) => t.value),
+      );
+      // #DIV/0!, #VALUE!, #REF!, #NAME? — #N/A and #NV are null words, not counted
+      expect(sheet.warnings.find((w) => w.code === 'unreadable_cells')).to.include({ count: 4 });
+      expect(loaded.sheets[0].rowCount).to.equal(4);
+    }
+    // German error values in a semicolon-delimited file; a file without one has no such warning
+    const de = (await analyse('id;wert\n1;#WERT!\n2;#BEZUG!\n3;1,5\n', 'csv', { delimiter: ';' })).profile
+      .sheets[0];
+    expect(de.columnProfiles[1]).to.include({ inferredType: 'decimal', nulls: 2 });
+    expect(de.warnings.find((w) => w.code === 'unreadable_cells')).to.include({ count: 2 });
+    const none = (await analyse('id,code\n1,#123\n2,#DIV\n', 'csv', { delimiter: ',' })).profile.sheets[0];
+    expect(none.warnings.map((w) => w.code)).to.not.include('unreadable_cells');
+    expect(none.columnProfiles[1]).to.include({ inferredType: 'text', nulls: 0 });
+  });
+
   it('dates with slashes in a comma- or tab-delimited file read in the order its dates show: month-first (United States), day-first (United Kingdom), else as written', async () => {
     const profiles = async (text: string, delimiter = ',') =>
       (await analyse(text, delimiter === ',' ? 'csv' : 'tsv', { delimiter })).profile.sheets[0]

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
+import { ERROR_VALUES } from './sql';
 
 const QUOTE = 0x22;
 const LF = 0x0a;
@@ -297,6 +298,8 @@ export interface DownloadFacts {
    * then are cells read for numbers carrying one (sql.ts `CellNotation.units`)
    */
   units: boolean;
+  /** a spreadsheet's error value (sql.ts `ERROR_VALUES`, `#DIV/0!`) somewhere in the file (`errorValueIn`) */
+  errorValues: boolean;
 }
 
 export type SlashDateOrder = 'day-first' | 'month-first';
@@ -450,6 +453,32 @@ export function unitNextToDigit(b: Buffer): boolean {
   return false;
 }
 
+const HASH = 0x23;
+/** the error values after their `#`, as UTF-8 */
+const ERROR_TAILS = ERROR_VALUES.map((e) => Buffer.from(e.slice(1)));
+/** how many bytes of a chunk's end `downloadChecked` keeps for the next chunk's `errorValueIn` */
+const ERROR_SPAN = Math.max(...ERROR_VALUES.map((e) => Buffer.byteLength(e)));
+
+/**
+ * Whether `b` holds one of the spreadsheet error values (sql.ts `ERROR_VALUES`) anywhere: only then are the cells
+ * compared with them. A `#` followed by no upper-case letter, `¡` or `¿` (as in `#123`) is passed at once.
+ */
+export function errorValueIn(b: Buffer): boolean {
+  for (let at = b.indexOf(HASH); at !== -1; at = b.indexOf(HASH, at + 1)) {
+    const next = b[at + 1];
+    if (next === undefined || !((next >= 0x41 && next <= 0x5a) || next === 0xc2)) continue;
+    for (const tail of ERROR_TAILS) {
+      if (
+        at + 1 + tail.length <= b.length &&
+        b.compare(tail, 0, tail.length, at + 1, at + 1 + tail.length) === 0
+      ) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 /** bytes after a date's first slash up to the byte after its year: a slash this far from the end was judged */
 const AFTER_FIRST_SLASH = 8;
 
@@ -480,6 +509,8 @@ export async function downloadChecked(
     let headerLine = '';
     const slashes: SlashDateEvidence = { dayFirst: false, monthFirst: false, yearFirst: false };
     let units = false;
+    let errorValues = false;
+    let errorTail = Buffer.alloc(0); // the last ERROR_SPAN bytes of the previous chunk
     let unitTail = Buffer.alloc(0); // the last UNIT_SPAN bytes of the previous chunk
     let slashTail = Buffer.alloc(0); // the last SLASH_DATE_SPAN bytes of the previous chunk
     for await (const raw of source) {
@@ -516,6 +547,16 @@ export async function downloadChecked(
           chunk.length >= UNIT_SPAN
             ? Buffer.from(chunk.subarray(chunk.length - UNIT_SPAN))
             : Buffer.concat([unitTail, chunk]).subarray(-UNIT_SPAN);
+      }
+      if (!errorValues) {
+        // the chunk, then its seam with the previous one
+        errorValues =
+          errorValueIn(chunk) ||
+          (errorTail.length > 0 && errorValueIn(Buffer.concat([errorTail, chunk.subarray(0, ERROR_SPAN)])));
+        errorTail =
+          chunk.length >= ERROR_SPAN
+            ? Buffer.from(chunk.subarray(chunk.length - ERROR_SPAN))
+            : Buffer.concat([errorTail, chunk]).subarray(-ERROR_SPAN);
       }
       if (!quoteFree && !groupedNumbers) {
         const bytes: Buffer = undecided ? Buffer.concat([undecided, chunk]) : chunk;
@@ -566,6 +607,7 @@ export async function downloadChecked(
       slashDates: slashDateOrder(slashes),
       yearFirstDates: slashes.yearFirst,
       units,
+      errorValues,
     };
   } finally {
     await writer.settled();

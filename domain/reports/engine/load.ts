@@ -15,7 +15,15 @@ import { CANNOT_READ, readSheetRows, type SheetCell } from '../../files/xlsxRead
 import { SheetHeaderSample, TEXT_CELL_TYPES } from '../../files/sniff';
 import { clockText, DAY_MS, isoCellDate, serialClockText, serialDate } from '../../files/xlsxDates';
 import { BLANK_MARK, downloadChecked, normalizeText, splitRecord } from './csvText';
-import { cellNotation, classSql, literal, notationCellSql, type CellNotation } from './sql';
+import {
+  cellNotation,
+  classSql,
+  errorValueSql,
+  literal,
+  notationCellSql,
+  withoutErrors,
+  type CellNotation,
+} from './sql';
 import {
   AnalysisFailure,
   type LoadedColumn,
@@ -171,6 +179,37 @@ function readCsvSql(
     ignore_errors=false, parallel=${parallel}${buffer})`;
   if (!notation) return read;
   return `(SELECT ${columns.map((c) => `${notationCellSql(c.ident, notation)} AS ${c.ident}`).join(', ')} FROM ${read})`;
+}
+
+/**
+ * The cells of a loaded CSV/TSV table holding a spreadsheet's error value (sql.ts `ERROR_VALUES`) made null and
+ * counted in the warning `unreadable_cells`, as an XLSX error cell is: one scan counts them per column, then only
+ * the columns holding one are updated.
+ */
+async function nullErrorValues(
+  conn: DuckDBConnection,
+  table: string,
+  columns: LoadedColumn[],
+  warnings: LoadWarning[],
+): Promise<void> {
+  if (columns.length === 0) return;
+  const counts = await conn.runAndReadAll(
+    `SELECT ${columns.map((c) => `count(*) FILTER (WHERE ${errorValueSql(c.ident)})::BIGINT`).join(', ')} FROM ${table}`,
+  );
+  const perColumn = (counts.getRows()[0] ?? []).map((n) => Number(n));
+  let total = 0;
+  for (const [i, column] of columns.entries()) {
+    if (!(perColumn[i] > 0)) continue;
+    total += perColumn[i];
+    await conn.run(`UPDATE ${table} SET ${column.ident} = NULL WHERE ${errorValueSql(column.ident)}`);
+  }
+  if (total > 0) {
+    warnings.push({
+      code: 'unreadable_cells',
+      count: total,
+      message: `${total} cell(s) hold a spreadsheet error value (#DIV/0!, #VALUE!, …) and count as null`,
+    });
+  }
 }
 
 /** Creates `table` from the copy (row numbers from `firstRow`), with DuckDB's progress polled as rows. */
@@ -378,7 +417,7 @@ async function loadText(
           await createFromCsv(
             conn,
             table,
-            readCsvSql(download, delimiter, notation, columns, true),
+            readCsvSql(download, delimiter, withoutErrors(notation), columns, true),
             plainFirstRow,
             0,
             opts,
@@ -392,6 +431,8 @@ async function loadText(
         if (loaded) {
           const rows = await countRows(conn, table);
           if (rows > opts.maxRows) throw tooManyRows(rows, opts);
+          const warnings = headerWarnings(header, width);
+          if (notation?.errors) await nullErrorValues(conn, table, columns, warnings);
           progress.state.rowsRead += rows;
           progress.tick(true);
           return [
@@ -402,7 +443,7 @@ async function loadText(
               rowCount: rows,
               rowNumberColumn: ROW_NUMBER_COLUMN,
               columns,
-              warnings: headerWarnings(header, width),
+              warnings,
             },
           ];
         }
@@ -447,7 +488,7 @@ async function loadText(
           await createFromCsv(
             conn,
             table,
-            readCsvSql(copy, delimiter, notation, columns, false, parallel),
+            readCsvSql(copy, delimiter, withoutErrors(notation), columns, false, parallel),
             firstRow,
             facts.dataRows,
             opts,
@@ -475,6 +516,7 @@ async function loadText(
           `the file has ${facts.dataRows} rows but ${loadedRows} could be read as ${source.format.toUpperCase()}`,
         );
       }
+      if (notation?.errors) await nullErrorValues(conn, table, columns, warnings);
     }
     progress.state.rowsRead += facts.dataRows;
     progress.tick(true);

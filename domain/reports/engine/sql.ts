@@ -35,7 +35,60 @@
 import type { SlashDateOrder } from './csvText';
 import type { InferredType } from './types';
 
-export const NULL_STRINGS = ['', 'null', 'n/a', 'na', '#n/a', 'nan'] as const;
+export const NULL_STRINGS = ['', 'null', 'n/a', 'na', '#n/a', 'nan', '#nv', '#n/d', '#n/b'] as const;
+
+/**
+ * The error values spreadsheet programs write to CSV for a formula without a valid result, as Excel writes them in
+ * English, German, French, Spanish, Italian, Dutch and Portuguese (its `#N/A` and `#NV`, `#N/D`, `#N/B` are null
+ * words). A CSV cell holding one exactly is null and counted, as an XLSX error cell is (`unreadable_cells`).
+ */
+export const ERROR_VALUES = [
+  '#NULL!',
+  '#DIV/0!',
+  '#VALUE!',
+  '#REF!',
+  '#NAME?',
+  '#NUM!',
+  '#GETTING_DATA',
+  '#SPILL!',
+  '#CALC!',
+  '#FIELD!',
+  '#BLOCKED!',
+  '#CONNECT!',
+  '#BUSY!',
+  '#UNKNOWN!',
+  '#WERT!',
+  '#BEZUG!',
+  '#ZAHL!',
+  '#VALEUR!',
+  '#NOM?',
+  '#NOMBRE!',
+  '#NUL!',
+  '#¡DIV/0!',
+  '#¡VALOR!',
+  '#¡REF!',
+  '#¿NOMBRE?',
+  '#¡NUM!',
+  '#¡NULO!',
+  '#VALORE!',
+  '#RIF!',
+  '#NOME?',
+  '#NULLO!',
+  '#DEEL/0!',
+  '#WAARDE!',
+  '#VERW!',
+  '#NAAM?',
+  '#GETAL!',
+  '#LEEG!',
+  '#VALOR!',
+  '#NÚM!',
+  '#NULO!',
+] as const;
+
+/** SQL: the cell is one of ERROR_VALUES (only a cell starting with `#` is compared with them) */
+export function errorValueSql(v: string): string {
+  return `(ascii(${v}) = 35 AND ${v} IN (${ERROR_VALUES.map(literal).join(', ')}))`;
+}
 
 /** Class codes of `classSql`. */
 export const CLASS_CODES: Record<InferredType | 'null', number> = {
@@ -168,6 +221,11 @@ export interface CellNotation {
    * (csvText.ts `DownloadFacts.units`)
    */
   units: boolean;
+  /**
+   * a spreadsheet's error value (`#DIV/0!`: ERROR_VALUES) is null, when the file has one (csvText.ts
+   * `DownloadFacts.errorValues`); a loaded table nulls them after its load instead, counting them (load.ts)
+   */
+  errors: boolean;
 }
 
 export function cellNotation(
@@ -178,10 +236,11 @@ export function cellNotation(
     slashDates: SlashDateOrder | null;
     yearFirstDates: boolean;
     units: boolean;
+    errorValues: boolean;
   },
 ): CellNotation | null {
-  const { units, yearFirstDates: yearFirst } = facts;
-  const european: CellNotation = { numbers: 'decimal-comma', dates: 'day-first', yearFirst, units };
+  const { units, yearFirstDates: yearFirst, errorValues: errors } = facts;
+  const european: CellNotation = { numbers: 'decimal-comma', dates: 'day-first', yearFirst, units, errors };
   let notation: CellNotation | null = null;
   if (delimiter === ';') notation = european;
   else if (delimiter === ',') {
@@ -190,14 +249,26 @@ export function cellNotation(
       dates: facts.slashDates,
       yearFirst,
       units,
+      errors,
     };
   } else if (delimiter === '\t') {
     const numbers = tabNotation(facts.head);
-    notation = numbers === 'european' ? european : { numbers, dates: facts.slashDates, yearFirst, units };
+    notation =
+      numbers === 'european' ? european : { numbers, dates: facts.slashDates, yearFirst, units, errors };
   }
-  return notation && (notation.numbers || notation.dates || notation.yearFirst || notation.units)
-    ? notation
-    : null;
+  return notation && rewrites(notation) ? notation : null;
+}
+
+/** whether a notation rewrites anything */
+function rewrites(n: CellNotation): boolean {
+  return n.numbers !== null || n.dates !== null || n.yearFirst || n.units || n.errors;
+}
+
+/** `notation` without nulling error values (a loaded table nulls and counts them after its load); null if nothing is left */
+export function withoutErrors(notation: CellNotation | null): CellNotation | null {
+  if (!notation?.errors) return notation;
+  const rest = { ...notation, errors: false };
+  return rewrites(rest) ? rest : null;
 }
 
 /** cells only European notation writes: a decimal comma not followed by exactly three digits, `1.234,5`, `15.03.2024` */
@@ -237,6 +308,7 @@ export function tabNotation(head: string): 'european' | 'grouped' | null {
  */
 export function notationCellSql(v: string, notation: CellNotation): string {
   const whens = [
+    notation.errors ? `WHEN ${errorValueSql(v)} THEN NULL` : '',
     notation.numbers === 'decimal-comma' ? decimalCommaWhen(v) : '',
     notation.numbers === 'grouped' ? groupedWhen(v) : '',
     notation.units ? unitsWhen(v, notation.numbers === 'decimal-comma') : '',
