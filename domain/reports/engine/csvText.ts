@@ -479,6 +479,36 @@ export function errorValueIn(b: Buffer): boolean {
   return false;
 }
 
+/** the last `span` bytes of `tail` followed by `chunk` (a copy: the chunk's buffer may be reused) */
+function lastBytes(tail: Buffer, chunk: Buffer, span: number): Buffer {
+  return chunk.length >= span
+    ? Buffer.from(chunk.subarray(chunk.length - span))
+    : Buffer.concat([tail, chunk]).subarray(-span);
+}
+
+/**
+ * Whether `test` holds for some part of a stream fed chunk by chunk: each chunk, then its seam with the previous
+ * one (the last `span` bytes before it and its first `span`), so a match cut by a chunk's start is found; once
+ * found, later chunks are not looked at.
+ */
+class SeamSearch {
+  found = false;
+  private tail: Buffer = Buffer.alloc(0);
+
+  constructor(
+    private readonly test: (bytes: Buffer) => boolean,
+    private readonly span: number,
+  ) {}
+
+  feed(chunk: Buffer): void {
+    if (this.found) return;
+    this.found =
+      this.test(chunk) ||
+      (this.tail.length > 0 && this.test(Buffer.concat([this.tail, chunk.subarray(0, this.span)])));
+    this.tail = lastBytes(this.tail, chunk, this.span);
+  }
+}
+
 /** bytes after a date's first slash up to the byte after its year: a slash this far from the end was judged */
 const AFTER_FIRST_SLASH = 8;
 
@@ -508,11 +538,9 @@ export async function downloadChecked(
     let headerBytes: Buffer[] | null = [];
     let headerLine = '';
     const slashes: SlashDateEvidence = { dayFirst: false, monthFirst: false, yearFirst: false };
-    let units = false;
-    let errorValues = false;
-    let errorTail = Buffer.alloc(0); // the last ERROR_SPAN bytes of the previous chunk
-    let unitTail = Buffer.alloc(0); // the last UNIT_SPAN bytes of the previous chunk
-    let slashTail = Buffer.alloc(0); // the last SLASH_DATE_SPAN bytes of the previous chunk
+    const units = new SeamSearch(unitNextToDigit, UNIT_SPAN);
+    const errorValues = new SeamSearch(errorValueIn, ERROR_SPAN);
+    let slashTail: Buffer = Buffer.alloc(0); // the last SLASH_DATE_SPAN bytes of the previous chunk
     for await (const raw of source) {
       if (signal?.aborted) throw signal.reason;
       const chunk = raw as Buffer;
@@ -533,31 +561,10 @@ export async function downloadChecked(
           const from = Math.max(0, slashTail.length - AFTER_FIRST_SLASH);
           scanSlashDates(scanned, from, slashes, bytes === scanned.length, false);
         }
-        slashTail =
-          chunk.length >= SLASH_DATE_SPAN
-            ? Buffer.from(chunk.subarray(chunk.length - SLASH_DATE_SPAN))
-            : Buffer.concat([slashTail, chunk]).subarray(-SLASH_DATE_SPAN);
+        slashTail = lastBytes(slashTail, chunk, SLASH_DATE_SPAN);
       }
-      if (!units) {
-        // the chunk, then its seam with the previous one (a sign and its digit may be cut there)
-        units =
-          unitNextToDigit(chunk) ||
-          (unitTail.length > 0 && unitNextToDigit(Buffer.concat([unitTail, chunk.subarray(0, UNIT_SPAN)])));
-        unitTail =
-          chunk.length >= UNIT_SPAN
-            ? Buffer.from(chunk.subarray(chunk.length - UNIT_SPAN))
-            : Buffer.concat([unitTail, chunk]).subarray(-UNIT_SPAN);
-      }
-      if (!errorValues) {
-        // the chunk, then its seam with the previous one
-        errorValues =
-          errorValueIn(chunk) ||
-          (errorTail.length > 0 && errorValueIn(Buffer.concat([errorTail, chunk.subarray(0, ERROR_SPAN)])));
-        errorTail =
-          chunk.length >= ERROR_SPAN
-            ? Buffer.from(chunk.subarray(chunk.length - ERROR_SPAN))
-            : Buffer.concat([errorTail, chunk]).subarray(-ERROR_SPAN);
-      }
+      units.feed(chunk);
+      errorValues.feed(chunk);
       if (!quoteFree && !groupedNumbers) {
         const bytes: Buffer = undecided ? Buffer.concat([undecided, chunk]) : chunk;
         const found = quotedGroupedStart(bytes);
@@ -606,8 +613,8 @@ export async function downloadChecked(
       head: Buffer.concat(head).toString('utf8'),
       slashDates: slashDateOrder(slashes),
       yearFirstDates: slashes.yearFirst,
-      units,
-      errorValues,
+      units: units.found,
+      errorValues: errorValues.found,
     };
   } finally {
     await writer.settled();

@@ -32,7 +32,7 @@
  *   decimal (integers and decimals), boolean, date, datetime (dates and datetimes), else text. A column
  *   with no non-null value is text.
  */
-import type { SlashDateOrder } from './csvText';
+import type { DownloadFacts, SlashDateOrder } from './csvText';
 import type { InferredType } from './types';
 
 export const NULL_STRINGS = ['', 'null', 'n/a', 'na', '#n/a', 'nan', '#nv', '#n/d', '#n/b'] as const;
@@ -230,14 +230,10 @@ export interface CellNotation {
 
 export function cellNotation(
   delimiter: string,
-  facts: {
-    groupedNumbers: boolean;
-    head: string;
-    slashDates: SlashDateOrder | null;
-    yearFirstDates: boolean;
-    units: boolean;
-    errorValues: boolean;
-  },
+  facts: Pick<
+    DownloadFacts,
+    'groupedNumbers' | 'head' | 'slashDates' | 'yearFirstDates' | 'units' | 'errorValues'
+  >,
 ): CellNotation | null {
   const { units, yearFirstDates: yearFirst, errorValues: errors } = facts;
   const european: CellNotation = { numbers: 'decimal-comma', dates: 'day-first', yearFirst, units, errors };
