@@ -10,10 +10,15 @@ const columnProfileSchema = {
     inferredType: {
       enum: ['integer', 'decimal', 'boolean', 'date', 'datetime', 'text'],
       description:
-        'the narrowest class holding every non-null value (README "Reports"); in a semicolon-delimited CSV a ' +
-        'number with a decimal comma (1,5 or 1.234,5) and a day-first date (15.03.2024, 5/3/2024 9:05) are read ' +
-        'as that number and date, and shown as 1.5 and 2024-03-15; in a comma-delimited CSV a quoted number ' +
-        'with thousands grouped by commas ("1,234.5") as 1234.5; a tab-delimited one either way as its first cells show',
+        'the narrowest class holding every non-null value (README "Reports", notation); in a semicolon-delimited ' +
+        'CSV a number with a decimal comma (1,5 or 1.234,5, thousands also grouped by no-break spaces) and a ' +
+        'day-first date (15.03.2024, 5/3/2024 9:05) are read as that number and date, and shown as 1.5 and ' +
+        '2024-03-15; in a comma-delimited CSV a quoted number with thousands grouped by commas ("1,234.5") as ' +
+        "1234.5 and dates with slashes in the order the file's dates show (3/15/2024 month-first, 15/3/2024 " +
+        'day-first); a tab-delimited one either way as its cells show; in any CSV 2024/3/15 is a date, a number ' +
+        'with a currency sign ($1,234.50, 1.234,50 €) that number, one with a percent sign a hundredth of it ' +
+        '(12% is 0.12), an accounting negative in parentheses (($5.00)) negative, and a spreadsheet error value ' +
+        '(#DIV/0!) null, counted in the warning unreadable_cells',
     },
     count: { type: 'integer' },
     nulls: { type: 'integer' },
@@ -59,6 +64,11 @@ const warningSchema = {
   type: 'object',
   properties: {
     code: {
+      description:
+        'unreadable_cells: XLSX error cells and formulas without a saved result, CSV cells holding a spreadsheet ' +
+        'error value (#DIV/0!, #VALUE!, …), all counted as null; rows_wider_than_header; blank_header_cells; ' +
+        'repeated_header_names; lines_before_header: lines or rows above the header (a separator line, a title, ' +
+        'notes)',
       enum: [
         'unreadable_cells',
         'rows_wider_than_header',
