@@ -109,6 +109,29 @@ describe('quality rules: evaluation in the report pass (DuckDB)', () => {
     expect(q.rules.map(pick)).to.deep.equal([fails, fails, fails]);
   });
 
+  it('rules read a spreadsheet export as the report does: currency and percent signs, slash dates, error values', async () => {
+    // a United States export: dollars, percent, month-first dates, an error value (null)
+    const q = await quality(
+      'amount,discount,day\n"$1,234.50",5%,3/15/2024\n-$5,150%,4/1/2024\n($20.00),#DIV/0!,2/30/2024\n',
+      [
+        rule('range', 'amount', { min: 0 }),
+        rule('range', 'discount', { max: 1 }),
+        rule('not_null', 'discount'),
+        rule('pattern', 'day', { regex: '[0-9]{4}-[0-9]{2}-[0-9]{2}' }),
+      ],
+    );
+    expect(q.rules.map(pick)).to.deep.equal([
+      // -5 and -20 are below 0
+      { status: 'failed', evaluatedUnits: 3, failedUnits: 2, failingRows: [3, 4] },
+      // 150% is 1.5
+      { status: 'failed', evaluatedUnits: 2, failedUnits: 1, failingRows: [3] },
+      // #DIV/0! is null
+      { status: 'failed', evaluatedUnits: 3, failedUnits: 1, failingRows: [4] },
+      // the dates rewritten as ISO dates match; 2/30/2024 is no day and stays as written
+      { status: 'failed', evaluatedUnits: 3, failedUnits: 1, failingRows: [4] },
+    ]);
+  });
+
   it('range on a number column (cast without the class test) counts as on a text column of the same cells', async () => {
     // `num` holds numbers and nulls only (its type is decimal: each value is cast as it is); `mixed` holds the
     // same cells and, where `num` is empty, one text, the last row (its type is text: each value is classed first). Every bound
